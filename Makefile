@@ -1,0 +1,33 @@
+# Two entry points: `make run` (the main job) and `make test` (the whole test suite).
+# Both build the virtual environment themselves; `make test` also installs Icarus Verilog if missing.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test test-all bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+iverilog:
+	@command -v iverilog >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog; }
+
+run: $(STAMP)
+	$(BIN)/dualflow demo
+
+test: $(STAMP) iverilog
+	$(BIN)/python -m pytest -n 2
+
+test-all: $(STAMP) iverilog
+	$(BIN)/python -m pytest -n 2 -m ''
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/functional_speed.py
+
+clean:
+	rm -rf $(VENV) build .pytest_cache

@@ -1,0 +1,392 @@
+"""Assembler: text in either operand form to ``Module`` (kernels of decoded instructions).
+
+Syntax (see docs/isa.md)::
+
+    .kernel NAME                 ; starts a kernel; directives below apply to it
+    .form reg|dflow              ; operand form (default reg)
+    .param NAME [NAME ...]       ; 32-bit parameters, in order
+    .shared BYTES / .local BYTES ; shared memory per block / local memory per thread
+    .regs N                      ; REG: registers per thread (default: highest used + 1)
+    .ring N / .dmax N            ; DFLOW: ring entries per warp / largest distance
+    LABEL:
+        iadd r3, r1, r2          ; REG form: destination first
+        iadd |2|, |1|            ; DFLOW form: sources by distance, destination implicit
+        isetp.lt r4, r3, 100     ; .mod suffix: comparison, vote mode or memory color
+        ldg.c2 r5, [r3+16]       ; memory: [base+offset], signed 16-bit offset
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dualflow.errors import AsmError, DualflowError
+
+from .encoding import IMM16_MAX, IMM16_MIN, MAX_REGS, OPERAND_MAX, Instruction
+from .kernel import DEFAULT_DMAX, DEFAULT_RING, Kernel, Module, SourceLocation
+from .opcodes import BY_MNEMONIC, INT_CMPS, SPECS, Cmp, Form, ModKind, Opcode, SpecialReg, mod_names
+
+_COMMENT = re.compile(r"(;|//|#).*$")
+_LABEL = re.compile(r"^\s*([A-Za-z_.$][\w.$]*)\s*:")
+_IDENT = re.compile(r"^[A-Za-z_.$][\w.$]*$")
+_REG = re.compile(r"^r(\d+)$")
+_DIST = re.compile(r"^\|\s*(\d+)\s*\|$")
+_MEM = re.compile(r"^\[\s*([^\]+\-]*?)\s*(?:([+-])\s*([^\]]+?))?\s*\]$")
+_SREGS = {s.asm_name: s for s in SpecialReg}
+
+
+@dataclass
+class _Token:
+    text: str
+    col: int  # 1-based column of the first character
+
+
+@dataclass
+class _Line:
+    lineno: int
+    mnemonic: _Token
+    operands: list[_Token]
+
+
+@dataclass
+class _KernelDraft:
+    name: str
+    lineno: int
+    form: Form = Form.REG
+    params: list[str] = field(default_factory=list)
+    shared: int = 0
+    local: int = 0
+    regs: int | None = None
+    ring: int = DEFAULT_RING
+    dmax: int = DEFAULT_DMAX
+    lines: list[_Line] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)
+
+
+def parse_immediate(text: str) -> int:
+    """Integer (decimal, 0x hex, negative), ``0fXXXXXXXX`` float bits, or a decimal float
+    literal (nearest double, then nearest float32). Returns the 32-bit pattern as an int."""
+    t = text.strip()
+    low = t.lower()
+    if low.startswith(("0f", "-0f")) and len(low.lstrip("-")) == 10:
+        bits = int(low.lstrip("-")[2:], 16)
+        return bits ^ 0x80000000 if low.startswith("-") else bits
+    try:
+        value = int(t, 0)
+    except ValueError:
+        pass
+    else:
+        if not -(1 << 31) <= value < (1 << 32):
+            raise ValueError(f"immediate {t} does not fit in 32 bits")
+        return value & 0xFFFFFFFF
+    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(\d+)[eE][-+]?\d+|[-+]?inf", low) and (
+        "." in low or "e" in low or "inf" in low
+    ):
+        try:
+            return struct.unpack("<I", struct.pack("<f", float(t)))[0]
+        except OverflowError:
+            raise ValueError(f"float literal {t} overflows float32") from None
+    raise ValueError(f"bad immediate {t!r}")
+
+
+class Assembler:
+    """Two passes over one source text: collect kernels, labels and lines; then encode."""
+
+    def __init__(self, text: str, path: str = "<string>"):
+        self.text, self.path = text, path
+
+    def error(self, line: int, col: int, message: str) -> AsmError:
+        return AsmError(self.path, line, col, message)
+
+    # ------------------------------------------------------------------ pass 1
+    def _split_operands(self, body: str, col0: int) -> list[_Token]:
+        tokens, depth, start = [], 0, 0
+        for i, ch in enumerate(body + ","):
+            if ch in "[":
+                depth += 1
+            elif ch == "]":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                raw = body[start:i]
+                stripped = raw.strip()
+                lead = len(raw) - len(raw.lstrip())
+                tokens.append(_Token(stripped, col0 + start + lead))
+                start = i + 1
+        if len(tokens) == 1 and not tokens[0].text:
+            return []
+        return tokens
+
+    def _directive(self, draft: _KernelDraft | None, lineno: int, col: int, words: list[str]) -> _KernelDraft | None:
+        name, args = words[0], words[1:]
+        if name == ".kernel":
+            if len(args) != 1 or not _IDENT.match(args[0]):
+                raise self.error(lineno, col, ".kernel needs one name")
+            return _KernelDraft(args[0], lineno)
+        if draft is None:
+            raise self.error(lineno, col, f"{name} before any .kernel")
+        if draft.lines and name != ".param":
+            raise self.error(lineno, col, f"{name} after the first instruction of kernel {draft.name!r}")
+
+        def number() -> int:
+            if len(args) != 1:
+                raise self.error(lineno, col, f"{name} needs one number")
+            try:
+                value = int(args[0], 0)
+            except ValueError:
+                raise self.error(lineno, col, f"{name}: bad number {args[0]!r}") from None
+            if value < 0:
+                raise self.error(lineno, col, f"{name}: must not be negative")
+            return value
+
+        if name == ".form":
+            try:
+                draft.form = Form(args[0].lower()) if len(args) == 1 else None
+            except ValueError:
+                draft.form = None
+            if draft.form is None:
+                raise self.error(lineno, col, ".form must be 'reg' or 'dflow'")
+        elif name == ".param":
+            for arg in args:
+                if not _IDENT.match(arg) or arg in draft.params:
+                    raise self.error(lineno, col, f".param: bad or duplicate name {arg!r}")
+                draft.params.append(arg)
+            if not args:
+                raise self.error(lineno, col, ".param needs at least one name")
+        elif name in (".shared", ".local"):
+            value = number()
+            if value % 4:
+                raise self.error(lineno, col, f"{name} {value}: must be a multiple of 4 bytes")
+            setattr(draft, name[1:], value)
+        elif name == ".regs":
+            draft.regs = number()
+            if draft.regs > MAX_REGS:
+                raise self.error(lineno, col, f".regs {draft.regs}: at most {MAX_REGS}")
+        elif name == ".ring":
+            draft.ring = number()
+        elif name == ".dmax":
+            draft.dmax = number()
+            if not 1 <= draft.dmax <= OPERAND_MAX:
+                raise self.error(lineno, col, f".dmax {draft.dmax}: must be in 1..{OPERAND_MAX}")
+        else:
+            raise self.error(lineno, col, f"unknown directive {name}")
+        return draft
+
+    def _pass1(self) -> list[_KernelDraft]:
+        drafts: list[_KernelDraft] = []
+        draft: _KernelDraft | None = None
+        for lineno, raw in enumerate(self.text.splitlines(), 1):
+            line = _COMMENT.sub("", raw).rstrip()
+            pos = 0
+            while m := _LABEL.match(line[pos:]):
+                label = m.group(1)
+                col = pos + m.start(1) + 1
+                if draft is None:
+                    raise self.error(lineno, col, f"label {label!r} before any .kernel")
+                if label in draft.labels:
+                    raise self.error(lineno, col, f"duplicate label {label!r}")
+                draft.labels[label] = len(draft.lines)
+                pos += m.end()
+            rest = line[pos:]
+            if not rest.strip():
+                continue
+            col = pos + len(rest) - len(rest.lstrip()) + 1
+            body = rest.strip()
+            if body.startswith("."):
+                new = self._directive(draft, lineno, col, body.split())
+                if new is not draft:
+                    drafts.append(new)
+                    draft = new
+                continue
+            if draft is None:
+                raise self.error(lineno, col, "instruction before any .kernel")
+            mnemonic, _, ops = body.partition(" ")
+            ops_col = col + len(mnemonic) + 1
+            draft.lines.append(_Line(lineno, _Token(mnemonic, col), self._split_operands(ops, ops_col)))
+        if not drafts:
+            raise self.error(1, 1, "no .kernel in file")
+        return drafts
+
+    # ------------------------------------------------------------------ pass 2
+    def _mnemonic(self, tok: _Token, form: Form, lineno: int) -> tuple[Opcode, int]:
+        base, *suffixes = tok.text.lower().split(".")
+        op = BY_MNEMONIC.get(base)
+        if op is None:
+            raise self.error(lineno, tok.col, f"unknown opcode {tok.text!r}")
+        spec = SPECS[op]
+        if form not in spec.forms:
+            raise self.error(lineno, tok.col, f"{base} is not legal in {form.value.upper()} form")
+        names = {v: k for k, v in mod_names(spec.mod).items()}
+        if spec.mod in (ModKind.NONE, ModKind.SREG):
+            if suffixes:
+                raise self.error(lineno, tok.col, f"{base} takes no .suffix")
+            return op, 0
+        if len(suffixes) > 1 or (suffixes and suffixes[0] not in names):
+            raise self.error(lineno, tok.col, f"bad suffix for {base}: expected one of {', '.join(names)}")
+        if not suffixes:
+            if spec.mod is ModKind.COLOR:
+                return op, 0
+            raise self.error(lineno, tok.col, f"{base} needs a suffix: one of {', '.join(names)}")
+        mod = names[suffixes[0]]
+        if op in (Opcode.ISETP, Opcode.USETP) and Cmp(mod) not in INT_CMPS:
+            raise self.error(lineno, tok.col, f"{base}: unordered comparison .{suffixes[0]} is for floats only")
+        return op, mod
+
+    def _source(self, tok: _Token, draft: _KernelDraft, lineno: int, used: list[int]) -> int:
+        text = tok.text.replace(" ", "")
+        if text == "rz":
+            return 0
+        if draft.form is Form.REG:
+            m = _REG.match(text)
+            if not m:
+                if _DIST.match(text):
+                    raise self.error(lineno, tok.col, f"distance operand {text} in a REG-form kernel (add `.form dflow`)")
+                raise self.error(lineno, tok.col, f"bad register {tok.text!r}")
+            reg = int(m.group(1))
+            if reg >= MAX_REGS:
+                raise self.error(lineno, tok.col, f"register r{reg} out of range r0..r{MAX_REGS - 1}")
+            used.append(reg)
+            return reg + 1
+        m = _DIST.match(text)
+        if not m:
+            if _REG.match(text):
+                raise self.error(lineno, tok.col, f"register operand {text} in a DFLOW-form kernel: name sources by |distance|")
+            raise self.error(lineno, tok.col, f"bad distance operand {tok.text!r}")
+        dist = int(m.group(1))
+        if not 1 <= dist <= draft.dmax:
+            raise self.error(lineno, tok.col, f"distance {dist} outside 1..{draft.dmax} (.dmax)")
+        return dist
+
+    def _immediate(self, tok: _Token, lineno: int) -> int:
+        try:
+            return parse_immediate(tok.text)
+        except ValueError as exc:
+            raise self.error(lineno, tok.col, str(exc)) from None
+
+    def _encode(self, draft: _KernelDraft, line: _Line, used: list[int]) -> Instruction:
+        op, mod = self._mnemonic(line.mnemonic, draft.form, line.lineno)
+        spec = SPECS[op]
+        items = list(spec.syntax.value)
+        ops = list(line.operands)
+        fields: dict = {"op": op, "mod": mod}
+        if spec.produces and draft.form is Form.REG:
+            items.insert(0, "dst")
+        if len(ops) != len(items):
+            expected = ", ".join(items) or "no operands"
+            col = ops[len(items)].col if len(ops) > len(items) else line.mnemonic.col
+            raise self.error(line.lineno, col, f"{spec.mnemonic} takes {len(items)} operand(s) ({expected}), got {len(ops)}")
+        for item, tok in zip(items, ops):
+            if item == "dst":
+                m = _REG.match(tok.text)
+                if tok.text == "rz":
+                    fields["dst"] = 0
+                elif not m or int(m.group(1)) >= MAX_REGS:
+                    raise self.error(line.lineno, tok.col, f"bad destination register {tok.text!r}")
+                else:
+                    used.append(int(m.group(1)))
+                    fields["dst"] = int(m.group(1)) + 1
+            elif item in ("a", "b", "c"):
+                fields[item] = self._source(tok, draft, line.lineno, used)
+            elif item == "bi":
+                if _REG.match(tok.text) or _DIST.match(tok.text.replace(" ", "")) or tok.text == "rz":
+                    fields["b"] = self._source(tok, draft, line.lineno, used)
+                else:
+                    fields["bimm"], fields["imm"] = True, self._immediate(tok, line.lineno)
+            elif item == "mem":
+                m = _MEM.match(tok.text)
+                if not m:
+                    raise self.error(line.lineno, tok.col, f"bad memory operand {tok.text!r}: expected [base+offset]")
+                base, sign, off = m.group(1), m.group(2), m.group(3)
+                if base and not (_REG.match(base) or _DIST.match(base.replace(" ", "")) or base == "rz"):
+                    if sign is None:  # [offset] alone
+                        base, sign, off = "", "+", base
+                    else:
+                        raise self.error(line.lineno, tok.col, f"bad base {base!r} in memory operand")
+                fields["a"] = self._source(_Token(base, tok.col + 1), draft, line.lineno, used) if base else 0
+                offset = 0
+                if off is not None:
+                    try:
+                        offset = int(off.strip(), 0)
+                    except ValueError:
+                        raise self.error(line.lineno, tok.col, f"bad offset {off.strip()!r}") from None
+                    offset = -offset if sign == "-" else offset
+                if not IMM16_MIN <= offset <= IMM16_MAX:
+                    raise self.error(line.lineno, tok.col, f"offset {offset} outside the signed 16-bit range")
+                fields["imm"] = offset
+            elif item == "target":
+                if tok.text not in draft.labels:
+                    raise self.error(line.lineno, tok.col, f"undefined label {tok.text!r}")
+                fields["bimm"], fields["imm"] = True, draft.labels[tok.text]
+            elif item == "sreg":
+                if tok.text.lower() not in _SREGS:
+                    raise self.error(line.lineno, tok.col, f"unknown special register {tok.text!r} "
+                                     f"(have {', '.join(_SREGS)})")
+                fields["mod"] = int(_SREGS[tok.text.lower()])
+            elif item == "param":
+                fields["bimm"] = True
+                text = tok.text
+                if text in draft.params:
+                    fields["imm"] = 4 * draft.params.index(text)
+                else:
+                    m = _MEM.match(text)
+                    try:
+                        offset = int(m.group(1), 0) if m and not m.group(2) else None
+                    except ValueError:
+                        offset = None
+                    if offset is None:
+                        raise self.error(line.lineno, tok.col, f"unknown parameter {text!r} "
+                                         f"(declared: {', '.join(draft.params) or 'none'})")
+                    if offset % 4 or not 0 <= offset < 4 * len(draft.params):
+                        raise self.error(line.lineno, tok.col, f"parameter offset {offset} is not one of the "
+                                         f"{len(draft.params)} declared 4-byte parameters")
+                    fields["imm"] = offset
+            elif item == "count":
+                value = self._immediate(tok, line.lineno)
+                if not 1 <= value <= OPERAND_MAX:
+                    raise self.error(line.lineno, tok.col, f"count {value} outside 1..{OPERAND_MAX}")
+                fields["bimm"], fields["imm"] = True, value
+        return Instruction(**fields)
+
+    def assemble(self) -> Module:
+        kernels: dict[str, Kernel] = {}
+        for draft in self._pass1():
+            if draft.name in kernels:
+                raise self.error(draft.lineno, 1, f"duplicate kernel {draft.name!r}")
+            if not draft.lines:
+                raise self.error(draft.lineno, 1, f"kernel {draft.name!r} has no instructions")
+            for label, pc in draft.labels.items():
+                if pc >= len(draft.lines):
+                    raise self.error(draft.lineno, 1, f"label {label!r} at the end of kernel {draft.name!r} "
+                                     "marks no instruction")
+            used: list[int] = []
+            code = [self._encode(draft, line, used) for line in draft.lines]
+            regs = draft.regs
+            highest = max(used, default=-1) + 1
+            if regs is None:
+                regs = highest
+            elif highest > regs:
+                raise self.error(draft.lineno, 1, f"kernel {draft.name!r} uses r{highest - 1} but declares .regs {regs}")
+            try:
+                kernels[draft.name] = Kernel(
+                    name=draft.name, form=draft.form, code=code, params=draft.params,
+                    shared_bytes=draft.shared, local_bytes=draft.local, regs=regs, ring=draft.ring,
+                    dmax=draft.dmax, labels={pc: lab for lab, pc in draft.labels.items()},
+                    locations={pc: SourceLocation(self.path, ln.lineno) for pc, ln in enumerate(draft.lines)})
+            except DualflowError as exc:
+                raise self.error(draft.lineno, 1, str(exc)) from None
+        return Module(kernels, self.path)
+
+
+def assemble(text: str, path: str = "<string>") -> Module:
+    """Assemble source text; raises ``AsmError`` naming file, line and column."""
+    return Assembler(text, path).assemble()
+
+
+def assemble_file(path: str | Path) -> Module:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise AsmError(str(path), 0, 0, f"cannot read: {exc.strerror}") from None
+    return assemble(text, str(path))

@@ -1,0 +1,93 @@
+"""Disassembler: kernels back to assembly text that reassembles to the same words."""
+
+from __future__ import annotations
+
+import struct
+
+from .assembler import parse_immediate
+from .encoding import Instruction
+from .kernel import Kernel, Module
+from .opcodes import SPECS, Form, ModKind, SpecialReg, UnitClass, mod_names
+
+
+def _float_text(bits: int) -> str:
+    """Shortest float literal that reassembles to exactly these bits, else 0f hex."""
+    value = struct.unpack("<f", struct.pack("<I", bits))[0]
+    text = repr(value)
+    try:
+        if parse_immediate(text) == bits:
+            return text
+    except ValueError:
+        pass
+    return f"0f{bits:08x}"
+
+
+def source_text(field: int, form: Form) -> str:
+    """Operand field as text: ``rz``, ``rN`` (REG) or ``|N|`` (DFLOW)."""
+    if field == 0:
+        return "rz"
+    return f"r{field - 1}" if form is Form.REG else f"|{field}|"
+
+
+def format_instruction(ins: Instruction, form: Form, labels: dict[int, str] | None = None,
+                       params: list[str] | None = None) -> str:
+    """One instruction as assembly text (no label, no indentation)."""
+    spec = SPECS[ins.op]
+    mnemonic = spec.mnemonic
+    if spec.mod in (ModKind.CMP, ModKind.VOTE) or (spec.mod is ModKind.COLOR and ins.mod):
+        mnemonic += "." + mod_names(spec.mod)[ins.mod]
+    ops: list[str] = []
+    if spec.produces and form is Form.REG:
+        ops.append(source_text(ins.dst, form))
+    for item in spec.syntax.value:
+        if item in ("a", "b", "c"):
+            ops.append(source_text(getattr(ins, item), form))
+        elif item == "bi":
+            if not ins.bimm:
+                ops.append(source_text(ins.b, form))
+            elif spec.unit in (UnitClass.FP, UnitClass.SFU):
+                ops.append(_float_text(ins.imm))
+            else:
+                signed = ins.imm - (1 << 32) if ins.imm >= (1 << 31) else ins.imm
+                ops.append(str(signed) if -65536 < signed < 65536 else f"{ins.imm:#x}")
+        elif item == "mem":
+            base = source_text(ins.a, form)
+            ops.append(f"[{base}{'+' if ins.imm >= 0 else '-'}{abs(ins.imm)}]" if ins.imm else f"[{base}]")
+        elif item == "target":
+            ops.append(labels.get(ins.imm, f"L{ins.imm}") if labels else f"L{ins.imm}")
+        elif item == "sreg":
+            ops.append(SpecialReg(ins.mod).asm_name)
+        elif item == "param":
+            index = ins.imm // 4
+            ops.append(params[index] if params and index < len(params) and ins.imm % 4 == 0 else f"[{ins.imm}]")
+        elif item == "count":
+            ops.append(str(ins.imm))
+    return f"{mnemonic} {', '.join(ops)}".rstrip()
+
+
+def disassemble_kernel(kernel: Kernel) -> str:
+    labels = dict(kernel.labels)
+    for ins in kernel.code:
+        if "target" in SPECS[ins.op].syntax.value and ins.imm not in labels:
+            labels[ins.imm] = f"L{ins.imm}"
+    lines = [f".kernel {kernel.name}", f".form {kernel.form.value}"]
+    if kernel.params:
+        lines.append(".param " + " ".join(kernel.params))
+    if kernel.shared_bytes:
+        lines.append(f".shared {kernel.shared_bytes}")
+    if kernel.local_bytes:
+        lines.append(f".local {kernel.local_bytes}")
+    if kernel.form is Form.REG:
+        lines.append(f".regs {kernel.regs}")
+    else:
+        lines.append(f".ring {kernel.ring}")
+        lines.append(f".dmax {kernel.dmax}")
+    for pc, ins in enumerate(kernel.code):
+        if pc in labels:
+            lines.append(f"{labels[pc]}:")
+        lines.append(f"    {format_instruction(ins, kernel.form, labels, kernel.params):<40}; {pc}")
+    return "\n".join(lines) + "\n"
+
+
+def disassemble(module: Module) -> str:
+    return "\n".join(disassemble_kernel(k) for k in module)

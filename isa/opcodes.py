@@ -1,0 +1,306 @@
+"""The instruction set, defined once.
+
+Every opcode's number, mnemonic, operand syntax, unit class and whether it produces a value
+(and so advances the DFLOW register pointer) is in the table ``SPECS`` below. The assembler,
+the disassembler, the functional and timing models and the RTL decoder all read this table;
+nothing else in the project may restate it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Form(enum.Enum):
+    """Operand form of a kernel: the same opcodes and encodings, two ways of naming operands."""
+
+    REG = "reg"  #: sources and destination name per-thread registers (the BASE GPU)
+    DFLOW = "dflow"  #: sources name producer distances; the destination is the ring slot at RP
+
+
+class UnitClass(enum.Enum):
+    """Execution-unit class of an opcode, used for statistics and by the timing models."""
+
+    INT = "int"  #: integer ALU (also moves and special-register reads)
+    FP = "fp"  #: FP32 add/mul/fma/min/max/compare/conversions
+    SFU = "sfu"  #: special function unit: FP32 divide and square root
+    MEM = "mem"  #: loads and stores (global, shared, local, parameter)
+    CTRL = "ctrl"  #: branches, reconvergence, barriers, exit, register-pointer control
+
+
+class ModKind(enum.Enum):
+    """What the 4-bit ``mod`` field of an opcode means."""
+
+    NONE = "none"
+    CMP = "cmp"  #: comparison condition (``Cmp``)
+    SREG = "sreg"  #: special register (``SpecialReg``)
+    VOTE = "vote"  #: vote mode (``VoteMode``)
+    COLOR = "color"  #: memory-ordering color 0..15 (DFLOW memory ordering)
+
+
+class Cmp(enum.IntEnum):
+    """Comparison conditions. Unordered variants (``*u``) are true when either input is NaN."""
+
+    EQ = 0
+    NE = 1
+    LT = 2
+    LE = 3
+    GT = 4
+    GE = 5
+    EQU = 6
+    NEU = 7
+    LTU = 8
+    LEU = 9
+    GTU = 10
+    GEU = 11
+    NUM = 12  #: neither input is NaN
+    NAN = 13  #: either input is NaN
+
+
+#: Conditions an integer compare accepts (unordered ones are meaningless for integers).
+INT_CMPS = frozenset({Cmp.EQ, Cmp.NE, Cmp.LT, Cmp.LE, Cmp.GT, Cmp.GE})
+
+
+class SpecialReg(enum.IntEnum):
+    """Special registers read by ``s2r``. Thread and block indices follow CUDA's meaning."""
+
+    TID_X = 0
+    TID_Y = 1
+    TID_Z = 2
+    NTID_X = 3
+    NTID_Y = 4
+    NTID_Z = 5
+    CTAID_X = 6
+    CTAID_Y = 7
+    CTAID_Z = 8
+    NCTAID_X = 9
+    NCTAID_Y = 10
+    NCTAID_Z = 11
+    LANEID = 12  #: lane index within the warp
+    WARPID = 13  #: warp index within the block
+    NWARPID = 14  #: warps per block
+
+    @property
+    def asm_name(self) -> str:
+        return "%" + self.name.lower().replace("_", ".")
+
+
+class VoteMode(enum.IntEnum):
+    """Warp vote: every active lane receives the same result."""
+
+    ANY = 0  #: 1 if the source is non-zero in any active lane
+    ALL = 1  #: 1 if the source is non-zero in every active lane
+    BALLOT = 2  #: bit i set if the source is non-zero in active lane i
+
+
+class Syntax(enum.Enum):
+    """Operand syntax of an opcode (after the optional REG-form destination).
+
+    Letters name the encoding fields: ``a``, ``b``, ``c`` are source operands, ``bi`` is
+    source B or a 32-bit immediate, ``mem`` is ``[a+imm16]``, ``target`` is a branch label.
+    """
+
+    NONE = ()
+    A = ("a",)
+    BI = ("bi",)
+    A_BI = ("a", "bi")
+    A_B_C = ("a", "b", "c")
+    SREG = ("sreg",)
+    PARAM = ("param",)  #: ``[byte offset]`` or a parameter name
+    LOAD = ("mem",)
+    STORE = ("mem", "b")
+    TARGET = ("target",)
+    A_TARGET = ("a", "target")
+    COUNT = ("count",)  #: a positive immediate count
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One row of the instruction-set table.
+
+    Attributes
+    ----------
+    code: the 8-bit opcode number.
+    mnemonic: base assembler name (a ``.mod`` suffix may follow, see ``mod``).
+    syntax: operand syntax (``Syntax``).
+    unit: execution-unit class.
+    produces: writes a value: has a REG destination and, in DFLOW form, writes the ring slot at
+        RP and advances RP by one. Non-producers never touch RP, except ``rpinc``.
+    mod: meaning of the ``mod`` field.
+    forms: operand forms in which the opcode is legal.
+    """
+
+    code: int
+    mnemonic: str
+    syntax: Syntax
+    unit: UnitClass
+    produces: bool
+    mod: ModKind = ModKind.NONE
+    forms: frozenset[Form] = frozenset({Form.REG, Form.DFLOW})
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Encoding fields read as source operands, in order ("a", "b", "c")."""
+        out = []
+        for item in self.syntax.value:
+            if item in ("a", "b", "c"):
+                out.append(item)
+            elif item == "bi":
+                out.append("b")
+            elif item == "mem":
+                out.append("a")
+        return tuple(out)
+
+
+class Opcode(enum.IntEnum):
+    """Opcode numbers. The table ``SPECS`` gives each one's properties."""
+
+    NOP = 0x00
+    MOV = 0x01
+    S2R = 0x02
+    LDC = 0x03
+    SELP = 0x04
+    VOTE = 0x05
+    # integer ALU
+    IADD = 0x10
+    ISUB = 0x11
+    IMUL = 0x12
+    IMAD = 0x13
+    IAND = 0x14
+    IOR = 0x15
+    IXOR = 0x16
+    INOT = 0x17
+    ISHL = 0x18
+    ISHR = 0x19
+    ISRA = 0x1A
+    IMIN = 0x1B
+    IMAX = 0x1C
+    UMIN = 0x1D
+    UMAX = 0x1E
+    ISETP = 0x1F
+    USETP = 0x20
+    # FP32
+    FADD = 0x30
+    FSUB = 0x31
+    FMUL = 0x32
+    FFMA = 0x33
+    FMIN = 0x34
+    FMAX = 0x35
+    FSETP = 0x36
+    I2F = 0x37
+    U2F = 0x38
+    F2I = 0x39
+    F2U = 0x3A
+    FDIV = 0x3B
+    FSQRT = 0x3C
+    # memory
+    LDG = 0x40
+    STG = 0x41
+    LDS = 0x42
+    STS = 0x43
+    LDL = 0x44
+    STL = 0x45
+    # control
+    BRA = 0x50
+    BRNZ = 0x51
+    BRZ = 0x52
+    SSY = 0x53
+    SYNC = 0x54
+    BAR = 0x55
+    MEMBAR = 0x56
+    EXIT = 0x57
+    RPINC = 0x58
+
+
+_I, _F, _S, _M, _C = UnitClass.INT, UnitClass.FP, UnitClass.SFU, UnitClass.MEM, UnitClass.CTRL
+_DFLOW_ONLY = frozenset({Form.DFLOW})
+
+_TABLE = [
+    # opcode         syntax           unit produces mod
+    (Opcode.NOP, Syntax.NONE, _I, False, ModKind.NONE),
+    (Opcode.MOV, Syntax.BI, _I, True, ModKind.NONE),
+    (Opcode.S2R, Syntax.SREG, _I, True, ModKind.SREG),
+    (Opcode.LDC, Syntax.PARAM, _M, True, ModKind.NONE),
+    (Opcode.SELP, Syntax.A_B_C, _I, True, ModKind.NONE),
+    (Opcode.VOTE, Syntax.A, _I, True, ModKind.VOTE),
+    (Opcode.IADD, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.ISUB, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.IMUL, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.IMAD, Syntax.A_B_C, _I, True, ModKind.NONE),
+    (Opcode.IAND, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.IOR, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.IXOR, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.INOT, Syntax.A, _I, True, ModKind.NONE),
+    (Opcode.ISHL, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.ISHR, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.ISRA, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.IMIN, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.IMAX, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.UMIN, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.UMAX, Syntax.A_BI, _I, True, ModKind.NONE),
+    (Opcode.ISETP, Syntax.A_BI, _I, True, ModKind.CMP),
+    (Opcode.USETP, Syntax.A_BI, _I, True, ModKind.CMP),
+    (Opcode.FADD, Syntax.A_BI, _F, True, ModKind.NONE),
+    (Opcode.FSUB, Syntax.A_BI, _F, True, ModKind.NONE),
+    (Opcode.FMUL, Syntax.A_BI, _F, True, ModKind.NONE),
+    (Opcode.FFMA, Syntax.A_B_C, _F, True, ModKind.NONE),
+    (Opcode.FMIN, Syntax.A_BI, _F, True, ModKind.NONE),
+    (Opcode.FMAX, Syntax.A_BI, _F, True, ModKind.NONE),
+    (Opcode.FSETP, Syntax.A_BI, _F, True, ModKind.CMP),
+    (Opcode.I2F, Syntax.A, _F, True, ModKind.NONE),
+    (Opcode.U2F, Syntax.A, _F, True, ModKind.NONE),
+    (Opcode.F2I, Syntax.A, _F, True, ModKind.NONE),
+    (Opcode.F2U, Syntax.A, _F, True, ModKind.NONE),
+    (Opcode.FDIV, Syntax.A_BI, _S, True, ModKind.NONE),
+    (Opcode.FSQRT, Syntax.A, _S, True, ModKind.NONE),
+    (Opcode.LDG, Syntax.LOAD, _M, True, ModKind.COLOR),
+    (Opcode.STG, Syntax.STORE, _M, False, ModKind.COLOR),
+    (Opcode.LDS, Syntax.LOAD, _M, True, ModKind.COLOR),
+    (Opcode.STS, Syntax.STORE, _M, False, ModKind.COLOR),
+    (Opcode.LDL, Syntax.LOAD, _M, True, ModKind.COLOR),
+    (Opcode.STL, Syntax.STORE, _M, False, ModKind.COLOR),
+    (Opcode.BRA, Syntax.TARGET, _C, False, ModKind.NONE),
+    (Opcode.BRNZ, Syntax.A_TARGET, _C, False, ModKind.NONE),
+    (Opcode.BRZ, Syntax.A_TARGET, _C, False, ModKind.NONE),
+    (Opcode.SSY, Syntax.TARGET, _C, False, ModKind.NONE),
+    (Opcode.SYNC, Syntax.NONE, _C, False, ModKind.NONE),
+    (Opcode.BAR, Syntax.NONE, _C, False, ModKind.NONE),
+    (Opcode.MEMBAR, Syntax.NONE, _C, False, ModKind.NONE),
+    (Opcode.EXIT, Syntax.NONE, _C, False, ModKind.NONE),
+    (Opcode.RPINC, Syntax.COUNT, _C, False, ModKind.NONE),
+]
+
+SPECS: dict[Opcode, OpSpec] = {
+    op: OpSpec(
+        code=int(op),
+        mnemonic=op.name.lower(),
+        syntax=syntax,
+        unit=unit,
+        produces=produces,
+        mod=mod,
+        forms=_DFLOW_ONLY if op is Opcode.RPINC else frozenset({Form.REG, Form.DFLOW}),
+    )
+    for op, syntax, unit, produces, mod in _TABLE
+}
+assert set(SPECS) == set(Opcode), "every opcode needs a row in the table"
+
+BY_MNEMONIC: dict[str, Opcode] = {spec.mnemonic: op for op, spec in SPECS.items()}
+
+#: Memory opcodes by address space.
+LOADS = {Opcode.LDG: "global", Opcode.LDS: "shared", Opcode.LDL: "local"}
+STORES = {Opcode.STG: "global", Opcode.STS: "shared", Opcode.STL: "local"}
+
+#: Number of memory-ordering colors (the ``mod`` field is 4 bits wide).
+NUM_COLORS = 16
+
+
+def mod_names(kind: ModKind) -> dict[int, str]:
+    """Assembler suffix text for each value of a ``mod`` field of the given kind."""
+    if kind is ModKind.CMP:
+        return {int(c): c.name.lower() for c in Cmp}
+    if kind is ModKind.VOTE:
+        return {int(v): v.name.lower() for v in VoteMode}
+    if kind is ModKind.COLOR:
+        return {i: f"c{i}" for i in range(NUM_COLORS)}
+    return {}
