@@ -1,0 +1,61 @@
+"""Configuration of the functional model: a typed, documented, validated dataclass."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+from dualflow.errors import ConfigError
+
+
+def _doc(unit: str, description: str) -> dict:
+    return {"unit": unit, "description": description}
+
+
+@dataclass(frozen=True)
+class FunctionalConfig:
+    """What the functional SIMT model needs to know about the machine it executes on.
+
+    Each field's metadata gives its unit and meaning; ``describe()`` lists them.
+    """
+
+    warp_size: int = field(default=32, metadata=_doc("lanes", "threads per warp (1..32)"))
+    max_threads_per_block: int = field(default=1024, metadata=_doc("threads", "largest block"))
+    max_block_dim: tuple[int, int, int] = field(
+        default=(1024, 1024, 64), metadata=_doc("threads", "largest block extent per dimension"))
+    max_grid_dim: tuple[int, int, int] = field(
+        default=(2**31 - 1, 65535, 65535), metadata=_doc("blocks", "largest grid extent per dimension"))
+    max_shared_bytes: int = field(default=48 * 1024, metadata=_doc("bytes", "shared memory per block"))
+    max_local_bytes: int = field(default=16 * 1024, metadata=_doc("bytes", "local memory per thread"))
+    global_memory_bytes: int = field(
+        default=1 << 30, metadata=_doc("bytes", "capacity of device global memory"))
+    max_warp_instructions: int = field(
+        default=2_000_000_000,
+        metadata=_doc("warp-instructions", "budget per launch; exceeding it is reported as a runaway kernel"))
+    batch_warps: int = field(
+        default=8192,
+        metadata=_doc("warps", "warps executed together (whole blocks); bounds the model's memory"))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.warp_size, int) or not 1 <= self.warp_size <= 32:
+            raise ConfigError(f"warp_size must be an integer in 1..32, not {self.warp_size!r}")
+        for name in ("max_threads_per_block", "max_shared_bytes", "global_memory_bytes",
+                     "max_warp_instructions", "batch_warps"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value <= 0:
+                raise ConfigError(f"{name} must be a positive integer, not {value!r}")
+        if not isinstance(self.max_local_bytes, int) or self.max_local_bytes < 0:
+            raise ConfigError(f"max_local_bytes must be a non-negative integer, not {self.max_local_bytes!r}")
+        for name in ("max_block_dim", "max_grid_dim"):
+            value = getattr(self, name)
+            if len(value) != 3 or any(not isinstance(v, int) or v <= 0 for v in value):
+                raise ConfigError(f"{name} must be three positive integers, not {value!r}")
+        if self.global_memory_bytes % 4:
+            raise ConfigError("global_memory_bytes must be a multiple of 4")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def describe(cls) -> dict[str, dict]:
+        """Field name -> {default, unit, description}."""
+        return {f.name: {"default": f.default, **f.metadata} for f in fields(cls)}

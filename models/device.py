@@ -1,0 +1,127 @@
+"""Host API of the functional model, in the style of the CUDA runtime.
+
+    dev = Device()
+    a = dev.alloc(4 * n)                 # cudaMalloc
+    dev.copy_in(a, host_array)           # cudaMemcpy host -> device
+    result = dev.launch(kernel, grid=(g,), block=(256,), params=[a, n], trace=True)
+    out = dev.copy_out(a, n, np.float32) # cudaMemcpy device -> host
+
+Launches run to completion in order and share global memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dualflow.errors import ConfigError
+from dualflow.isa import Kernel
+
+from .config import FunctionalConfig
+from .executor import BatchExecutor, Geometry
+from .memory import GlobalMemory
+from .stats import LaunchStats
+from .trace import Trace, TraceRecord
+
+
+@dataclass
+class LaunchResult:
+    stats: LaunchStats
+    trace: Trace | None
+
+
+def _dim3(value: int | Sequence[int], what: str) -> tuple[int, int, int]:
+    dims = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    if not 1 <= len(dims) <= 3 or any(not isinstance(d, (int, np.integer)) or d < 1 for d in dims):
+        raise ConfigError(f"launch {what} must be 1 to 3 positive integers, not {value!r}")
+    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
+
+
+class Device:
+    """One GPU as the functional model sees it: global memory and in-order launches."""
+
+    def __init__(self, config: FunctionalConfig | None = None):
+        self.config = config or FunctionalConfig()
+        self.memory = GlobalMemory(self.config.global_memory_bytes)
+        self.history: list[LaunchStats] = []
+
+    def alloc(self, nbytes: int) -> int:
+        return self.memory.alloc(nbytes)
+
+    def free(self, addr: int) -> None:
+        self.memory.free(addr)
+
+    def copy_in(self, addr: int, data: np.ndarray) -> None:
+        self.memory.write(addr, np.asarray(data))
+
+    def copy_out(self, addr: int, count: int, dtype=np.uint32) -> np.ndarray:
+        return self.memory.read(addr, count, dtype)
+
+    def upload(self, data: np.ndarray) -> int:
+        """Allocate and copy in, in one step; returns the device address."""
+        data = np.ascontiguousarray(data)
+        addr = self.alloc(max(4, data.nbytes))
+        self.copy_in(addr, data)
+        return addr
+
+    def _check_launch(self, kernel: Kernel, geo: Geometry, params: Sequence) -> np.ndarray:
+        cfg = self.config
+        name = f"launch of {kernel.name!r}"
+        if geo.threads_per_block > cfg.max_threads_per_block:
+            raise ConfigError(f"{name}: block of {geo.threads_per_block} threads exceeds the limit of "
+                              f"{cfg.max_threads_per_block}")
+        for axis, (have, limit) in enumerate(zip(geo.block, cfg.max_block_dim)):
+            if have > limit:
+                raise ConfigError(f"{name}: block dimension {'xyz'[axis]} = {have} exceeds {limit}")
+        for axis, (have, limit) in enumerate(zip(geo.grid, cfg.max_grid_dim)):
+            if have > limit:
+                raise ConfigError(f"{name}: grid dimension {'xyz'[axis]} = {have} exceeds {limit}")
+        if kernel.shared_bytes > cfg.max_shared_bytes:
+            raise ConfigError(f"{name}: {kernel.shared_bytes} bytes of shared memory per block exceed "
+                              f"{cfg.max_shared_bytes}")
+        if kernel.local_bytes > cfg.max_local_bytes:
+            raise ConfigError(f"{name}: {kernel.local_bytes} bytes of local memory per thread exceed "
+                              f"{cfg.max_local_bytes}")
+        if len(params) != len(kernel.params):
+            raise ConfigError(f"{name}: kernel takes {len(kernel.params)} parameters "
+                              f"({', '.join(kernel.params) or 'none'}), got {len(params)}")
+        words = []
+        for pname, value in zip(kernel.params, params):
+            if isinstance(value, (float, np.floating)):
+                words.append(int(np.float32(value).view(np.uint32)))
+            elif isinstance(value, (int, np.integer)) and -(1 << 31) <= value < (1 << 32):
+                words.append(int(value) & 0xFFFFFFFF)
+            else:
+                raise ConfigError(f"{name}: parameter {pname} = {value!r} is not a 32-bit integer or float")
+        return np.array(words, dtype=np.uint32)
+
+    def launch(self, kernel: Kernel, grid: int | Sequence[int], block: int | Sequence[int],
+               params: Sequence = (), *, trace: bool = False) -> LaunchResult:
+        """Run ``kernel`` over the whole grid; returns its statistics and, on request, its trace."""
+        geo = Geometry(_dim3(grid, "grid"), _dim3(block, "block"), self.config.warp_size)
+        words = self._check_launch(kernel, geo, params)
+        n = len(kernel.code)
+        warp_counts = np.zeros(n, dtype=np.int64)
+        thread_counts = np.zeros(n, dtype=np.int64)
+        budget = [0]
+        records: list[TraceRecord] | None = [] if trace else None
+        per_batch = max(1, self.config.batch_warps // geo.warps_per_block)
+        for start in range(0, geo.num_blocks, per_batch):
+            blocks = range(start, min(start + per_batch, geo.num_blocks))
+            BatchExecutor(kernel, geo, blocks, words, self.memory, self.config, warp_counts,
+                          thread_counts, budget, records).run()
+        stats = LaunchStats.from_counts(kernel, warp_counts, thread_counts, blocks=geo.num_blocks,
+                                        threads=geo.num_blocks * geo.threads_per_block,
+                                        warps=geo.num_blocks * geo.warps_per_block,
+                                        warp_size=geo.warp_size)
+        self.history.append(stats)
+        result_trace = None
+        if records is not None:
+            config = {"functional": self.config.to_dict(), "grid": list(geo.grid), "block": list(geo.block),
+                      "params": [int(w) for w in words]}
+            if kernel.form.value == "dflow":
+                config.update(ring=kernel.ring, dmax=kernel.dmax)
+            result_trace = Trace(kernel.name, kernel.form.value, geo.warp_size, config, records)
+        return LaunchResult(stats, result_trace)

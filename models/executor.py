@@ -1,0 +1,533 @@
+"""The functional SIMT executor: runs a batch of whole blocks of one launch.
+
+State is held per warp in arrays shaped ``[warps, lanes]`` so that one warp instruction is
+evaluated over all its lanes at once, and every warp sitting at the same pc executes it
+together: the scheduler repeatedly picks the lowest pc among runnable warps (which keeps warps
+of a block, and blocks, in step) and runs that instruction for the whole group. Any order of
+warps is a legal SIMT execution; this one is fixed, so results and traces are deterministic.
+
+SIMT control flow (docs/isa.md, "Control flow"): each warp has a divergence stack of entries
+(kind, pc, mask, rp). ``ssy L`` pushes a SYNC entry for the reconvergence point L; a divergent
+branch continues with the taken lanes and pushes a DIV entry for the fall-through lanes;
+``sync`` ends a path: it raises the nearest SYNC entry's rp to the path's rp (DFLOW) and pops.
+``exit`` retires the active lanes and pops.
+
+DFLOW operands: the ring of ``ring`` slots per warp holds, per slot and lane, the value and
+the position (logical RP) it was written at. A read at distance d from RP is legal only if the
+lane's slot holds exactly position RP - d; anything else is reported as an illegal read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dualflow.errors import KernelFault
+from dualflow.isa import SPECS, Form, Instruction, Kernel, Opcode, format_instruction
+from dualflow.isa.opcodes import LOADS, STORES, ModKind, SpecialReg, Syntax, VoteMode
+
+from . import alu
+from .config import FunctionalConfig
+from .memory import GlobalMemory
+from .trace import TraceRecord
+
+U32 = np.uint32
+SYNC_ENTRY, DIV_ENTRY = 0, 1
+
+
+@dataclass
+class StackEntry:
+    kind: int  # SYNC_ENTRY or DIV_ENTRY
+    pc: int
+    mask: np.ndarray  # bool [lanes]
+    rp: int
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Launch shape, shared by every batch of the launch."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    warp_size: int
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def warps_per_block(self) -> int:
+        return -(-self.threads_per_block // self.warp_size)
+
+    @property
+    def num_blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    def block_coords(self, linear: int) -> tuple[int, int, int]:
+        gx, gy, _ = self.grid
+        return linear % gx, (linear // gx) % gy, linear // (gx * gy)
+
+
+class BatchExecutor:
+    """Executes the given blocks of a launch to completion."""
+
+    def __init__(self, kernel: Kernel, geometry: Geometry, blocks: range, params: np.ndarray,
+                 memory: GlobalMemory, config: FunctionalConfig, warp_counts: np.ndarray,
+                 thread_counts: np.ndarray, budget: list[int], trace: list[TraceRecord] | None):
+        self.kernel, self.geo, self.blocks, self.params = kernel, geometry, blocks, params
+        self.mem, self.config, self.trace = memory, config, trace
+        self.warp_counts, self.thread_counts, self.budget = warp_counts, thread_counts, budget
+        self.dflow = kernel.form is Form.DFLOW
+        L = self.L = geometry.warp_size
+        wpb = geometry.warps_per_block
+        nw = self.nw = len(blocks) * wpb
+        self.wblock = np.repeat(np.arange(len(blocks)), wpb)  # batch-local block of each warp
+        self.wid = np.tile(np.arange(wpb), len(blocks))  # warp index within its block
+        thread = self.wid[:, None] * L + np.arange(L)[None, :]  # linear thread id in block
+        self.alive = thread < geometry.threads_per_block
+        self.active = self.alive.copy()
+        self.pc = np.zeros(nw, dtype=np.int64)
+        self.done = ~self.alive.any(axis=1)
+        self.waiting = np.zeros(nw, dtype=bool)
+        self.stacks: list[list[StackEntry]] = [[] for _ in range(nw)]
+        self.seq = np.zeros(nw, dtype=np.int64)
+        if self.dflow:
+            self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
+            self.tag = np.full((kernel.ring, nw, L), -1, dtype=np.int64)
+            self.rp = np.zeros(nw, dtype=np.int64)
+        else:
+            self.regs = np.zeros((max(kernel.regs, 1), nw, L), dtype=U32)
+        self.shared = np.zeros((len(blocks), kernel.shared_bytes // 4), dtype=U32)
+        self.local = np.zeros((nw, L, kernel.local_bytes // 4), dtype=U32)
+        self.sregs = self._special_registers(thread)
+        self.handlers = [self._compile(pc, ins) for pc, ins in enumerate(kernel.code)]
+
+    # ------------------------------------------------------------------ set-up
+    def _special_registers(self, thread: np.ndarray) -> dict[SpecialReg, np.ndarray]:
+        bx, by, bz = self.geo.block
+        coords = np.array([self.geo.block_coords(b) for b in self.blocks], dtype=np.int64).reshape(-1, 3)
+        per_warp = coords[self.wblock]
+        shape = thread.shape
+
+        def full(v: int) -> np.ndarray:
+            return np.full(shape, v, dtype=U32)
+
+        s = {
+            SpecialReg.TID_X: thread % bx, SpecialReg.TID_Y: (thread // bx) % by,
+            SpecialReg.TID_Z: thread // (bx * by),
+            SpecialReg.NTID_X: full(bx), SpecialReg.NTID_Y: full(by), SpecialReg.NTID_Z: full(bz),
+            SpecialReg.NCTAID_X: full(self.geo.grid[0]), SpecialReg.NCTAID_Y: full(self.geo.grid[1]),
+            SpecialReg.NCTAID_Z: full(self.geo.grid[2]),
+            SpecialReg.LANEID: np.broadcast_to(np.arange(self.L), shape),
+            SpecialReg.WARPID: np.broadcast_to(self.wid[:, None], shape),
+            SpecialReg.NWARPID: full(self.geo.warps_per_block),
+        }
+        for axis, sreg in enumerate((SpecialReg.CTAID_X, SpecialReg.CTAID_Y, SpecialReg.CTAID_Z)):
+            s[sreg] = np.broadcast_to(per_warp[:, axis:axis + 1], shape)
+        return {k: np.ascontiguousarray(v, dtype=U32) for k, v in s.items()}
+
+    # ------------------------------------------------------------------ faults
+    def fault(self, message: str, pc: int, warp: int | None = None, lane: int | None = None,
+              address: int | None = None) -> KernelFault:
+        ins = format_instruction(self.kernel.code[pc], self.kernel.form, self.kernel.labels, self.kernel.params)
+        loc = self.kernel.locations.get(pc)
+        where = f"`{ins}`" + (f" ({loc})" if loc else "")
+        block = None
+        if warp is not None:
+            block = self.geo.block_coords(self.blocks[int(self.wblock[warp])])
+            warp = int(self.wid[warp])
+        return KernelFault(message, kernel=self.kernel.name, pc=pc, block=block, warp=warp, lane=lane,
+                           address=address, where=where)
+
+    def _first(self, g: np.ndarray, bad: np.ndarray) -> tuple[int, int]:
+        row, lane = np.argwhere(bad)[0]
+        return int(g[row]), int(lane)
+
+    # ------------------------------------------------------------------ operands
+    def _reader(self, pc: int, field_value: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        if field_value == 0:
+            L = self.L
+            return lambda g, mask: np.zeros((len(g), L), dtype=U32)
+        if not self.dflow:
+            reg = self.regs[field_value - 1]
+            return lambda g, mask: reg[g]
+        dist, ring, tag, n = field_value, self.ring, self.tag, self.kernel.ring
+
+        def read(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
+            pos = self.rp[g] - dist
+            slot = pos % n
+            tags = tag[slot, g]
+            bad = mask & (tags != pos[:, None])
+            if bad.any():
+                self._illegal_read(pc, g, bad, tags, pos, dist)
+            return ring[slot, g]
+
+        return read
+
+    def _illegal_read(self, pc, g, bad, tags, pos, dist) -> None:
+        warp, lane = self._first(g, bad)
+        row = int(np.flatnonzero(g == warp)[0])
+        p, t = int(pos[row]), int(tags[row, lane])
+        if t < 0 or t < p:
+            why = f"this lane's path never wrote position {p} (the slot last held position {t})"
+        else:
+            why = f"position {p} was overwritten by position {t} (ring of {self.kernel.ring} slots)"
+        raise self.fault(f"illegal DFLOW read of |{dist}| at RP {int(self.rp[warp])}: {why}", pc, warp, lane)
+
+    def _writer(self, ins: Instruction) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
+        if self.dflow:
+            ring, tag, n = self.ring, self.tag, self.kernel.ring
+
+            def write(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
+                pos = self.rp[g]
+                slot = pos % n
+                ring[slot, g] = np.where(mask, values, ring[slot, g])
+                tag[slot, g] = np.where(mask, pos[:, None], tag[slot, g])
+                self.rp[g] = pos + 1
+
+            return write
+        if ins.dst == 0:
+            return lambda g, mask, values: None
+        reg = self.regs[ins.dst - 1]
+
+        def write_reg(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
+            reg[g] = np.where(mask, values, reg[g])
+
+        return write_reg
+
+    # ------------------------------------------------------------------ compile
+    def _compile(self, pc: int, ins: Instruction) -> Callable[[np.ndarray, np.ndarray], None]:
+        spec = SPECS[ins.op]
+        op = ins.op
+        ra, rb, rc = (self._reader(pc, getattr(ins, f)) for f in ("a", "b", "c"))
+        if ins.bimm and spec.syntax in (Syntax.BI, Syntax.A_BI):
+            imm, L = U32(ins.imm), self.L
+            rb = lambda g, mask: np.full((len(g), L), imm, dtype=U32)  # noqa: E731
+        write = self._writer(ins)
+        nxt = pc + 1
+
+        def advance(g: np.ndarray) -> None:
+            self.pc[g] = nxt
+
+        if op in alu.BINARY or spec.mod is ModKind.CMP:
+            fn = alu.BINARY.get(op) or alu.compare(op, ins.mod)
+
+            def binary(g, mask):
+                write(g, mask, fn(ra(g, mask), rb(g, mask)))
+                advance(g)
+            return binary
+        if op in alu.UNARY:
+            fn1 = alu.UNARY[op]
+
+            def unary(g, mask):
+                write(g, mask, fn1(ra(g, mask)))
+                advance(g)
+            return unary
+        if op in alu.TERNARY:
+            fn3 = alu.TERNARY[op]
+
+            def ternary(g, mask):
+                write(g, mask, fn3(ra(g, mask), rb(g, mask), rc(g, mask)))
+                advance(g)
+            return ternary
+        if op is Opcode.MOV:
+            def mov(g, mask):
+                write(g, mask, rb(g, mask))
+                advance(g)
+            return mov
+        if op is Opcode.S2R:
+            table = self.sregs[SpecialReg(ins.mod)]
+
+            def s2r(g, mask):
+                write(g, mask, table[g])
+                advance(g)
+            return s2r
+        if op is Opcode.LDC:
+            value, L = self.params[ins.imm // 4], self.L
+
+            def ldc(g, mask):
+                write(g, mask, np.full((len(g), L), value, dtype=U32))
+                advance(g)
+            return ldc
+        if op is Opcode.VOTE:
+            return self._vote(ins, ra, write, advance)
+        if op in LOADS or op in STORES:
+            return self._memory(pc, ins, ra, rb, write, advance)
+        return self._control(pc, ins, ra)
+
+    def _vote(self, ins, ra, write, advance):
+        mode = VoteMode(ins.mod)
+        weights = (U32(1) << np.arange(self.L, dtype=U32))
+
+        def vote(g, mask):
+            pred = (ra(g, mask) != 0) & mask
+            if mode is VoteMode.ANY:
+                r = pred.any(axis=1)
+            elif mode is VoteMode.ALL:
+                r = (pred | ~mask).all(axis=1)
+            else:
+                r = (pred * weights).sum(axis=1, dtype=np.uint64)
+            write(g, mask, np.repeat(r.astype(U32)[:, None], self.L, axis=1))
+            advance(g)
+        return vote
+
+    # ------------------------------------------------------------------ memory
+    def _memory(self, pc, ins, ra, rb, write, advance):
+        op = ins.op
+        space = LOADS.get(op) or STORES[op]
+        is_load = op in LOADS
+        offset = ins.imm
+        L = self.L
+
+        def addresses(g, mask):
+            addr = (ra(g, mask).astype(np.int64) + offset) & 0xFFFFFFFF
+            misaligned = mask & (addr % 4 != 0)
+            if misaligned.any():
+                w, lane = self._first(g, misaligned)
+                raise self.fault(f"misaligned {space} access (4-byte words need 4-byte alignment)",
+                                 pc, w, lane, int(addr[np.flatnonzero(g == w)[0], lane]))
+            return addr
+
+        def out_of_bounds(g, mask, addr, bad, what):
+            w, lane = self._first(g, mask & bad)
+            raise self.fault(f"out-of-bounds {space} access ({what})", pc, w, lane,
+                             int(addr[np.flatnonzero(g == w)[0], lane]))
+
+        if space == "global":
+            mem = self.mem
+
+            def index(g, mask, addr):
+                words = addr >> 2
+                inside = words < len(mem.valid)
+                ok = np.zeros_like(mask)
+                ok[inside] = mem.valid[words[inside]]
+                if (mask & ~ok).any():
+                    out_of_bounds(g, mask, addr, ~ok, "not inside any allocation")
+                return words, mem.words
+        elif space == "shared":
+            size = self.kernel.shared_bytes
+
+            def index(g, mask, addr):
+                if (mask & (addr >= size)).any():
+                    out_of_bounds(g, mask, addr, addr >= size, f"block has {size} bytes of shared memory")
+                words = self.wblock[g][:, None] * (size // 4) + (addr >> 2)
+                return words, self.shared.reshape(-1)
+        else:
+            size = self.kernel.local_bytes
+
+            def index(g, mask, addr):
+                if (mask & (addr >= size)).any():
+                    out_of_bounds(g, mask, addr, addr >= size, f"thread has {size} bytes of local memory")
+                lane_base = (g[:, None] * L + np.arange(L)[None, :]) * (size // 4)
+                return lane_base + (addr >> 2), self.local.reshape(-1)
+
+        trace = self.trace
+
+        if is_load:
+            def load(g, mask):
+                addr = addresses(g, mask)
+                words, store = index(g, mask, addr)
+                values = np.zeros((len(g), L), dtype=U32)
+                values[mask] = store[words[mask]]
+                write(g, mask, values)
+                if trace is not None:
+                    self._mem_trace = (addr, None)
+                advance(g)
+            return load
+
+        def store(g, mask):
+            addr = addresses(g, mask)
+            data = rb(g, mask)
+            words, backing = index(g, mask, addr)
+            # Lanes are flattened warp-major, lane-minor: on a collision the highest lane of
+            # the last warp wins, deterministically.
+            backing[words[mask]] = data[mask]
+            if trace is not None:
+                self._mem_trace = (addr, data)
+            advance(g)
+        return store
+
+    # ------------------------------------------------------------------ control
+    def _control(self, pc, ins, ra):
+        op = ins.op
+        nxt = pc + 1
+        if op in (Opcode.NOP, Opcode.MEMBAR):
+            def nop(g, mask):
+                self.pc[g] = nxt
+            return nop
+        if op is Opcode.RPINC:
+            count = ins.imm
+
+            def rpinc(g, mask):
+                self.rp[g] += count
+                self.pc[g] = nxt
+            return rpinc
+        if op is Opcode.BRA:
+            target = ins.imm
+
+            def bra(g, mask):
+                self.pc[g] = target
+            return bra
+        if op in (Opcode.BRNZ, Opcode.BRZ):
+            target, want = ins.imm, op is Opcode.BRNZ
+
+            def branch(g, mask):
+                cond = (ra(g, mask) != 0) == want
+                taken = cond & mask
+                any_taken = taken.any(axis=1)
+                not_taken = mask & ~cond
+                any_not = not_taken.any(axis=1)
+                self.pc[g] = np.where(any_taken, target, nxt)
+                for row in np.flatnonzero(any_taken & any_not):
+                    w = int(g[row])
+                    self.stacks[w].append(StackEntry(DIV_ENTRY, nxt, not_taken[row].copy(),
+                                                     int(self.rp[w]) if self.dflow else 0))
+                    self.active[w] = taken[row]
+            return branch
+        if op is Opcode.SSY:
+            target = ins.imm
+
+            def ssy(g, mask):
+                for w in g.tolist():
+                    self.stacks[w].append(StackEntry(SYNC_ENTRY, target, self.active[w].copy(),
+                                                     int(self.rp[w]) if self.dflow else 0))
+                self.pc[g] = nxt
+            return ssy
+        if op is Opcode.SYNC:
+            def sync(g, mask):
+                for w in g.tolist():
+                    stack = self.stacks[w]
+                    if not any(e.kind == SYNC_ENTRY for e in stack):
+                        raise self.fault("sync with no pending ssy on this warp's stack", pc, w)
+                    if self.dflow:
+                        for e in reversed(stack):
+                            if e.kind == SYNC_ENTRY:
+                                e.rp = max(e.rp, int(self.rp[w]))
+                                break
+                    self._resume(w, pc)
+            return sync
+        if op is Opcode.EXIT:
+            def exit_(g, mask):
+                self.alive[g] &= ~mask
+                for w in g.tolist():
+                    self._resume(w, pc)
+                    if self.done[w]:
+                        self._check_barrier(int(self.wblock[w]))
+            return exit_
+        if op is Opcode.BAR:
+            def bar(g, mask):
+                diverged = self.alive[g] & ~mask
+                if diverged.any():
+                    w, lane = self._first(g, diverged)
+                    raise self.fault("barrier deadlock: bar reached by a diverged warp; lanes "
+                                     f"{self._lanes(self.active[w])} wait while lanes "
+                                     f"{self._lanes(self.alive[w] & ~self.active[w])} can never arrive",
+                                     pc, w, lane)
+                self.waiting[g] = True
+                self.pc[g] = nxt
+                for b in np.unique(self.wblock[g]).tolist():
+                    self._check_barrier(b)
+            return bar
+        raise AssertionError(f"no semantics for {op!r}")  # the opcode table and this file disagree
+
+    @staticmethod
+    def _lanes(mask: np.ndarray) -> str:
+        return "{" + ",".join(str(i) for i in np.flatnonzero(mask)) + "}"
+
+    def _resume(self, w: int, pc: int) -> None:
+        """The active path of warp w ended: continue with the next stack entry that has live lanes."""
+        stack = self.stacks[w]
+        alive = self.alive[w]
+        while stack:
+            e = stack.pop()
+            m = e.mask & alive
+            if m.any():
+                self.pc[w], self.active[w] = e.pc, m
+                if self.dflow:
+                    self.rp[w] = e.rp
+                return
+            if e.kind == SYNC_ENTRY and self.dflow:
+                # A reconvergence point whose lanes have all exited passes its rp outward.
+                for outer in reversed(stack):
+                    if outer.kind == SYNC_ENTRY:
+                        outer.rp = max(outer.rp, e.rp)
+                        break
+        if alive.any():
+            raise self.fault("divergence stack empty while lanes are still alive", pc, w)
+        self.active[w] = False
+        self.done[w] = True
+
+    def _check_barrier(self, b: int) -> None:
+        """Release block b's barrier once every warp that has not exited waits at it."""
+        warps = slice(b * self.geo.warps_per_block, (b + 1) * self.geo.warps_per_block)
+        waiting, done = self.waiting[warps], self.done[warps]
+        if waiting.any() and (waiting | done).all():
+            self.waiting[warps] = False
+
+    # ------------------------------------------------------------------ main loop
+    def run(self) -> None:
+        pcs = self.pc
+        big = np.iinfo(np.int64).max
+        handlers = self.handlers
+        warp_counts, thread_counts = self.warp_counts, self.thread_counts
+        limit = self.config.max_warp_instructions
+        trace = self.trace
+        while True:
+            runnable = ~(self.done | self.waiting)
+            if not runnable.any():
+                if self.waiting.any():
+                    w = int(np.flatnonzero(self.waiting)[0])
+                    raise self.fault("barrier deadlock: warps wait at a barrier that can never complete",
+                                     int(self.pc[w]) - 1, w)
+                return
+            cand = np.where(runnable, pcs, big)
+            pc = int(cand.min())
+            g = np.flatnonzero(cand == pc)
+            mask = self.active[g]
+            warp_counts[pc] += len(g)
+            thread_counts[pc] += int(mask.sum())
+            self.budget[0] += len(g)
+            if self.budget[0] > limit:
+                raise self.fault(f"instruction budget exceeded: more than {limit} warp instructions "
+                                 "(max_warp_instructions); is the kernel looping forever?", pc, int(g[0]))
+            if trace is None:
+                handlers[pc](g, mask)
+            else:
+                self._traced(pc, g, mask)
+
+    def _traced(self, pc: int, g: np.ndarray, mask: np.ndarray) -> None:
+        ins = self.kernel.code[pc]
+        spec = SPECS[ins.op]
+        rp_before = self.rp[g].copy() if self.dflow else None
+        self._mem_trace = None
+        self.handlers[pc](g, mask)
+        writes = spec.produces and (self.dflow or ins.dst != 0)
+        if writes:
+            if self.dflow:
+                slots = rp_before % self.kernel.ring
+                values = self.ring[slots, g]
+            else:
+                values = self.regs[ins.dst - 1][g]
+        name = format_instruction(ins, self.kernel.form).split(" ")[0]
+        base = self.blocks.start
+        wpb = self.geo.warps_per_block
+        for row, w in enumerate(g.tolist()):
+            m = mask[row]
+            bits = int((m.astype(np.uint64) << np.arange(self.L, dtype=np.uint64)).sum())
+
+            def lanes(arr):
+                return tuple(int(v) for v in np.where(m, arr[row], 0))
+
+            addrs = data = None
+            if self._mem_trace is not None:
+                addrs = lanes(self._mem_trace[0])
+                if self._mem_trace[1] is not None:
+                    data = lanes(self._mem_trace[1])
+            self.trace.append(TraceRecord(
+                block=base + w // wpb, warp=int(self.wid[w]), seq=int(self.seq[w]), pc=pc, op=name,
+                rp=int(rp_before[row]) if self.dflow else None, mask=bits,
+                dst=(int(rp_before[row] % self.kernel.ring) if self.dflow else ins.dst - 1) if writes else None,
+                values=lanes(values) if writes else None, addrs=addrs, data=data))
+            self.seq[w] += 1
