@@ -12,11 +12,12 @@ outside the active mask hold 0 and must be ignored by a comparator.
 
 from __future__ import annotations
 
+import itertools
 import json
-import os
-import tempfile
-from dataclasses import astuple, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+
+from dualflow.atomic_write import atomic_write
 
 FORMAT = "dualflow-trace"
 VERSION = 1
@@ -81,18 +82,9 @@ class Trace:
         return out
 
     def write(self, path: str | Path) -> None:
-        """Write atomically: a temporary file in the same folder, then rename."""
-        path = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as out:
-                out.write(json.dumps(self.header()) + "\n")
-                for rec in self.records:
-                    out.write(json.dumps(astuple(rec), separators=(",", ":")) + "\n")
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        """Write as JSON lines, atomically."""
+        lines = (json.dumps([getattr(rec, f) for f in FIELDS], separators=(",", ":")) + "\n" for rec in self.records)
+        atomic_write(path, itertools.chain([json.dumps(self.header()) + "\n"], lines))
 
     @classmethod
     def read(cls, path: str | Path) -> Trace:

@@ -1,0 +1,5 @@
+import sys
+
+from dualflow.cli import main
+
+sys.exit(main())

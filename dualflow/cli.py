@@ -1,0 +1,151 @@
+"""The ``dualflow`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from dualflow.atomic_write import atomic_write
+from dualflow.errors import DualflowError
+
+
+def _load_module(path: str):
+    from dualflow.isa import Module, assemble_file
+
+    p = Path(path)
+    if p.suffix == ".s":
+        return assemble_file(p)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise DualflowError(f"{path}: cannot read: {exc.strerror}") from None
+    return Module.from_bytes(data, str(p))
+
+
+def cmd_asm(args) -> int:
+    from dualflow.isa import assemble_file
+
+    module = assemble_file(args.source)
+    for k in module:
+        extra = f"{k.regs} registers" if k.form.value == "reg" else f"ring {k.ring}, dmax {k.dmax}"
+        print(f"{k.name}: {k.form.value}, {len(k.code)} instructions, {extra}, "
+              f"{k.shared_bytes} B shared, {k.local_bytes} B local")
+    if args.output:
+        atomic_write(args.output, module.to_bytes())
+        print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_disasm(args) -> int:
+    from dualflow.isa import disassemble
+
+    sys.stdout.write(disassemble(_load_module(args.input)))
+    return 0
+
+
+def cmd_isa(args) -> int:
+    from dualflow.isa import SPECS
+    from dualflow.isa.opcodes import mod_names
+
+    print(f"{'code':>6}  {'mnemonic':<8} {'operands':<14} {'unit':<5} {'RP':<3} suffixes")
+    for op, spec in SPECS.items():
+        ops = ", ".join(("d",) + spec.syntax.value if spec.produces else spec.syntax.value)
+        suffixes = " ".join(mod_names(spec.mod).values())
+        rp = "+1" if spec.produces else ("+k" if spec.mnemonic == "rpinc" else "")
+        print(f"{spec.code:#6x}  {spec.mnemonic:<8} {ops:<14} {spec.unit.value:<5} {rp:<3} {suffixes}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from dualflow.isa import Form
+    from dualflow.kernels.samples import SAMPLES, run_sample
+
+    results = []
+    print(f"Sample kernels on the functional model (n = {args.n}, seed {args.seed}); outputs checked "
+          "bit-exact against numpy.\n")
+    print(f"{'kernel':<9} {'form':<6} {'check':<6} {'warp-instr':>11} {'thread-instr':>13} "
+          f"{'SIMD eff.':>9} {'int':>6} {'fp':>6} {'sfu':>5} {'mem':>6} {'ctrl':>6}")
+    for name in SAMPLES:
+        base = None
+        for form in (Form.REG, Form.DFLOW):
+            run = run_sample(name, form, n=args.n, seed=args.seed)
+            s = run.stats
+            d = s.to_dict()
+            c = {k: v["warp"] for k, v in s.by_class.items()}
+            print(f"{name:<9} {form.value:<6} {'ok':<6} {s.warp_instructions:>11} {s.thread_instructions:>13} "
+                  f"{d['simd_efficiency']['value']:>9.3f} {c['int']:>6} {c['fp']:>6} {c['sfu']:>5} "
+                  f"{c['mem']:>6} {c['ctrl']:>6}")
+            if base is None:
+                base = s.warp_instructions
+            else:
+                print(f"{'':<9} {'':<6} DFLOW / REG dynamic warp instructions: {s.warp_instructions / base:.3f}")
+            results.append({"sample": name, "form": form.value, "check": "ok", "stats": d})
+    if args.json:
+        atomic_write(args.json, json.dumps({"n": args.n, "seed": args.seed, "results": results}, indent=1))
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+def cmd_trace(args) -> int:
+    from dualflow.isa import Form
+    from dualflow.kernels.samples import run_sample
+
+    run = run_sample(args.sample, Form(args.form), n=args.n, seed=args.seed, trace=True)
+    run.trace.write(args.output)
+    print(f"{args.sample} ({args.form}): {len(run.trace.records)} records, check ok; wrote {args.output}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from dualflow.kernels.samples import SAMPLES
+
+    parser = argparse.ArgumentParser(prog="dualflow", description="Toolkit for out-of-order SIMT GPUs "
+                                     "with a distance-operand (Dualflow) instruction set.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("asm", help="assemble a .s file (either form); optionally write a binary")
+    p.add_argument("source", help="assembly file")
+    p.add_argument("-o", "--output", help="binary output file")
+    p.set_defaults(func=cmd_asm)
+
+    p = sub.add_parser("disasm", help="disassemble a binary (or re-format a .s file)")
+    p.add_argument("input", help="binary written by `dualflow asm -o`, or a .s file")
+    p.set_defaults(func=cmd_disasm)
+
+    p = sub.add_parser("isa", help="print the instruction-set table")
+    p.set_defaults(func=cmd_isa)
+
+    p = sub.add_parser("demo", help="run the sample kernels in both forms, check them, print statistics")
+    p.add_argument("--n", type=int, default=4096, help="problem size (default 4096)")
+    p.add_argument("--seed", type=int, default=1, help="input seed (default 1)")
+    p.add_argument("--json", help="also write the results as JSON to this file")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("trace", help="run one sample and write its retirement trace (JSON lines)")
+    p.add_argument("sample", choices=sorted(SAMPLES))
+    p.add_argument("--form", choices=["reg", "dflow"], default="dflow")
+    p.add_argument("--n", type=int, default=256)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=cmd_trace)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except DualflowError as exc:
+        print(f"dualflow: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
