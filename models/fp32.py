@@ -62,6 +62,7 @@ _ABS = np.array(0x7FFFFFFF, dtype=np.uint32)
 _MIN_NORMAL = np.array(0x00800000, dtype=np.uint32)
 _QNAN = np.array(CANONICAL_NAN, dtype=np.uint32)
 _ZERO = np.array(0, dtype=np.uint32)
+_SHIFT_SIGN = np.array(31, dtype=np.int32)
 _ONE64 = np.array(1, dtype=np.uint64)
 _ZERO64 = np.array(0, dtype=np.uint64)
 
@@ -229,7 +230,9 @@ def fsqrt(a: ArrayLike) -> U32:
 def _order_key(bits: U32) -> U32:
     """Map float bit patterns to uint32 keys whose unsigned order is the float order with
     -0 < +0 (NaNs excluded): negatives are bit-inverted, non-negatives get the sign bit set."""
-    return np.where((bits & _SIGN) != _ZERO, ~bits, bits | _SIGN)
+    # Arithmetic shift of the sign gives all-ones for negatives, zero otherwise (no np.where).
+    flip = (bits.view(np.int32) >> _SHIFT_SIGN).view(np.uint32) | _SIGN
+    return bits ^ flip
 
 
 def _minmax(a: ArrayLike, b: ArrayLike, want_min: bool) -> U32:
@@ -360,28 +363,25 @@ def u2f(a: ArrayLike) -> U32:
     return _u32(a).astype(np.float64).astype(np.float32).view(np.uint32)
 
 
-def _f2int(a: ArrayLike, lo: float, hi: float) -> NDArray[np.int64]:
-    """Flushed float32 -> int64, toward zero, saturated to [lo, hi], NaN -> 0."""
-    with np.errstate(all="ignore"):  # casting a signaling NaN raises "invalid"
-        x = _f32(a).astype(np.float64)  # exact; [lo, hi] are exact in float64, not in float32
-        x = np.where(np.isnan(x), 0.0, x)
-        return np.trunc(np.clip(x, lo, hi)).astype(np.int64)
-
-
 def f2i(a: ArrayLike) -> U32:
     """Float32 to signed int32, toward zero, saturating; NaN -> 0.
 
     Parameters
     ----------
     a : array_like of uint32
-        Float32 bit patterns (denormals flushed, which truncate to 0 anyway).
+        Float32 bit patterns. Denormals need no flush: they truncate to 0 either way.
 
     Returns
     -------
     ndarray of uint32
         Two's-complement int32 bit patterns, saturated to [-2**31, 2**31 - 1].
     """
-    return _f2int(a, -2.0**31, 2.0**31 - 1).astype(np.int32).view(np.uint32)
+    with np.errstate(all="ignore"):  # casting a signaling NaN raises "invalid"
+        # float64 is exact for float32 and, unlike float32, holds the bound 2**31 - 1 exactly.
+        x = _u32(a).view(np.float32).astype(np.float64)
+        x = np.where(np.isnan(x), 0.0, x)
+        # In-range float -> int casts truncate toward zero.
+        return np.minimum(np.maximum(x, -(2.0**31)), 2.0**31 - 1).astype(np.int32).view(np.uint32)
 
 
 def f2u(a: ArrayLike) -> U32:
@@ -390,11 +390,14 @@ def f2u(a: ArrayLike) -> U32:
     Parameters
     ----------
     a : array_like of uint32
-        Float32 bit patterns.
+        Float32 bit patterns. Denormals need no flush: they truncate to 0 either way.
 
     Returns
     -------
     ndarray of uint32
         Unsigned integers, saturated to [0, 2**32 - 1].
     """
-    return _f2int(a, 0.0, 2.0**32 - 1).astype(np.uint32)
+    with np.errstate(all="ignore"):  # casting a signaling NaN raises "invalid"
+        x = _u32(a).view(np.float32).astype(np.float64)
+        # fmax with 0 maps NaN and every negative value (incl. -inf) to 0 in one step.
+        return np.minimum(np.fmax(x, 0.0), 2.0**32 - 1).astype(np.uint32)
