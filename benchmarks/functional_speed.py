@@ -16,13 +16,14 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core: numpy's elementwise w
 
 from dualflow.isa import Form  # noqa: E402
 from dualflow.kernels.samples import SAMPLES, run_sample  # noqa: E402
+from dualflow.models import FunctionalConfig  # noqa: E402
 
 
-def measure(name: str, form: Form, n: int, repeat: int) -> tuple[float, float, int, int]:
+def measure(name: str, form: Form, n: int, repeat: int, config: FunctionalConfig | None = None):
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        run = run_sample(name, form, n=n)
+        run = run_sample(name, form, n=n, config=config)
         times.append(time.perf_counter() - start)
     t = statistics.median(times)
     s = run.stats
@@ -43,6 +44,12 @@ def main() -> None:
             rates.append(trate)
             print(f"{name:<9} {form.value:<6} {tcount:>13} {wcount:>11} {trate / 1e6:>16.2f} {wrate / 1e3:>14.1f}")
     print(f"median over kernels and forms: {statistics.median(rates) / 1e6:.2f} M thread-instructions/s")
+    print("\none block at a time (batch_warps=1, n = 4096), close to RTL co-simulation sizes:")
+    single = FunctionalConfig(batch_warps=1)
+    for name in SAMPLES:
+        for form in Form:
+            trate, wrate, _, _ = measure(name, form, 4096, args.repeat, single)
+            print(f"{name:<9} {form.value:<6} {trate / 1e6:>8.2f} Mthread-instr/s {wrate / 1e3:>8.1f} kwarp-instr/s")
 
 
 if __name__ == "__main__":

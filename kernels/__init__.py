@@ -1,0 +1,1 @@
+"""Workloads: kernels in both operand forms with host drivers and numpy reference checks."""

@@ -381,7 +381,8 @@ def f2i(a: ArrayLike) -> U32:
         x = _u32(a).view(np.float32).astype(np.float64)
         x = np.where(np.isnan(x), 0.0, x)
         # In-range float -> int casts truncate toward zero.
-        return np.minimum(np.maximum(x, -(2.0**31)), 2.0**31 - 1).astype(np.int32).view(np.uint32)
+        r = np.minimum(np.maximum(x, -(2.0**31)), 2.0**31 - 1).astype(np.int32)
+    return np.asarray(r).view(np.uint32)  # asarray: ufuncs turn 0-d results into scalars
 
 
 def f2u(a: ArrayLike) -> U32:
@@ -400,4 +401,4 @@ def f2u(a: ArrayLike) -> U32:
     with np.errstate(all="ignore"):  # casting a signaling NaN raises "invalid"
         x = _u32(a).view(np.float32).astype(np.float64)
         # fmax with 0 maps NaN and every negative value (incl. -inf) to 0 in one step.
-        return np.minimum(np.fmax(x, 0.0), 2.0**32 - 1).astype(np.uint32)
+        return np.asarray(np.minimum(np.fmax(x, 0.0), 2.0**32 - 1).astype(np.uint32))

@@ -565,6 +565,19 @@ def test_ffma_random(rng):
     check(fp32.ffma, ref_fma, a, b, c)
 
 
+def test_ffma_random_double_rounding_prone(rng):
+    # Integer products of ~24 bits plus a tiny c: float64 a*b + c often lands exactly on a
+    # float32 midpoint, so naive float64-then-cast is wrong on a few percent of these.
+    n = 2000
+    a = rng.integers(1, 1 << 12, n).astype(np.float32)
+    b = rng.integers(1 << 12, 1 << 13, n).astype(np.float32)
+    c = (rng.choice([-1.0, 1.0], n) * np.ldexp(1.0, rng.integers(-40, -20, n))).astype(np.float32)
+    naive = (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
+    a, b, c = a.view(np.uint32), b.view(np.uint32), c.view(np.uint32)
+    assert (naive.view(np.uint32) != fp32.ffma(a, b, c)).sum() >= 10
+    check(fp32.ffma, ref_fma, a, b, c)
+
+
 # --------------------------------------------------------------------------------------------
 # fmin / fmax
 # --------------------------------------------------------------------------------------------
@@ -730,6 +743,18 @@ def test_shapes_and_broadcasting(rng):
     check(fp32.ffma, ref_fma, a.ravel(), b.ravel(), np.tile(c, 3))
     # Non-contiguous views work too.
     assert fp32.fadd(a.T, b.T).tolist() == fp32.fadd(a, b).T.tolist()
+
+
+def test_scalar_inputs_give_0d_arrays():
+    for f in UNARY:
+        for x in (ONE, np.uint32(ONE), np.array(ONE, dtype=np.uint32)):
+            out = f(x)
+            assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.uint32
+    for f in BINARY + [lambda x, y: fp32.ffma(x, y, y)]:
+        out = f(np.uint32(ONE), ONE)
+        assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.uint32
+    assert int(fp32.ffma(ONE, ONE, ONE)) == 0x40000000
+    assert int(fp32.f2i(bits_of(-2.5))) == (-2) & 0xFFFFFFFF
 
 
 def test_no_warnings_escape():
