@@ -17,6 +17,7 @@ Syntax (see docs/isa.md)::
 
 from __future__ import annotations
 
+import math
 import re
 import struct
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ class _Line:
 class _KernelDraft:
     name: str
     lineno: int
+    col: int
     form: Form = Form.REG
     params: list[str] = field(default_factory=list)
     shared: int = 0
@@ -63,6 +65,7 @@ class _KernelDraft:
     dmax: int = DEFAULT_DMAX
     lines: list[_Line] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)
+    label_at: dict[str, tuple[int, int]] = field(default_factory=dict)  # label -> (line, column)
 
 
 def parse_immediate(text: str) -> int:
@@ -71,7 +74,10 @@ def parse_immediate(text: str) -> int:
     t = text.strip()
     low = t.lower()
     if low.startswith(("0f", "-0f")) and len(low.lstrip("-")) == 10:
-        bits = int(low.lstrip("-")[2:], 16)
+        try:
+            bits = int(low.lstrip("-")[2:], 16)
+        except ValueError:
+            raise ValueError(f"bad float bits {t!r}: expected 0f and 8 hex digits") from None
         return bits ^ 0x80000000 if low.startswith("-") else bits
     try:
         value = int(t, 0)
@@ -84,8 +90,11 @@ def parse_immediate(text: str) -> int:
     if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(\d+)[eE][-+]?\d+|[-+]?inf", low) and (
         "." in low or "e" in low or "inf" in low
     ):
+        value = float(t)
+        if math.isinf(value) and "inf" not in low:
+            raise ValueError(f"float literal {t} overflows float32")
         try:
-            return struct.unpack("<I", struct.pack("<f", float(t)))[0]
+            return struct.unpack("<I", struct.pack("<f", value))[0]
         except OverflowError:
             raise ValueError(f"float literal {t} overflows float32") from None
     raise ValueError(f"bad immediate {t!r}")
@@ -123,10 +132,10 @@ class Assembler:
         if name == ".kernel":
             if len(args) != 1 or not _IDENT.match(args[0]):
                 raise self.error(lineno, col, ".kernel needs one name")
-            return _KernelDraft(args[0], lineno)
+            return _KernelDraft(args[0], lineno, col)
         if draft is None:
             raise self.error(lineno, col, f"{name} before any .kernel")
-        if draft.lines and name != ".param":
+        if draft.lines:
             raise self.error(lineno, col, f"{name} after the first instruction of kernel {draft.name!r}")
 
         def number() -> int:
@@ -187,6 +196,7 @@ class Assembler:
                 if label in draft.labels:
                     raise self.error(lineno, col, f"duplicate label {label!r}")
                 draft.labels[label] = len(draft.lines)
+                draft.label_at[label] = (lineno, col)
                 pos += m.end()
             rest = line[pos:]
             if not rest.strip():
@@ -201,8 +211,8 @@ class Assembler:
                 continue
             if draft is None:
                 raise self.error(lineno, col, "instruction before any .kernel")
-            mnemonic, _, ops = body.partition(" ")
-            ops_col = col + len(mnemonic) + 1
+            mnemonic, ops = (body.split(None, 1) + [""])[:2]
+            ops_col = col + body.index(ops) if ops else col + len(body)
             draft.lines.append(_Line(lineno, _Token(mnemonic, col), self._split_operands(ops, ops_col)))
         if not drafts:
             raise self.error(1, 1, "no .kernel in file")
@@ -352,12 +362,12 @@ class Assembler:
         kernels: dict[str, Kernel] = {}
         for draft in self._pass1():
             if draft.name in kernels:
-                raise self.error(draft.lineno, 1, f"duplicate kernel {draft.name!r}")
+                raise self.error(draft.lineno, draft.col, f"duplicate kernel {draft.name!r}")
             if not draft.lines:
-                raise self.error(draft.lineno, 1, f"kernel {draft.name!r} has no instructions")
+                raise self.error(draft.lineno, draft.col, f"kernel {draft.name!r} has no instructions")
             for label, pc in draft.labels.items():
                 if pc >= len(draft.lines):
-                    raise self.error(draft.lineno, 1, f"label {label!r} at the end of kernel {draft.name!r} "
+                    raise self.error(*draft.label_at[label], f"label {label!r} at the end of kernel {draft.name!r} "
                                      "marks no instruction")
             used: list[int] = []
             code = [self._encode(draft, line, used) for line in draft.lines]
@@ -366,7 +376,8 @@ class Assembler:
             if regs is None:
                 regs = highest
             elif highest > regs:
-                raise self.error(draft.lineno, 1, f"kernel {draft.name!r} uses r{highest - 1} but declares .regs {regs}")
+                raise self.error(draft.lineno, draft.col,
+                                 f"kernel {draft.name!r} uses r{highest - 1} but declares .regs {regs}")
             try:
                 kernels[draft.name] = Kernel(
                     name=draft.name, form=draft.form, code=code, params=draft.params,
@@ -374,7 +385,7 @@ class Assembler:
                     dmax=draft.dmax, labels={pc: lab for lab, pc in draft.labels.items()},
                     locations={pc: SourceLocation(self.path, ln.lineno) for pc, ln in enumerate(draft.lines)})
             except DualflowError as exc:
-                raise self.error(draft.lineno, 1, str(exc)) from None
+                raise self.error(draft.lineno, draft.col, str(exc)) from None
         return Module(kernels, self.path)
 
 
@@ -389,4 +400,7 @@ def assemble_file(path: str | Path) -> Module:
         text = path.read_text()
     except OSError as exc:
         raise AsmError(str(path), 0, 0, f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise AsmError(str(path), line, 0, f"not UTF-8 text (byte {exc.start})") from None
     return assemble(text, str(path))

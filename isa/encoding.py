@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from dualflow.errors import DualflowError
 
-from .opcodes import SPECS, Opcode, OpSpec
+from .opcodes import INT_CMPS, SPECS, Cmp, ModKind, Opcode, OpSpec, SpecialReg, VoteMode
 
 #: Field name -> (least significant bit, width). The RTL decoder builds its layout from this.
 FIELDS: dict[str, tuple[int, int]] = {
@@ -76,6 +76,35 @@ class Instruction:
     def spec(self) -> OpSpec:
         return SPECS[self.op]
 
+    def check_fields(self) -> None:
+        """Reject fields the opcode does not use, or ``mod`` values it does not define, so that
+        every accepted word disassembles and reassembles to itself."""
+        spec = self.spec
+        items = spec.syntax.value
+        name = spec.mnemonic
+        legal_mod = {
+            ModKind.NONE: {0}, ModKind.COLOR: set(range(16)),
+            ModKind.CMP: {int(c) for c in (INT_CMPS if self.op in (Opcode.ISETP, Opcode.USETP) else Cmp)},
+            ModKind.VOTE: {int(v) for v in VoteMode}, ModKind.SREG: {int(r) for r in SpecialReg},
+        }[spec.mod]
+        if self.mod not in legal_mod:
+            raise EncodingError(f"{name}: mod={self.mod} is not a valid {spec.mod.value} value")
+        if self.dst and not spec.produces:
+            raise EncodingError(f"{name} writes no value but dst={self.dst}")
+        if self.a and not ("a" in items or "mem" in items):
+            raise EncodingError(f"{name} has no source A but a={self.a}")
+        if self.c and "c" not in items:
+            raise EncodingError(f"{name} has no source C but c={self.c}")
+        if self.b and not ("b" in items or "bi" in items):
+            raise EncodingError(f"{name} has no source B but b={self.b}")
+        needs_imm = any(i in items for i in ("target", "param", "count"))
+        if self.bimm and not (needs_imm or "bi" in items):
+            raise EncodingError(f"{name} takes no 32-bit immediate")
+        if needs_imm and not self.bimm:
+            raise EncodingError(f"{name} needs its 32-bit immediate (bimm=1)")
+        if not self.bimm and self.imm and "mem" not in items:
+            raise EncodingError(f"{name} has no memory offset but imm16={self.imm}")
+
     def encode(self) -> int:
         for name in ("dst", "a", "b", "c"):
             value = getattr(self, name)
@@ -83,6 +112,9 @@ class Instruction:
                 raise EncodingError(f"operand field {name}={value} does not fit in 8 bits")
         if not 0 <= self.mod < 16:
             raise EncodingError(f"mod={self.mod} does not fit in 4 bits")
+        if self.bimm and (self.b or self.c):
+            raise EncodingError("an instruction with a 32-bit immediate has no B or C operand")
+        self.check_fields()
         word = int(self.op) | (int(self.bimm) << 8) | (self.mod << 12) | (self.dst << 16) | (self.a << 24)
         if self.bimm:
             if self.b or self.c:
@@ -114,5 +146,10 @@ class Instruction:
             imm16 = _get(word, "imm16")
             imm = imm16 - (1 << 16) if imm16 & 0x8000 else imm16
             b, c = _get(word, "b"), _get(word, "c")
-        return cls(op=op, dst=_get(word, "dst"), a=_get(word, "a"), b=b, c=c,
-                   mod=_get(word, "mod"), bimm=bimm, imm=imm)
+        ins = cls(op=op, dst=_get(word, "dst"), a=_get(word, "a"), b=b, c=c,
+                  mod=_get(word, "mod"), bimm=bimm, imm=imm)
+        try:
+            ins.check_fields()
+        except EncodingError as exc:
+            raise EncodingError(f"word {word:#018x}: {exc}") from None
+        return ins

@@ -6,7 +6,7 @@ import json
 import struct
 from dataclasses import dataclass, field
 
-from .encoding import MAX_REGS, OPERAND_MAX, Instruction
+from .encoding import MAX_REGS, OPERAND_MAX, EncodingError, Instruction
 from .opcodes import Form
 from dualflow.errors import DualflowError
 
@@ -145,6 +145,15 @@ class Module:
 
     @classmethod
     def from_bytes(cls, data: bytes, path: str = "<binary>") -> Module:
+        try:
+            return cls._from_bytes(data, path)
+        except EncodingError as exc:
+            raise KernelError(f"{path}: {exc}") from None
+        except (struct.error, ValueError, KeyError, TypeError) as exc:
+            raise KernelError(f"{path}: corrupt dualflow binary ({type(exc).__name__}: {exc})") from None
+
+    @classmethod
+    def _from_bytes(cls, data: bytes, path: str) -> Module:
         if data[:4] != _MAGIC:
             raise KernelError(f"{path}: not a dualflow binary (bad magic)")
         version, size = struct.unpack_from("<II", data, 4)

@@ -53,7 +53,8 @@ class FunctionalConfig:
             raise ConfigError("global_memory_bytes must be a multiple of 4")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Plain JSON types (tuples become lists), so a dict read back from JSON compares equal."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
     @classmethod
     def describe(cls) -> dict[str, dict]:

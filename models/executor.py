@@ -448,12 +448,8 @@ class BatchExecutor:
                 if self.dflow:
                     self.rp[w] = e.rp
                 return
-            if e.kind == SYNC_ENTRY and self.dflow:
-                # A reconvergence point whose lanes have all exited passes its rp outward.
-                for outer in reversed(stack):
-                    if outer.kind == SYNC_ENTRY:
-                        outer.rp = max(outer.rp, e.rp)
-                        break
+            # An entry whose lanes have all exited is dropped. A SYNC entry dropped this way
+            # passes nothing outward: no path through it reaches an outer join.
         if alive.any():
             raise self.fault("divergence stack empty while lanes are still alive", pc, w)
         self.active[w] = False
