@@ -82,6 +82,20 @@ class Kernel:
                 raise KernelError(
                     f"{where}: .ring {self.ring} must exceed .dmax {self.dmax}, or a value at the "
                     "largest distance would already be overwritten")
+            for pc, ins in enumerate(self.code):
+                if ins.dst:
+                    raise KernelError(f"{where}, pc {pc}: a DFLOW instruction names no destination "
+                                      f"(dst field {ins.dst})")
+                for name in ins.spec.sources:
+                    if getattr(ins, name) > self.dmax:
+                        raise KernelError(f"{where}, pc {pc}: distance {getattr(ins, name)} exceeds "
+                                          f".dmax {self.dmax}")
+        elif self.form is Form.REG:
+            for pc, ins in enumerate(self.code):
+                for name in ("dst",) + ins.spec.sources:
+                    if getattr(ins, name) > self.regs:
+                        raise KernelError(f"{where}, pc {pc}: register r{getattr(ins, name) - 1} is "
+                                          f"outside .regs {self.regs}")
 
     def param_offset(self, name: str) -> int:
         return 4 * self.params.index(name)

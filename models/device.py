@@ -33,8 +33,14 @@ class LaunchResult:
 
 
 def _dim3(value: int | Sequence[int], what: str) -> tuple[int, int, int]:
-    dims = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
-    if not 1 <= len(dims) <= 3 or any(not isinstance(d, (int, np.integer)) or d < 1 for d in dims):
+    def is_int(d) -> bool:
+        return isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_))
+
+    try:
+        dims = (value,) if is_int(value) else tuple(value)
+    except TypeError:
+        dims = ()
+    if not 1 <= len(dims) <= 3 or any(not is_int(d) or d < 1 for d in dims):
         raise ConfigError(f"launch {what} must be 1 to 3 positive integers, not {value!r}")
     return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
 

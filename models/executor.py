@@ -35,6 +35,9 @@ from .trace import TraceRecord
 
 U32 = np.uint32
 SYNC_ENTRY, DIV_ENTRY = 0, 1
+#: Tag of a ring slot this lane never wrote: below every position, including negative ones
+#: (a distance reaching before the warp's first producer).
+NEVER_WRITTEN = np.iinfo(np.int64).min
 
 
 @dataclass
@@ -95,7 +98,7 @@ class BatchExecutor:
         self.seq = np.zeros(nw, dtype=np.int64)
         if self.dflow:
             self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
-            self.tag = np.full((kernel.ring, nw, L), -1, dtype=np.int64)
+            self.tag = np.full((kernel.ring, nw, L), NEVER_WRITTEN, dtype=np.int64)
             self.rp = np.zeros(nw, dtype=np.int64)
         else:
             self.regs = np.zeros((max(kernel.regs, 1), nw, L), dtype=U32)
@@ -170,7 +173,9 @@ class BatchExecutor:
         warp, lane = self._first(g, bad)
         row = int(np.flatnonzero(g == warp)[0])
         p, t = int(pos[row]), int(tags[row, lane])
-        if t < 0 or t < p:
+        if t == NEVER_WRITTEN:
+            why = f"this lane's path never wrote position {p} (nor anything else in that slot)"
+        elif t < p:
             why = f"this lane's path never wrote position {p} (the slot last held position {t})"
         else:
             why = f"position {p} was overwritten by position {t} (ring of {self.kernel.ring} slots)"

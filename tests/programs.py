@@ -122,7 +122,8 @@ def run_elementwise(form: Form, op: str, a, b=None, c=None, *, block: int = 64,
     return dev.copy_out(dout, n)
 
 
-def pairs_with_random(rng: np.random.Generator, edges=EDGES, total: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def pairs_with_random(rng: np.random.Generator, edges=EDGES,
+                      total: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """Every ordered pair of edge values, then random uint32 pairs, ``total`` elements in all."""
     ea = [x for x in edges for _ in edges]
     eb = [y for _ in edges for y in edges]

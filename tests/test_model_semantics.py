@@ -23,8 +23,8 @@ def rng():
 def expect_equal(got: np.ndarray, want, what: str = "") -> None:
     want = np.asarray(want, dtype=np.uint64).astype(np.uint32)
     bad = np.flatnonzero(got != want)
-    assert not bad.size, (f"{what}: {bad.size} elements differ; first at {bad[0]}: got {int(got[bad[0]]):#x}, "
-                          f"expected {int(want[bad[0]]):#x}")
+    assert not bad.size, (f"{what}: {bad.size} elements differ; first at {bad[0]}: "
+                          f"got {int(got[bad[0]]):#x}, expected {int(want[bad[0]]):#x}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -83,7 +83,8 @@ def test_binary_integer_op_register_operands(form, op, rng):
 @pytest.mark.parametrize("op", sorted(BINARY))
 def test_binary_integer_op_immediate_operand(form, op, rng):
     a, _ = pairs_with_random(rng, total=128)
-    imms = SHIFTS if op in ("ishl", "ishr", "isra") else (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x1234ABCD)
+    imms = (SHIFTS if op in ("ishl", "ishr", "isra")
+            else (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x1234ABCD))
     for imm in imms:
         # Alternate hex and negative decimal spellings of the same 32-bit pattern.
         text = str(s32(imm)) if imm & 0x80000000 and imm != 0x80000000 else hex(imm)
@@ -254,7 +255,8 @@ def test_fp_exact_known_values(form):
     assert run_elementwise(form, "f2i {d}{a}", a)[:4].tolist() == [6, u32(-1), 9, 2]
     assert run_elementwise(form, "f2u {d}{a}", a)[:4].tolist() == [6, 0, 9, 2]
     ints = np.resize(np.array([5, u32(-3), 0x80000000, 7], np.uint32), 64)
-    assert run_elementwise(form, "i2f {d}{a}", ints)[:4].view(np.float32).tolist() == [5.0, -3.0, -2.0**31, 7.0]
+    assert run_elementwise(form, "i2f {d}{a}", ints)[:4].view(np.float32).tolist() == [5.0, -3.0, -2.0**31,
+                                                                                       7.0]
     assert run_elementwise(form, "u2f {d}{a}", ints)[:4].view(np.float32).tolist() == [5.0, 4294967296.0,
                                                                                        2.0**31, 7.0]
 
@@ -352,6 +354,29 @@ def test_vote_over_the_active_lanes_of_a_divergent_path(form, rng):
     assert out[17].tolist() == [1, 0, 0x02] and out[16].tolist() == [1, 0, 0x40]
     assert out[24].tolist() == [1, 1, 0x05] and out[25].tolist() == [1, 0, 0x08]
     assert out[0].tolist() == [0, 0, 0] and out[7].tolist() == [0, 0, 0]
+
+
+def test_vote_ballot_uses_all_32_lanes():
+    kernel = asm("""
+.kernel b32
+.form reg
+.param out
+    s2r r0, %laneid
+    isetp.ge r1, r0, 30         ; lanes 30, 31
+    vote.ballot r2, r1
+    vote.all r3, r1
+    vote.any r4, r1
+    ldc r5, out
+    ishl r6, r0, 4
+    iadd r5, r5, r6
+    stg [r5], r2
+    stg [r5+4], r3
+    stg [r5+8], r4
+    exit
+""")
+    _, res, out = launch_out(kernel, 1, 32, 128, trace=True)
+    assert out.reshape(32, 4)[:, :3].tolist() == [[0xC0000000, 0, 1]] * 32
+    assert res.trace.records[0].mask == 0xFFFFFFFF
 
 
 # --------------------------------------------------------------------------------------------
@@ -461,64 +486,68 @@ def test_ldc_by_name_and_offset(form):
 # Memory spaces
 # --------------------------------------------------------------------------------------------
 
-SHARED_REG = """
+SHARED = {
+    Form.REG: """
 .kernel sh
 .form reg
 .param out
 .shared 16
     s2r r0, %ctaid.x
     s2r r1, %tid.x
-    brnz r1, SKIP           ; thread 0 of each block writes word 2
+    ssy W
+    brnz r1, WSYNC              ; thread 0 of each block writes word 2
     imul r3, r0, 100
     iadd r3, r3, 7
     sts [rz+8], r3
-SKIP:
+WSYNC:
+    sync
+W:
     bar
-    lds r4, [rz+8]
-    ishl r5, r0, 3          ; out[ctaid*2 + tid]
-    ishl r6, r1, 2
-    iadd r5, r5, r6
+    lds r4, [rz+8]              ; every thread reads it back
+    s2r r8, %ntid.x
+    imad r5, r0, r8, r1
+    ishl r5, r5, 2
     ldc r7, out
     iadd r7, r7, r5
     stg [r7], r4
     exit
-"""
-
-SHARED_DFLOW = """
+""",
+    Form.DFLOW: """
 .kernel sh
 .form dflow
 .param out
 .shared 16
-    s2r %ctaid.x            ; P0
-    s2r %tid.x              ; P1
-    brnz |1|, SKIP          ; RP 2
-    imul |2|, 100           ; P2
-    iadd |1|, 7             ; P3
+    s2r %ctaid.x                ; P0
+    s2r %tid.x                  ; P1
+    ssy W
+    brnz |1|, SKIP              ; RP 2
+    imul |2|, 100               ; P2
+    iadd |1|, 7                 ; P3
     sts [rz+8], |1|
-    exit
+    sync
 SKIP:
+    rpinc 2
+    sync
+W:                              ; RP 4
     bar
-    lds [rz+8]              ; P2
-    ishl |3|, 3             ; P3
-    ishl |3|, 2             ; P4
-    iadd |1|, |2|           ; P5
-    ldc out                 ; P6
-    iadd |1|, |2|           ; P7
+    lds [rz+8]                  ; P4
+    s2r %ntid.x                 ; P5
+    imad |6|, |1|, |5|          ; P6
+    ishl |1|, 2                 ; P7
+    ldc out                     ; P8
+    iadd |1|, |2|               ; P9
     stg [|1|], |6|
     exit
-"""
+""",
+}
 
 
-def test_shared_memory_is_per_block():
-    """Blocks write different values to the same shared address and each reads back its own."""
-    # REG: thread 0 writes then joins the others at the barrier (uniform per warp: warp size 1).
-    cfg = FunctionalConfig(warp_size=1)
-    kernel = asm(SHARED_REG)
-    _, _, out = launch_out(kernel, 3, 2, 6, config=cfg)
-    assert out.tolist() == [7, 7, 107, 107, 207, 207]
-    # DFLOW: thread 0 writes and exits; its warp no longer counts at the barrier.
-    _, _, out = launch_out(asm(SHARED_DFLOW), 3, 2, 6, config=cfg, fill=0)
-    assert out.tolist() == [0, 7, 0, 107, 0, 207]
+@pytest.mark.parametrize("form", FORMS, ids=FORM_IDS)
+def test_shared_memory_is_per_block(form):
+    """Three blocks (of two warps) write different values to the same shared word and each
+    block reads back its own."""
+    _, _, out = launch_out(asm(SHARED[form]), 3, 16, 48, config=FunctionalConfig(warp_size=8))
+    assert out.tolist() == [7] * 16 + [107] * 16 + [207] * 16
 
 
 @pytest.mark.parametrize("form", FORMS, ids=FORM_IDS)
@@ -616,8 +645,11 @@ J:
     cfg = FunctionalConfig(warp_size=8)
     _, _, full = launch_out(kernel, 2, 8, 8, config=cfg)
     assert full.reshape(2, 4)[:, :3].tolist() == [[107, 103, 107]] * 2
-    _, _, part = launch_out(kernel, 1, 3, 4, config=cfg)
+    _, res, part = launch_out(kernel, 1, 3, 4, config=cfg, trace=True)
     assert part[:3].tolist() == [102, 102, 102]
+    first = [r for r in res.trace.records if r.op == "stg"][0]  # the trace keeps every lane's store
+    assert first.mask == 0b111 and first.data == (100, 101, 102, 0, 0, 0, 0, 0)
+    assert len(set(first.addrs[:3])) == 1 and first.addrs[3:] == (0,) * 5
 
 
 # --------------------------------------------------------------------------------------------
