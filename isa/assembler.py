@@ -27,7 +27,7 @@ from dualflow.errors import AsmError, DualflowError
 
 from .encoding import IMM16_MAX, IMM16_MIN, MAX_REGS, OPERAND_MAX, Instruction
 from .kernel import DEFAULT_DMAX, DEFAULT_RING, Kernel, Module, SourceLocation
-from .opcodes import BY_MNEMONIC, INT_CMPS, SPECS, Cmp, Form, ModKind, Opcode, SpecialReg, mod_names
+from .opcodes import BY_MNEMONIC, INT_CMPS, SPECS, Cmp, Form, ModKind, Opcode, SpecialReg, UnitClass, mod_names
 
 _COMMENT = re.compile(r"(;|//|#).*$")
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][\w.$]*)\s*:")
@@ -302,7 +302,10 @@ class Assembler:
                 if _REG.match(tok.text) or _DIST.match(tok.text.replace(" ", "")) or tok.text == "rz":
                     fields["b"] = self._source(tok, draft, line.lineno, used)
                 else:
-                    fields["bimm"], fields["imm"] = True, self._immediate(tok, line.lineno)
+                    text = tok.text
+                    if spec.unit in (UnitClass.FP, UnitClass.SFU) and re.fullmatch(r"[-+]?\d+", text.strip()):
+                        text += ".0"  # `fmul r1, r2, 2` means 2.0; hex and 0f literals stay raw bits
+                    fields["bimm"], fields["imm"] = True, self._immediate(_Token(text, tok.col), line.lineno)
             elif item == "mem":
                 m = _MEM.match(tok.text)
                 if not m:

@@ -168,12 +168,13 @@ def immediate(draw, unit: UnitClass):
     if unit in (UnitClass.FP, UnitClass.SFU):
         kinds += ["float", "float", "sci"]
     kind = draw(st.sampled_from(kinds))
+    fp = unit in (UnitClass.FP, UnitClass.SFU)
     if kind == "dec":
         v = draw(st.integers(0, (1 << 32) - 1))
-        return str(v), v
+        return str(v), f32(float(v)) if fp else v  # on FP operations a decimal integer is a float
     if kind == "neg":
         v = draw(st.integers(-(1 << 31), -1))
-        return str(v), v & 0xFFFFFFFF
+        return str(v), f32(float(v)) if fp else v & 0xFFFFFFFF
     if kind == "hex":
         return _hex_pair(draw, draw(st.integers(0, (1 << 32) - 1)))
     if kind in ("bits", "negbits"):
@@ -848,3 +849,11 @@ def test_label_at_end_points_at_the_label():
 def test_duplicate_kernel_column_of_indented_directive():
     err = asm_error(".kernel k\n exit\n    .kernel k\n exit\n")
     assert (err.line, err.col) == (3, 5)
+
+
+@pytest.mark.parametrize("text, bits", [("fmul r1, r2, 2", 0x40000000), ("fadd r1, r2, -1", 0xBF800000),
+                                        ("fadd r1, r2, 0x1", 0x00000001), ("iadd r1, r2, 2", 2),
+                                        ("fsetp.lt r1, r2, 0", 0)])
+def test_decimal_integer_on_fp_operation_is_a_float(text, bits):
+    ins = assemble(f".kernel k\n    {text}\n    exit\n").only.code[0]
+    assert ins.bimm and ins.imm == bits
