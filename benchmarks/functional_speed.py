@@ -36,7 +36,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1 << 18, help="elements per sample (default 262144)")
     args = parser.parse_args()
     print(f"functional model speed, n = {args.n}, median of {args.repeat} runs (host set-up and checks included)")
-    print(f"{'kernel':<9} {'form':<6} {'thread-instr':>13} {'warp-instr':>11} {'Mthread-instr/s':>16} {'kwarp-instr/s':>14}")
+    print(f"{'kernel':<9} {'form':<6} {'thread-instr':>13} {'warp-instr':>11} "
+          f"{'Mthread-instr/s':>16} {'kwarp-instr/s':>14}")
     rates = []
     for name in SAMPLES:
         for form in Form:

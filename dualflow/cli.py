@@ -50,7 +50,7 @@ def cmd_isa(args) -> int:
     from dualflow.isa.opcodes import mod_names
 
     print(f"{'code':>6}  {'mnemonic':<8} {'operands':<14} {'unit':<5} {'RP':<3} suffixes")
-    for op, spec in SPECS.items():
+    for spec in SPECS.values():
         ops = ", ".join(("d",) + spec.syntax.value if spec.produces else spec.syntax.value)
         suffixes = " ".join(mod_names(spec.mod).values())
         rp = "+1" if spec.produces else ("+k" if spec.mnemonic == "rpinc" else "")

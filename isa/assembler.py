@@ -27,7 +27,18 @@ from dualflow.errors import AsmError, DualflowError
 
 from .encoding import IMM16_MAX, IMM16_MIN, MAX_REGS, OPERAND_MAX, Instruction
 from .kernel import DEFAULT_DMAX, DEFAULT_RING, Kernel, Module, SourceLocation
-from .opcodes import BY_MNEMONIC, INT_CMPS, SPECS, Cmp, Form, ModKind, Opcode, SpecialReg, UnitClass, mod_names
+from .opcodes import (
+    BY_MNEMONIC,
+    INT_CMPS,
+    SPECS,
+    Cmp,
+    Form,
+    ModKind,
+    Opcode,
+    SpecialReg,
+    UnitClass,
+    mod_names,
+)
 
 _COMMENT = re.compile(r"(;|//|#).*$")
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][\w.$]*)\s*:")
@@ -251,7 +262,8 @@ class Assembler:
             m = _REG.match(text)
             if not m:
                 if _DIST.match(text):
-                    raise self.error(lineno, tok.col, f"distance operand {text} in a REG-form kernel (add `.form dflow`)")
+                    raise self.error(lineno, tok.col,
+                                     f"distance operand {text} in a REG-form kernel (add `.form dflow`)")
                 raise self.error(lineno, tok.col, f"bad register {tok.text!r}")
             reg = int(m.group(1))
             if reg >= MAX_REGS:
@@ -261,7 +273,8 @@ class Assembler:
         m = _DIST.match(text)
         if not m:
             if _REG.match(text):
-                raise self.error(lineno, tok.col, f"register operand {text} in a DFLOW-form kernel: name sources by |distance|")
+                raise self.error(lineno, tok.col,
+                                 f"register operand {text} in a DFLOW-form kernel: name sources by |distance|")
             raise self.error(lineno, tok.col, f"bad distance operand {tok.text!r}")
         dist = int(m.group(1))
         if not 1 <= dist <= draft.dmax:
@@ -285,7 +298,8 @@ class Assembler:
         if len(ops) != len(items):
             expected = ", ".join(items) or "no operands"
             col = ops[len(items)].col if len(ops) > len(items) else line.mnemonic.col
-            raise self.error(line.lineno, col, f"{spec.mnemonic} takes {len(items)} operand(s) ({expected}), got {len(ops)}")
+            raise self.error(line.lineno, col,
+                             f"{spec.mnemonic} takes {len(items)} operand(s) ({expected}), got {len(ops)}")
         for item, tok in zip(items, ops):
             if item == "dst":
                 m = _REG.match(tok.text)

@@ -6,9 +6,10 @@ import json
 import struct
 from dataclasses import dataclass, field
 
+from dualflow.errors import DualflowError
+
 from .encoding import MAX_REGS, OPERAND_MAX, EncodingError, Instruction
 from .opcodes import Form
-from dualflow.errors import DualflowError
 
 #: Default DFLOW ring entries per warp: 65536 registers / 2048 threads on the paper's SM.
 DEFAULT_RING = 32

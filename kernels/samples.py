@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from dualflow.errors import DualflowError
 from dualflow.isa import Form, Kernel, assemble_file
 from dualflow.models import Device, FunctionalConfig, LaunchStats, Trace
+
+from dualflow.errors import DualflowError
 
 SOURCE_DIR = Path(__file__).parent / "samples"
 

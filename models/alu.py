@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-
 from dualflow.isa import Cmp, Opcode
 
 from . import fp32

@@ -23,10 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-
-from dualflow.errors import KernelFault
 from dualflow.isa import SPECS, Form, Instruction, Kernel, Opcode, format_instruction
 from dualflow.isa.opcodes import LOADS, STORES, ModKind, SpecialReg, Syntax, VoteMode
+
+from dualflow.errors import KernelFault
 
 from . import alu
 from .config import FunctionalConfig
@@ -518,7 +518,7 @@ class BatchExecutor:
             m = mask[row]
             bits = int((m.astype(np.uint64) << np.arange(self.L, dtype=np.uint64)).sum())
 
-            def lanes(arr):
+            def lanes(arr, m=m, row=row):
                 return tuple(int(v) for v in np.where(m, arr[row], 0))
 
             addrs = data = None

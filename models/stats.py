@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from dualflow.isa import SPECS, Kernel, UnitClass, format_instruction
 
 

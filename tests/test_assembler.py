@@ -8,13 +8,25 @@ import struct
 from pathlib import Path
 
 import pytest
+from dualflow.isa import (
+    DEFAULT_DMAX,
+    DEFAULT_RING,
+    SPECS,
+    Cmp,
+    Form,
+    Instruction,
+    Module,
+    Opcode,
+    SpecialReg,
+    assemble,
+    assemble_file,
+    disassemble,
+)
+from dualflow.isa.opcodes import INT_CMPS, ModKind, UnitClass, VoteMode
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualflow.errors import AsmError, DualflowError
-from dualflow.isa import (DEFAULT_DMAX, DEFAULT_RING, SPECS, Cmp, Form, Instruction, Module, Opcode,
-                          SpecialReg, assemble, assemble_file, disassemble)
-from dualflow.isa.opcodes import INT_CMPS, ModKind, UnitClass, VoteMode
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "kernels" / "samples"
 SAMPLES = sorted(SAMPLE_DIR.glob("*.s"))
@@ -806,7 +818,7 @@ def test_module_lookup_errors():
     with pytest.raises(KeyError, match="two.s: no kernel named 'c' \\(have: a, b\\)"):
         m["c"]
     with pytest.raises(DualflowError, match="two.s: expected exactly one kernel, found 2"):
-        m.only
+        _ = m.only
 
 
 @pytest.mark.parametrize("data, phrase", [

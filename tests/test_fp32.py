@@ -15,7 +15,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
 from dualflow.models import fp32
 
 # --------------------------------------------------------------------------------------------

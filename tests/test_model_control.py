@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from dualflow.isa import SPECS, Form, Opcode
 from dualflow.models import Device, FunctionalConfig, Trace
 from programs import FORMS, M32, asm, launch_out

@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from dualflow.isa import Form, SpecialReg
 from dualflow.models import Device, FunctionalConfig, fp32
-from programs import (EDGES, FORMS, M32, SHIFTS, asm, bits, launch_out, pairs_with_random, run_elementwise,
-                      s32, u32)
+from programs import (
+    EDGES,
+    FORMS,
+    M32,
+    SHIFTS,
+    asm,
+    bits,
+    launch_out,
+    pairs_with_random,
+    run_elementwise,
+    s32,
+    u32,
+)
 
 FORM_IDS = [f.value for f in FORMS]
 

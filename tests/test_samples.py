@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from dualflow.isa import Form
 from dualflow.kernels.samples import SAMPLES, CheckFailed, run_sample
 from dualflow.models import FunctionalConfig
