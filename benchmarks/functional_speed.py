@@ -26,7 +26,7 @@ def measure(name: str, form: Form, n: int, repeat: int, config: FunctionalConfig
         run = run_sample(name, form, n=n, config=config)
         times.append(time.perf_counter() - start)
     t = statistics.median(times)
-    s = run.stats
+    s = run.total
     return s.thread_instructions / t, s.warp_instructions / t, s.thread_instructions, s.warp_instructions
 
 

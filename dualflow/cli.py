@@ -71,7 +71,7 @@ def cmd_demo(args) -> int:
         base = None
         for form in (Form.REG, Form.DFLOW):
             run = run_sample(name, form, n=args.n, seed=args.seed)
-            s = run.stats
+            s = run.total
             d = s.to_dict()
             c = {k: v["warp"] for k, v in s.by_class.items()}
             print(f"{name:<9} {form.value:<6} {'ok':<6} {s.warp_instructions:>11} {s.thread_instructions:>13} "
@@ -93,8 +93,8 @@ def cmd_trace(args) -> int:
     from dualflow.kernels.samples import run_sample
 
     run = run_sample(args.sample, Form(args.form), n=args.n, seed=args.seed, trace=True)
-    run.trace.write(args.output)
-    print(f"{args.sample} ({args.form}): {len(run.trace.records)} records, check ok; wrote {args.output}")
+    run.traces[0].write(args.output)
+    print(f"{args.sample} ({args.form}): {len(run.traces[0].records)} records, check ok; wrote {args.output}")
     return 0
 
 

@@ -48,10 +48,14 @@ def _dim3(value: int | Sequence[int], what: str) -> tuple[int, int, int]:
 class Device:
     """One GPU as the functional model sees it: global memory and in-order launches."""
 
-    def __init__(self, config: FunctionalConfig | None = None):
+    def __init__(self, config: FunctionalConfig | None = None, *, trace: bool = False):
+        """``trace``: record a retirement trace of every launch (kept in ``traces``) unless a
+        launch says otherwise."""
         self.config = config or FunctionalConfig()
         self.memory = GlobalMemory(self.config.global_memory_bytes)
         self.history: list[LaunchStats] = []
+        self.trace_default = trace
+        self.traces: list[Trace] = []
 
     def alloc(self, nbytes: int) -> int:
         return self.memory.alloc(nbytes)
@@ -104,8 +108,10 @@ class Device:
         return np.array(words, dtype=np.uint32)
 
     def launch(self, kernel: Kernel, grid: int | Sequence[int], block: int | Sequence[int],
-               params: Sequence = (), *, trace: bool = False) -> LaunchResult:
+               params: Sequence = (), *, trace: bool | None = None) -> LaunchResult:
         """Run ``kernel`` over the whole grid; returns its statistics and, on request, its trace."""
+        if trace is None:
+            trace = self.trace_default
         geo = Geometry(_dim3(grid, "grid"), _dim3(block, "block"), self.config.warp_size)
         words = self._check_launch(kernel, geo, params)
         n = len(kernel.code)
@@ -130,4 +136,5 @@ class Device:
             if kernel.form.value == "dflow":
                 config.update(ring=kernel.ring, dmax=kernel.dmax)
             result_trace = Trace(kernel.name, kernel.form.value, geo.warp_size, config, records)
+            self.traces.append(result_trace)
         return LaunchResult(stats, result_trace)

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 from dualflow.isa import Form
-from dualflow.kernels.samples import SAMPLES, CheckFailed, run_sample
+from dualflow.kernels.samples import SAMPLES, Vadd, run_sample
+from dualflow.kernels.workload import CheckFailed, run_workload
 from dualflow.models import FunctionalConfig
 
 
@@ -12,8 +13,8 @@ from dualflow.models import FunctionalConfig
 @pytest.mark.parametrize("n", [1, 37, 1000])
 def test_sample_matches_numpy(name, form, n):
     run = run_sample(name, form, n=n, seed=n)
-    assert run.stats.warp_instructions > 0
-    assert run.output.size > 0
+    assert run.total.warp_instructions > 0
+    assert run.outputs['out'].size > 0
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
@@ -22,9 +23,9 @@ def test_forms_agree_and_small_batches_agree(name):
     reg = run_sample(name, Form.REG, n=700)
     dflow = run_sample(name, Form.DFLOW, n=700)
     one_block = run_sample(name, Form.DFLOW, n=700, config=FunctionalConfig(batch_warps=1))
-    np.testing.assert_array_equal(reg.output.view(np.uint32), dflow.output.view(np.uint32))
-    np.testing.assert_array_equal(dflow.output.view(np.uint32), one_block.output.view(np.uint32))
-    assert one_block.stats.warp_instructions == dflow.stats.warp_instructions
+    np.testing.assert_array_equal(reg.outputs['out'].view(np.uint32), dflow.outputs['out'].view(np.uint32))
+    np.testing.assert_array_equal(dflow.outputs['out'].view(np.uint32), one_block.outputs['out'].view(np.uint32))
+    assert one_block.total.warp_instructions == dflow.total.warp_instructions
 
 
 @pytest.mark.parametrize("warp_size", [4, 8, 16])
@@ -34,27 +35,23 @@ def test_samples_at_other_warp_sizes(warp_size):
             run_sample(name, form, n=300, config=FunctionalConfig(warp_size=warp_size))
 
 
-def test_check_can_fail(monkeypatch):
+def test_check_can_fail():
     """The reference check is real: a corrupted reference is reported."""
-    import dualflow.kernels.samples as samples
 
-    driver, desc = samples.SAMPLES["vadd"]
+    class Corrupted(Vadd):
+        def reference(self, inputs, n):
+            ref = super().reference(inputs, n)
+            ref["out"][3] += 1
+            return ref
 
-    def corrupted(*args):
-        res, out, ref = driver(*args)
-        ref = ref.copy()
-        ref[3] += 1
-        return res, out, ref
-
-    monkeypatch.setitem(samples.SAMPLES, "vadd", (corrupted, desc))
     with pytest.raises(CheckFailed, match="index 3"):
-        run_sample("vadd", Form.REG, n=100)
+        run_workload(Corrupted, "small", Form.REG, params={"n": 100})
 
 
 def test_statistics_by_hand_vadd():
     """vadd at n = 100, block 128: one block of 4 warps; lanes past n exit after 7 instructions."""
     run = run_sample("vadd", Form.REG, n=100)
-    s = run.stats
+    s = run.total
     # Warps 0-2 (96 threads) run all 19 instructions; warp 3 has 4 live lanes in range
     # and 28 out of range: it runs the 7-instruction prologue, the exit of the 28, then 12 more.
     assert s.warp_instructions == 3 * 19 + 7 + 1 + 12
