@@ -98,6 +98,44 @@ def cmd_trace(args) -> int:
     return 0
 
 
+def _stats_line(label: str, s) -> str:
+    c = {k: v["warp"] for k, v in s.by_class.items()}
+    eff = s.to_dict()["simd_efficiency"]["value"]
+    return (f"{label:<18} {s.launches:>6} {s.warp_instructions:>12} {s.thread_instructions:>14} {eff:>6.3f} "
+            f"{c['int']:>9} {c['fp']:>9} {c['sfu']:>7} {c['mem']:>9} {c['ctrl']:>9}")
+
+
+def cmd_bench_list(args) -> int:
+    from dualflow.kernels.registry import WORKLOADS
+
+    for name, wl in WORKLOADS.items():
+        sizes = "; ".join(f"{k}: " + ", ".join(f"{p}={v}" for p, v in params.items()) for k, params in wl.sizes.items())
+        print(f"{name:<11} {wl.description}")
+        print(f"{'':<11} sizes  {sizes}")
+    return 0
+
+
+def cmd_bench_run(args) -> int:
+    from dualflow.isa import Form
+    from dualflow.kernels.registry import get_workload
+    from dualflow.kernels.workload import run_workload
+
+    run = run_workload(get_workload(args.name), args.size, Form(args.form), seed=args.seed)
+    params = ", ".join(f"{k}={v}" for k, v in run.params.items())
+    print(f"{run.workload} ({run.form.value}, size {run.size}: {params}; seed {run.seed})")
+    print(f"check: ok: {run.verdict}")
+    print(f"{'kernel':<18} {'launch':>6} {'warp-instr':>12} {'thread-instr':>14} {'SIMD':>6} "
+          f"{'int':>9} {'fp':>9} {'sfu':>7} {'mem':>9} {'ctrl':>9}")
+    for name, s in run.by_kernel.items():
+        print(_stats_line(name, s))
+    if len(run.by_kernel) > 1:
+        print(_stats_line("total", run.total))
+    if args.json:
+        atomic_write(args.json, json.dumps(run.to_dict(), indent=1))
+        print(f"wrote {args.json}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from dualflow.kernels.samples import SAMPLES
 
@@ -122,6 +160,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1, help="input seed (default 1)")
     p.add_argument("--json", help="also write the results as JSON to this file")
     p.set_defaults(func=cmd_demo)
+
+    bench = sub.add_parser("bench", help="workloads: list them, or run one with its reference check")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True, metavar="ACTION")
+    p = bench_sub.add_parser("list", help="list the workloads and their sizes")
+    p.set_defaults(func=cmd_bench_list)
+    p = bench_sub.add_parser("run", help="run one workload in the functional model and check it")
+    p.add_argument("name", help="workload name (see `dualflow bench list`)")
+    p.add_argument("--size", choices=["tiny", "small", "paper"], default="small")
+    p.add_argument("--form", choices=["reg", "dflow"], default="reg")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", help="also write the check result and statistics as JSON to this file")
+    p.set_defaults(func=cmd_bench_run)
 
     p = sub.add_parser("trace", help="run one sample and write its retirement trace (JSON lines)")
     p.add_argument("sample", choices=sorted(SAMPLES))
