@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench_list)
     p = bench_sub.add_parser("run", help="run one workload in the functional model and check it")
     p.add_argument("name", help="workload name (see `dualflow bench list`)")
-    p.add_argument("--size", choices=["tiny", "small", "paper"], default="small")
+    p.add_argument("--size", default="small", help="tiny, small, paper, or another size the workload defines")
     p.add_argument("--form", choices=["reg", "dflow"], default="reg")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", help="also write the check result and statistics as JSON to this file")

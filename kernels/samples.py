@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
 from dualflow.isa import Form
 from dualflow.models import FunctionalConfig
 

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-from dualflow.isa import Form, Module, assemble_file
-from dualflow.models import Device, FunctionalConfig, LaunchStats, Trace
 
 from dualflow.errors import ConfigError, DualflowError
+from dualflow.isa import Form, Module, assemble_file
+from dualflow.models import Device, FunctionalConfig, LaunchStats, Trace
 
 SIZES = ("tiny", "small", "paper")
 

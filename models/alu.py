@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
 from dualflow.isa import Cmp, Opcode
 
 from . import fp32

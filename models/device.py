@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from dualflow.isa import Kernel
 
 from dualflow.errors import ConfigError
+from dualflow.isa import Kernel
 
 from .config import FunctionalConfig
 from .executor import BatchExecutor, Geometry

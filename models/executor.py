@@ -23,10 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from dualflow.isa import SPECS, Form, Instruction, Kernel, Opcode, format_instruction
-from dualflow.isa.opcodes import LOADS, STORES, ModKind, SpecialReg, Syntax, VoteMode
 
 from dualflow.errors import KernelFault
+from dualflow.isa import SPECS, Form, Instruction, Kernel, Opcode, format_instruction
+from dualflow.isa.opcodes import LOADS, STORES, ModKind, SpecialReg, Syntax, VoteMode
 
 from . import alu
 from .config import FunctionalConfig

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from dualflow.isa import SPECS, Kernel, UnitClass, format_instruction
 
 

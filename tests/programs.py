@@ -7,6 +7,7 @@ Not a test module (no ``test_`` prefix); the test files import it as ``programs`
 from __future__ import annotations
 
 import numpy as np
+
 from dualflow.isa import Form, Kernel, assemble
 from dualflow.models import Device, FunctionalConfig
 

@@ -8,6 +8,10 @@ import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dualflow.errors import AsmError, DualflowError
 from dualflow.isa import (
     DEFAULT_DMAX,
     DEFAULT_RING,
@@ -23,10 +27,6 @@ from dualflow.isa import (
     disassemble,
 )
 from dualflow.isa.opcodes import INT_CMPS, ModKind, UnitClass, VoteMode
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from dualflow.errors import AsmError, DualflowError
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "kernels" / "samples"
 SAMPLES = sorted(SAMPLE_DIR.glob("*.s"))

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from dualflow.isa import SPECS, Form, Instruction, Kernel, Module, Opcode, assemble, assemble_file
 
 from dualflow.cli import main
+from dualflow.isa import SPECS, Form, Instruction, Kernel, Module, Opcode, assemble, assemble_file
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "kernels" / "samples"
 SAMPLES = sorted(SAMPLE_DIR.glob("*.s"))

@@ -4,13 +4,13 @@ of ``Instruction.encode`` / ``Instruction.decode`` (docs/isa.md, "Instruction wo
 from __future__ import annotations
 
 import pytest
-from dualflow.isa import FIELDS, SPECS, Instruction, Opcode
-from dualflow.isa.encoding import EncodingError
-from dualflow.isa.opcodes import ModKind, Syntax
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualflow.errors import DualflowError
+from dualflow.isa import FIELDS, SPECS, Instruction, Opcode
+from dualflow.isa.encoding import EncodingError
+from dualflow.isa.opcodes import ModKind, Syntax
 
 ALL_OPS = list(SPECS)
 MEMORY_OPS = [op for op, spec in SPECS.items() if spec.syntax in (Syntax.LOAD, Syntax.STORE)]

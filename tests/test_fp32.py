@@ -15,6 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+
 from dualflow.models import fp32
 
 # --------------------------------------------------------------------------------------------

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from programs import FORMS, M32, asm, launch_out
+
 from dualflow.isa import SPECS, Form, Opcode
 from dualflow.models import Device, FunctionalConfig, Trace
-from programs import FORMS, M32, asm, launch_out
 
 FORM_IDS = [f.value for f in FORMS]
 CFG8 = FunctionalConfig(warp_size=8)

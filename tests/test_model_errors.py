@@ -8,12 +8,12 @@ import dataclasses
 
 import numpy as np
 import pytest
-from dualflow.isa import Form
-from dualflow.models import Device, FunctionalConfig
-from dualflow.models.memory import DeviceMemoryError
 from programs import FORMS, asm
 
 from dualflow.errors import ConfigError, DualflowError, KernelFault
+from dualflow.isa import Form
+from dualflow.models import Device, FunctionalConfig
+from dualflow.models.memory import DeviceMemoryError
 
 FORM_IDS = [f.value for f in FORMS]
 CFG8 = FunctionalConfig(warp_size=8)

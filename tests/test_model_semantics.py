@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dualflow.isa import Form, SpecialReg
-from dualflow.models import Device, FunctionalConfig, fp32
 from programs import (
     EDGES,
     FORMS,
@@ -21,6 +19,9 @@ from programs import (
     s32,
     u32,
 )
+
+from dualflow.isa import Form, SpecialReg
+from dualflow.models import Device, FunctionalConfig, fp32
 
 FORM_IDS = [f.value for f in FORMS]
 

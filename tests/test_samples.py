@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 from dualflow.isa import Form
 from dualflow.kernels.samples import SAMPLES, Vadd, run_sample
 from dualflow.kernels.workload import CheckFailed, run_workload
