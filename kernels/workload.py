@@ -74,9 +74,10 @@ class Workload(ABC):
 
 
 def convert_module(module: Module) -> Module:
-    """DFLOW form of a REG-form module, through the converter."""
-    raise DualflowError(f"{module.path}: no hand-written DFLOW form, and the REG-to-DFLOW converter "
-                        "is not part of the toolkit yet; run this workload with --form reg")
+    """DFLOW form of a REG-form module, through the converter (default ring and Dmax)."""
+    from dualflow.isa.convert import convert_module as convert
+
+    return convert(module)[0]
 
 
 @dataclass

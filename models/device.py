@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dualflow.errors import ConfigError
+from dualflow.errors import ConfigError, KernelFault
 from dualflow.isa import Kernel
 
 from .config import FunctionalConfig
@@ -120,10 +120,15 @@ class Device:
         budget = [0]
         records: list[TraceRecord] | None = [] if trace else None
         per_batch = max(1, self.config.batch_warps // geo.warps_per_block)
-        for start in range(0, geo.num_blocks, per_batch):
-            blocks = range(start, min(start + per_batch, geo.num_blocks))
-            BatchExecutor(kernel, geo, blocks, words, self.memory, self.config, warp_counts,
-                          thread_counts, budget, records).run()
+        try:
+            for start in range(0, geo.num_blocks, per_batch):
+                blocks = range(start, min(start + per_batch, geo.num_blocks))
+                BatchExecutor(kernel, geo, blocks, words, self.memory, self.config, warp_counts,
+                              thread_counts, budget, records).run()
+        except KernelFault:
+            if records is not None:  # keep what retired before the fault: it is what one debugs
+                self.traces.append(self._trace(kernel, geo, words, records, partial=True))
+            raise
         stats = LaunchStats.from_counts(kernel, warp_counts, thread_counts, blocks=geo.num_blocks,
                                         threads=geo.num_blocks * geo.threads_per_block,
                                         warps=geo.num_blocks * geo.warps_per_block,
@@ -131,10 +136,16 @@ class Device:
         self.history.append(stats)
         result_trace = None
         if records is not None:
-            config = {"functional": self.config.to_dict(), "grid": list(geo.grid), "block": list(geo.block),
-                      "params": [int(w) for w in words]}
-            if kernel.form.value == "dflow":
-                config.update(ring=kernel.ring, dmax=kernel.dmax)
-            result_trace = Trace(kernel.name, kernel.form.value, geo.warp_size, config, records)
+            result_trace = self._trace(kernel, geo, words, records)
             self.traces.append(result_trace)
         return LaunchResult(stats, result_trace)
+
+    def _trace(self, kernel: Kernel, geo: Geometry, words: np.ndarray, records: list[TraceRecord],
+               partial: bool = False) -> Trace:
+        config = {"functional": self.config.to_dict(), "grid": list(geo.grid), "block": list(geo.block),
+                  "params": [int(w) for w in words]}
+        if kernel.form.value == "dflow":
+            config.update(ring=kernel.ring, dmax=kernel.dmax)
+        if partial:
+            config["partial"] = True  # the launch faulted after these records
+        return Trace(kernel.name, kernel.form.value, geo.warp_size, config, records)

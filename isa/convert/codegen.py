@@ -1,0 +1,476 @@
+"""Code generation: REG blocks to DFLOW code, tracking where each live value sits in the ring.
+
+Each block is generated with a *layout*: for every live register, the ring position of its
+current value (relative to the block's entry RP), or a recipe that recomputes it, or its
+local-memory spill slot. A source operand becomes the distance from the current RP to that
+position. At a join, the incoming values must sit at the same positions on every edge: the
+join's *frame*. Each predecessor ends with a *tail* that puts the frame in place with relay
+``mov``s, recomputations, reloads and ``rpinc`` padding; inside an acyclic ``ssy`` region the tails
+also equalize how far every path has advanced RP (docs/isa.md, rule 1). The reconvergence of a
+region that contains a loop passes its live values through local memory (rule 3).
+
+Every emitted instruction carries a cause ("orig", "relay-join", "relay-dmax", "remat", "pad",
+"spill", "reload", "branch") for the overhead report.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from dualflow.isa.encoding import Instruction
+from dualflow.isa.opcodes import SPECS, Opcode, Syntax
+
+from .cfg import Block, Cfg, ConvertError
+from .liveness import defines, live_after_each, liveness, uses
+from .remat import reaching_recipes, recipe_of
+from .surgery import JoinKind, anchor, classify
+
+#: Headroom kept below Dmax: a value is relayed when its distance reaches Dmax - MARGIN, which
+#: leaves room for the recomputations one instruction may need before it reads.
+MARGIN = 4
+#: A frame built from a predecessor's layout keeps values at most Dmax - FRAME_SLACK away.
+FRAME_SLACK = 8
+
+_ident = itertools.count()
+
+
+@dataclass
+class Val:
+    """Where the current value of one register is."""
+
+    pos: int | None  # ring position relative to the block's entry RP, or None
+    recipe: Instruction | None = None  # recomputes it (s2r, ldc, mov imm)
+    spilled: bool = False  # its local-memory slot holds it
+    ident: int = field(default_factory=lambda: next(_ident))  # same value, relayed or not
+
+    def moved(self, pos: int | None) -> Val:
+        return Val(pos, self.recipe, self.spilled, self.ident)
+
+
+@dataclass
+class Emitted:
+    ins: Instruction
+    cause: str
+    pc: int | None = None  # REG pc it came from
+    target: int | None = None  # block id of a branch or ssy target
+
+
+@dataclass
+class BlockCode:
+    block: int
+    body: list[Emitted] = field(default_factory=list)
+    tail: list[Emitted] = field(default_factory=list)
+    term: list[Emitted] = field(default_factory=list)
+    layout: dict[int, Val] = field(default_factory=dict)
+    cur: int = 0  # RP advance from block entry, body + tail
+    offset0: int | None = None  # offset from the anchor's ssy at cur == 0
+    pending: Block | None = None  # terminator not yet emitted (tail decided at the join)
+    done: bool = False
+
+
+class CodeGen:
+    def __init__(self, cfg: Cfg, dmax: int, spill_base: int, loop_frames: dict[int, dict[int, int]] | None = None):
+        self.cfg, self.dmax, self.spill_base = cfg, dmax, spill_base
+        self.order = cfg.rpo()
+        self.rpo_index = {b: i for i, b in enumerate(self.order)}
+        self.kinds = classify(cfg, self.rpo_index)
+        self.live_in, self.live_out = liveness(cfg)
+        self.recipes = reaching_recipes(cfg, self.order)
+        self.frames: dict[int, dict[int, int]] = dict(loop_frames or {})
+        self.fixed_loop_frames = set(self.frames)
+        self.header_idents: dict[int, dict[int, int]] = {}
+        self.codes: dict[int, BlockCode] = {}
+        self.spilled_regs: set[int] = set()
+        self.proposals: dict[int, dict[int, int]] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def is_back_edge(self, p: int, s: int) -> bool:
+        return self.rpo_index[s] <= self.rpo_index[p]
+
+    def spill_addr(self, reg: int) -> int:
+        return self.spill_base + 4 * reg
+
+    def emit(self, bc: BlockCode, ins: Instruction, cause: str, where: list[Emitted], pc=None, target=None):
+        where.append(Emitted(ins, cause, pc, target))
+        if SPECS[ins.op].produces:
+            bc.cur += 1
+        elif ins.op is Opcode.RPINC:
+            bc.cur += ins.imm
+
+    def distance(self, bc: BlockCode, reg: int, blk: Block) -> int:
+        d = bc.cur - bc.layout[reg].pos
+        if not 1 <= d <= self.dmax:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: distance {d} for r{reg} outside 1..{self.dmax}")
+        return d
+
+    def materialize(self, bc: BlockCode, reg: int, where: list[Emitted], blk: Block) -> None:
+        """Make sure the value of ``reg`` is in the ring, within reach."""
+        v = bc.layout.get(reg)
+        if v is None:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: r{reg} has no value here")
+        if v.pos is not None and bc.cur - v.pos <= self.dmax:
+            return
+        if v.recipe is not None:
+            self.emit(bc, v.recipe, "remat", where)
+        elif v.spilled:
+            self.emit(bc, Instruction(Opcode.LDL, imm=self.spill_addr(reg)), "reload", where)
+        else:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: r{reg} fell out of the ring")
+        bc.layout[reg] = v.moved(bc.cur - 1)
+
+    def keep_in_reach(self, bc: BlockCode, live: set[int], where: list[Emitted], blk: Block) -> None:
+        """Before an instruction: relay, drop (if recomputable) or spill values about to pass Dmax."""
+        limit = self.dmax - MARGIN
+        ring_vals = [r for r in live if r in bc.layout and bc.layout[r].pos is not None]
+        while True:
+            old = [r for r in ring_vals if bc.cur - bc.layout[r].pos >= limit]
+            if not old:
+                return
+            r = min(old, key=lambda x: bc.layout[x].pos)
+            v = bc.layout[r]
+            if v.recipe is not None or v.spilled:
+                bc.layout[r] = v.moved(None)
+                ring_vals.remove(r)
+                continue
+            if len(ring_vals) > limit - MARGIN:
+                # Too many values to keep relaying: park the oldest in local memory.
+                src = bc.cur - v.pos
+                self.emit(bc, Instruction(Opcode.STL, b=src, imm=self.spill_addr(r)), "spill", where)
+                self.spilled_regs.add(r)
+                bc.layout[r] = Val(None, v.recipe, True, v.ident)
+                ring_vals.remove(r)
+                continue
+            self.emit(bc, Instruction(Opcode.MOV, b=bc.cur - v.pos), "relay-dmax", where)
+            bc.layout[r] = v.moved(bc.cur - 1)
+
+    # ------------------------------------------------------------------ frames and tails
+    def propose_frame(self, bc: BlockCode, join: int, invariant_idents: dict[int, int] | None = None) -> dict[int, int]:
+        """A frame for ``join`` taken from this predecessor's layout: values already near the end stay
+        where they are; the rest (and loop invariants) go into tail slots just before the join."""
+        frame: dict[int, int] = {}
+        tail: list[int] = []
+        for r in sorted(self.live_in[join]):
+            if r in self.recipes[join]:
+                continue
+            v = bc.layout.get(r)
+            invariant = invariant_idents is not None and v is not None and invariant_idents.get(r) == v.ident
+            if v is not None and v.pos is not None and bc.cur - v.pos <= self.dmax - FRAME_SLACK and not invariant:
+                frame[r] = v.pos - bc.cur
+            else:
+                tail.append(r)
+        k = len(tail)
+        frame = {r: p - k for r, p in frame.items()}
+        for i, r in enumerate(tail):
+            frame[r] = -k + i
+        return frame
+
+    def tail_plan(self, bc: BlockCode, frame: dict[int, int], length: int, extra: int = 0) -> list[int | None] | None:
+        """Which register goes to each of ``length`` new positions (None: padding), or None if
+        the frame cannot be met with exactly that many. ``extra`` producers follow the tail (a
+        fresh copy of a branch condition) and count towards the frame's positions."""
+        end = bc.cur + length + extra
+        plan: list[int | None] = [None] * length
+        for r, p in frame.items():
+            target = end + p
+            if target < bc.cur:
+                v = bc.layout.get(r)
+                if v is None or v.pos != target:
+                    return None
+            elif target < bc.cur + length:
+                plan[target - bc.cur] = r
+            else:
+                return None  # would have to be one of the extra producers
+        return plan
+
+    def min_tail(self, bc: BlockCode, frame: dict[int, int], extra: int = 0) -> int:
+        depth = max((-p for p in frame.values()), default=0)
+        for length in range(depth + 1):
+            if self.tail_plan(bc, frame, length, extra) is not None:
+                return length
+        return depth
+
+    def emit_tail(self, bc: BlockCode, frame: dict[int, int], length: int | None, blk: Block,
+                  cond: int | None = None) -> None:
+        """Put ``frame`` in place at the end of the block (``length`` new positions, or the fewest
+        possible). ``cond``: a register the terminator reads after the tail; it is kept in reach,
+        by a fresh copy after the tail if needed (the frame then accounts for that copy)."""
+        extra = 0
+        if cond is not None:
+            self.materialize(bc, cond, bc.tail, blk)
+            reach = bc.cur - bc.layout[cond].pos
+            if length is None and reach + self.min_tail(bc, frame) > self.dmax:
+                extra = 1
+            elif length is not None and reach + length > self.dmax:
+                raise ConvertError(f"{self.cfg.where(blk)}: internal: branch condition out of reach after padding")
+        if length is None:
+            length = self.min_tail(bc, frame, extra)
+        plan = self.tail_plan(bc, frame, length, extra)
+        assert plan is not None
+        pad = 0
+        for r in plan:
+            if r is None:
+                pad += 1
+                continue
+            if pad:
+                self.emit(bc, Instruction(Opcode.RPINC, bimm=True, imm=pad), "pad", bc.tail)
+                pad = 0
+            self.place(bc, r, blk)
+        if pad:
+            self.emit(bc, Instruction(Opcode.RPINC, bimm=True, imm=pad), "pad", bc.tail)
+        if extra:
+            self.place(bc, cond, blk)
+
+    def place(self, bc: BlockCode, r: int, blk: Block) -> None:
+        """Produce the value of ``r`` at the current position (relay, recompute or reload)."""
+        v = bc.layout.get(r)
+        if v is None:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: r{r} needed at a join has no value")
+        if v.pos is not None and bc.cur - v.pos <= self.dmax:
+            self.emit(bc, Instruction(Opcode.MOV, b=bc.cur - v.pos), "relay-join", bc.tail)
+        elif v.recipe is not None:
+            self.emit(bc, v.recipe, "remat", bc.tail)
+        elif v.spilled:
+            self.emit(bc, Instruction(Opcode.LDL, imm=self.spill_addr(r)), "reload", bc.tail)
+        else:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: r{r} out of reach for a join")
+        bc.layout[r] = v.moved(bc.cur - 1)
+
+    def emit_spills_for(self, bc: BlockCode, join: int, blk: Block) -> None:
+        """Tail of a predecessor of a memory join: store every carried live value."""
+        for r in sorted(self.live_in[join]):
+            if r in self.recipes[join]:
+                continue
+            v = bc.layout[r]
+            if v.spilled:
+                continue
+            self.materialize(bc, r, bc.tail, blk)
+            v = bc.layout[r]
+            self.emit(bc, Instruction(Opcode.STL, b=bc.cur - v.pos, imm=self.spill_addr(r)), "spill", bc.tail)
+            self.spilled_regs.add(r)
+            bc.layout[r] = Val(v.pos, v.recipe, True, v.ident)
+
+    # ------------------------------------------------------------------ blocks
+    def entry_layout(self, blk: Block) -> tuple[dict[int, Val], int | None]:
+        bid = blk.id
+        kind = self.kinds[bid]
+        live = self.live_in[bid]
+        recipes = self.recipes[bid]
+        preds = [p for p in blk.preds if p in self.rpo_index]
+        if bid == self.cfg.entry and not preds:
+            return {r: Val(None, recipes.get(r)) for r in live}, None
+        if kind is JoinKind.NONE:
+            p = preds[0]
+            pc = self.codes[p]
+            if not pc.done:
+                raise ConvertError(f"{self.cfg.where(blk)}: internal: predecessor not generated")
+            layout = {r: pc.layout[r].moved(None if pc.layout[r].pos is None else pc.layout[r].pos - pc.cur)
+                      for r in live if r in pc.layout}
+            missing = live - set(layout)
+            if missing:
+                raise ConvertError(f"{self.cfg.where(blk)}: internal: r{min(missing)} has no value on entry")
+            off = None if pc.offset0 is None else pc.offset0 + pc.cur
+            return layout, off
+        if kind is JoinKind.MEMORY:
+            for p in preds:
+                if p not in self.codes or self.codes[p].pending is None:
+                    raise ConvertError(f"{self.cfg.where(blk)}: reconvergence point reached from a path that "
+                                       "is not generated before it (a loop around an ssy join is not supported)")
+            for p in preds:
+                pcode = self.codes[p]
+                self.emit_spills_for(pcode, bid, self.cfg.blocks[p])
+                self.finish(pcode)
+            return {r: Val(None, recipes.get(r), spilled=r not in recipes) for r in live}, None
+        if kind is JoinKind.PADDED:
+            return self.padded_join(blk, preds)
+        # PLAIN join: frame fixed by the first finished predecessor or a loop refinement.
+        frame = self.frames.get(bid)
+        if frame is None:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: join reached before any predecessor")
+        idents = {}
+        layout = {}
+        for r in live:
+            if r in recipes:
+                layout[r] = Val(None, recipes[r])
+            else:
+                layout[r] = Val(frame[r])
+            idents[r] = layout[r].ident
+        self.header_idents[bid] = idents
+        return layout, None
+
+    def padded_join(self, blk: Block, preds: list[int]) -> tuple[dict[int, Val], int | None]:
+        bid = blk.id
+        codes = []
+        for p in preds:
+            pcode = self.codes.get(p)
+            if pcode is None or pcode.pending is None or pcode.offset0 is None:
+                raise ConvertError(f"{self.cfg.where(blk)}: internal: padded join with an unready predecessor")
+            codes.append(pcode)
+        # Frame from the path that advanced furthest: it needs no padding.
+        longest = max(codes, key=lambda c: c.offset0 + c.cur)
+        frame = self.propose_frame(longest, bid)
+        end = max(c.offset0 + c.cur + self.min_tail(c, frame) for c in codes)
+        while True:
+            if all(self.tail_plan(c, frame, end - c.offset0 - c.cur) is not None for c in codes):
+                break
+            end += 1
+        for c in codes:
+            self.emit_tail(c, frame, end - c.offset0 - c.cur, self.cfg.blocks[c.block])
+            self.finish(c)
+        recipes = self.recipes[bid]
+        layout = {r: Val(None, recipes[r]) if r in recipes else Val(frame[r]) for r in self.live_in[bid]}
+        inner = anchor(self.cfg, blk.stack or ())
+        return layout, (end if inner is not None else None)
+
+    def finish(self, bc: BlockCode) -> None:
+        """Emit the terminator of a block whose tail is complete."""
+        blk = bc.pending
+        bc.pending = None
+        term = blk.terminator
+        if term is not None:
+            if term.op in (Opcode.BRNZ, Opcode.BRZ):
+                r = uses(term)[0] if uses(term) else None
+                a = 0
+                if r is not None:
+                    self.materialize(bc, r, bc.tail, blk)
+                    a = self.distance(bc, r, blk)
+                ins = Instruction(term.op, a=a, bimm=True, imm=0)
+                self.emit(bc, ins, "orig" if blk.pcs[-1] is not None else "branch", bc.term,
+                          pc=blk.pcs[-1], target=blk.succs[0])
+            elif term.op is Opcode.BRA:
+                self.emit(bc, Instruction(Opcode.BRA, bimm=True, imm=0),
+                          "orig" if blk.pcs[-1] is not None else "branch", bc.term, pc=blk.pcs[-1],
+                          target=blk.succs[0])
+            else:
+                self.emit(bc, Instruction(term.op), "orig", bc.term, pc=blk.pcs[-1])
+        bc.done = True
+
+    def gen_block(self, bid: int) -> None:
+        blk = self.cfg.blocks[bid]
+        bc = BlockCode(bid)
+        self.codes[bid] = bc
+        bc.layout, bc.offset0 = self.entry_layout(blk)
+        term = blk.terminator
+        body = blk.code[:-1] if term is not None else blk.code
+        after = live_after_each(blk.code, self.live_out[bid])
+        for k, ins in enumerate(body):
+            pc = blk.pcs[k]
+            if ins.op is Opcode.NOP:
+                continue
+            srcs = uses(ins)
+            self.keep_in_reach(bc, after[k] | set(srcs), bc.body, blk)
+            for r in srcs:
+                self.materialize(bc, r, bc.body, blk)
+            fields = {}
+            spec = SPECS[ins.op]
+            for name in spec.sources:
+                raw = getattr(ins, name)
+                if name == "b" and ins.bimm:
+                    continue
+                fields[name] = self.distance(bc, raw - 1, blk) if raw else 0
+            target = None
+            imm = ins.imm
+            if ins.op is Opcode.SSY:
+                target = self.cfg.regions[self._region_of_ssy(blk, k)].join
+                imm = 0
+                rid = self._region_of_ssy(blk, k)
+                if anchor(self.cfg, (blk.stack or ()) + (rid,)) == rid:
+                    bc.offset0 = -bc.cur
+            out = Instruction(ins.op, a=fields.get("a", 0), b=fields.get("b", 0), c=fields.get("c", 0),
+                              mod=ins.mod, bimm=ins.bimm, imm=imm)
+            self.emit(bc, out, "orig", bc.body, pc=pc, target=target)
+            reg = defines(ins)
+            if spec.produces and reg is not None:
+                bc.layout[reg] = Val(bc.cur - 1, recipe_of(ins))
+            for r in list(bc.layout):
+                if r not in after[k]:
+                    del bc.layout[r]
+        bc.pending = blk
+        self.after_body(bc, blk)
+
+    def _region_of_ssy(self, blk: Block, k: int) -> int:
+        # The k-th instruction's ssy opened the region whose ssy block is this one, in order.
+        source = blk.copy_of if blk.copy_of is not None and blk.copy_of >= 0 else blk.id
+        rids = [r.id for r in self.cfg.regions.values() if r.ssy_block == source]
+        nth = sum(1 for ins in blk.code[:k] if ins.op is Opcode.SSY)
+        return sorted(rids)[nth]
+
+    def after_body(self, bc: BlockCode, blk: Block) -> None:
+        """Build the tail for successors whose frame is known now, or leave the block pending."""
+        succs = blk.succs
+        deferred = [s for s in succs if self.kinds[s] in (JoinKind.PADDED, JoinKind.MEMORY)]
+        if deferred:
+            if len(set(succs)) > 1:
+                raise ConvertError(f"{self.cfg.where(blk)}: internal: edge to a reconvergence point not isolated")
+            return  # the join builds this block's tail
+        plain = [s for s in succs if self.kinds[s] is JoinKind.PLAIN]
+        if len(set(plain)) > 1:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: two joins after one block")
+        if plain:
+            s = plain[0]
+            frame = self.frames.get(s)
+            if frame is None:
+                frame = self.propose_frame(bc, s)
+                self.frames[s] = frame
+            term = blk.terminator
+            cond = uses(term)[0] if term is not None and term.op in (Opcode.BRNZ, Opcode.BRZ) and uses(term) else None
+            self.emit_tail(bc, frame, None, blk, cond=cond)
+            if self.is_back_edge(blk.id, s) and s not in self.proposals:
+                self.proposals[s] = self.propose_loop_frame(bc, s)
+        self.finish(bc)
+
+    def propose_loop_frame(self, latch: BlockCode, header: int) -> dict[int, int]:
+        """The frame the header would need for this latch to end with no relays but those of
+        loop invariants: the latch's layout before its tail."""
+        saved_layout, saved_cur, saved_tail = dict(latch.layout), latch.cur, latch.tail
+        # Undo the tail in a scratch copy: positions before the tail are unchanged by it.
+        n_tail = sum(1 for e in latch.tail if SPECS[e.ins.op].produces) + sum(
+            e.ins.imm for e in latch.tail if e.ins.op is Opcode.RPINC)
+        scratch = BlockCode(latch.block, layout={}, cur=saved_cur - n_tail)
+        idents = self.header_idents.get(header, {})
+        for r, v in saved_layout.items():
+            if v.pos is not None and v.pos < scratch.cur:
+                scratch.layout[r] = v
+        for r in self.live_in[header]:
+            if r not in scratch.layout:
+                # Relayed in the tail: its pre-tail position is unknown to the scratch copy.
+                scratch.layout[r] = Val(None, ident=idents.get(r, -1))
+        latch.layout, latch.cur, latch.tail = saved_layout, saved_cur, saved_tail
+        return self.propose_frame(scratch, header, invariant_idents=idents)
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> None:
+        for bid in self.order:
+            self.gen_block(bid)
+        for bid, bc in self.codes.items():
+            if not bc.done:
+                raise ConvertError(f"{self.cfg.where(self.cfg.blocks[bid])}: internal: block left unfinished")
+
+
+def block_code_order(cfg: Cfg, reachable: set[int]) -> list[int]:
+    """Layout order: original blocks in source order, each edge block right after its branch
+    block when it is the fall-through, else at the end (it ends with a branch)."""
+    after: dict[int, list[int]] = {}
+    tail_blocks = []
+    for b in cfg.blocks:
+        if b.copy_of is None:
+            continue
+        pred = b.preds[0] if b.preds else None
+        p = cfg.blocks[pred] if pred is not None else None
+        if p is not None and p.succs and p.succs[-1] == b.id and (p.terminator is None or p.terminator.op in (
+                Opcode.BRNZ, Opcode.BRZ)):
+            after.setdefault(p.id, []).append(b.id)
+        else:
+            tail_blocks.append(b.id)
+    order = []
+    for b in cfg.blocks:
+        if b.copy_of is not None:
+            continue
+        order.append(b.id)
+        order.extend(after.get(b.id, []))
+    order.extend(tail_blocks)
+    return [b for b in order if b in reachable]
+
+
+def _syntax_has_target(op: Opcode) -> bool:
+    return Syntax.TARGET == SPECS[op].syntax or Syntax.A_TARGET == SPECS[op].syntax
