@@ -190,44 +190,97 @@ class CodeGen:
                 return length
         return depth
 
-    def emit_tail(self, bc: BlockCode, frame: dict[int, int], length: int | None, blk: Block,
+    def settle_tail(self, bc: BlockCode, frame: dict[int, int], blk: Block, length: int | None = None,
+                    cond: int | None = None) -> tuple[int, int] | None:
+        """Decide the tail's length and whether a fresh copy of the branch condition ``cond`` must
+        follow it (``extra``). A value that would be out of reach at its place in the tail, with
+        no padding slot on the way to relay it through, is relayed now. With a fixed ``length``
+        (padded joins), returns None if that length cannot work."""
+        while True:
+            extra = 0
+            if cond is not None:
+                self.materialize(bc, cond, bc.tail, blk)
+            n = length if length is not None else self.min_tail(bc, frame)
+            if cond is not None and bc.cur - bc.layout[cond].pos + n > self.dmax:
+                if length is not None:
+                    return None
+                extra = 1
+                n = self.min_tail(bc, frame, extra)
+            plan = self.tail_plan(bc, frame, n, extra)
+            if plan is None:
+                return None
+            relays, stuck = self._assign_relays(bc, plan)
+            if not stuck:
+                return n, extra
+            v = bc.layout[stuck[0]]
+            self.emit(bc, Instruction(Opcode.MOV, b=bc.cur - v.pos), "relay-dmax", bc.tail)
+            bc.layout[stuck[0]] = v.moved(bc.cur - 1)
+            if length is not None:
+                length -= 1
+                if length < 0:
+                    return None
+
+    def _assign_relays(self, bc: BlockCode, plan: list[int | None]) -> tuple[dict[int, int], list[int]]:
+        """Padding slots of the tail at which values bound for later positions are relayed so
+        they stay in reach (each as late as possible), and the values that cannot be saved so."""
+        relays: dict[int, int] = {}
+        stuck: list[int] = []
+        for k, r in enumerate(plan):
+            if r is None or not self._needs_ring(bc, r):
+                continue
+            pos = bc.layout[r].pos
+            if bc.cur + k - pos <= self.dmax:
+                continue
+            slot = next((j for j in range(k - 1, -1, -1) if plan[j] is None and j not in relays
+                         and bc.cur + j - pos <= self.dmax and k - j <= self.dmax), None)
+            if slot is None:
+                stuck.append(r)
+            else:
+                relays[slot] = r
+        return relays, stuck
+
+    def _needs_ring(self, bc: BlockCode, r: int) -> bool:
+        v = bc.layout.get(r)
+        return v is not None and v.pos is not None and v.recipe is None and not v.spilled
+
+    def emit_tail(self, bc: BlockCode, frame: dict[int, int], blk: Block, length: int | None = None,
                   cond: int | None = None) -> None:
         """Put ``frame`` in place at the end of the block (``length`` new positions, or the fewest
         possible). ``cond``: a register the terminator reads after the tail; it is kept in reach,
-        by a fresh copy after the tail if needed (the frame then accounts for that copy)."""
-        extra = 0
-        if cond is not None:
-            self.materialize(bc, cond, bc.tail, blk)
-            reach = bc.cur - bc.layout[cond].pos
-            if length is None and reach + self.min_tail(bc, frame) > self.dmax:
-                extra = 1
-            elif length is not None and reach + length > self.dmax:
-                raise ConvertError(f"{self.cfg.where(blk)}: internal: branch condition out of reach after padding")
-        if length is None:
-            length = self.min_tail(bc, frame, extra)
-        plan = self.tail_plan(bc, frame, length, extra)
-        assert plan is not None
+        by a fresh copy after the tail if needed (the frame then accounts for that copy).
+
+        Positions of the tail that no frame value needs are padding, except where a value bound
+        for a later position would fall out of reach on the way: it is relayed there first."""
+        settled = self.settle_tail(bc, frame, blk, length, cond)
+        if settled is None:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: no tail meets the join's frame")
+        n, extra = settled
+        plan = self.tail_plan(bc, frame, n, extra)
+        relay_at, _ = self._assign_relays(bc, plan)
         pad = 0
-        for r in plan:
+        for k, r in enumerate(plan):
+            cause = "relay-join"
             if r is None:
-                pad += 1
-                continue
+                if k not in relay_at:
+                    pad += 1
+                    continue
+                r, cause = relay_at[k], "relay-dmax"
             if pad:
                 self.emit(bc, Instruction(Opcode.RPINC, bimm=True, imm=pad), "pad", bc.tail)
                 pad = 0
-            self.place(bc, r, blk)
+            self.place(bc, r, blk, cause)
         if pad:
             self.emit(bc, Instruction(Opcode.RPINC, bimm=True, imm=pad), "pad", bc.tail)
         if extra:
             self.place(bc, cond, blk)
 
-    def place(self, bc: BlockCode, r: int, blk: Block) -> None:
+    def place(self, bc: BlockCode, r: int, blk: Block, cause: str = "relay-join") -> None:
         """Produce the value of ``r`` at the current position (relay, recompute or reload)."""
         v = bc.layout.get(r)
         if v is None:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: r{r} needed at a join has no value")
         if v.pos is not None and bc.cur - v.pos <= self.dmax:
-            self.emit(bc, Instruction(Opcode.MOV, b=bc.cur - v.pos), "relay-join", bc.tail)
+            self.emit(bc, Instruction(Opcode.MOV, b=bc.cur - v.pos), cause, bc.tail)
         elif v.recipe is not None:
             self.emit(bc, v.recipe, "remat", bc.tail)
         elif v.spilled:
@@ -310,12 +363,15 @@ class CodeGen:
         longest = max(codes, key=lambda c: c.offset0 + c.cur)
         frame = self.propose_frame(longest, bid)
         end = max(c.offset0 + c.cur + self.min_tail(c, frame) for c in codes)
-        while True:
-            if all(self.tail_plan(c, frame, end - c.offset0 - c.cur) is not None for c in codes):
+        for _ in range(4 * self.dmax):
+            lengths = [self.settle_tail(c, frame, self.cfg.blocks[c.block], end - c.offset0 - c.cur) for c in codes]
+            if all(x is not None for x in lengths):
                 break
             end += 1
+        else:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: cannot equalize the paths into this join")
         for c in codes:
-            self.emit_tail(c, frame, end - c.offset0 - c.cur, self.cfg.blocks[c.block])
+            self.emit_tail(c, frame, self.cfg.blocks[c.block], end - c.offset0 - c.cur)
             self.finish(c)
         recipes = self.recipes[bid]
         layout = {r: Val(None, recipes[r]) if r in recipes else Val(frame[r]) for r in self.live_in[bid]}
@@ -414,7 +470,7 @@ class CodeGen:
                 self.frames[s] = frame
             term = blk.terminator
             cond = uses(term)[0] if term is not None and term.op in (Opcode.BRNZ, Opcode.BRZ) and uses(term) else None
-            self.emit_tail(bc, frame, None, blk, cond=cond)
+            self.emit_tail(bc, frame, blk, cond=cond)
             if self.is_back_edge(blk.id, s) and s not in self.proposals:
                 self.proposals[s] = self.propose_loop_frame(bc, s)
         self.finish(bc)
