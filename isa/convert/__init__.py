@@ -82,7 +82,8 @@ def _cost(gen: CodeGen, depth: dict[int, int]) -> int:
     return total
 
 
-def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING) -> tuple[Kernel, ConversionReport]:
+def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
+                   ring: int = DEFAULT_RING) -> tuple[Kernel, ConversionReport]:
     """Translate one REG-form kernel into an equivalent DFLOW-form kernel."""
     if kernel.form is not Form.REG:
         raise ConvertError(f"kernel {kernel.name!r} is already in {kernel.form.value.upper()} form")
@@ -96,7 +97,8 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
     depth = _loop_depth(cfg, order)
     spill_base = kernel.local_bytes
     best, best_cost, frames, rounds = None, None, {}, 0
-    for rounds in range(1, REFINE_ROUNDS + 1):
+    for _ in range(REFINE_ROUNDS):
+        rounds += 1
         gen = CodeGen(cfg, dmax, spill_base, frames)
         gen.run()
         cost = _cost(gen, depth)
