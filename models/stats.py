@@ -30,6 +30,8 @@ class LaunchStats:
     ring_writes: int = 0
     by_class: dict[str, dict[str, int]] = field(default_factory=dict)
     by_opcode: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Warp-instructions retired per pc (one kernel only; None in an aggregate of several kernels).
+    per_pc: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def from_counts(cls, kernel: Kernel, warp_counts: np.ndarray, thread_counts: np.ndarray, *,
@@ -38,6 +40,7 @@ class LaunchStats:
         stats = cls(kernel.name, kernel.form.value, warp_size=warp_size, blocks=blocks, threads=threads,
                     warps=warps)
         stats.by_class = {u.value: {"warp": 0, "thread": 0} for u in UnitClass}
+        stats.per_pc = warp_counts.copy()
         for pc, ins in enumerate(kernel.code):
             w, t = int(warp_counts[pc]), int(thread_counts[pc])
             if not w:
@@ -70,6 +73,9 @@ class LaunchStats:
                     dst["warp"] += counts["warp"]
                     dst["thread"] += counts["thread"]
             setattr(out, table, merged)
+        if self.kernel == other.kernel and self.per_pc is not None and other.per_pc is not None \
+                and len(self.per_pc) == len(other.per_pc):
+            out.per_pc = self.per_pc + other.per_pc
         return out
 
     def to_dict(self) -> dict:

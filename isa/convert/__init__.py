@@ -18,7 +18,7 @@ from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import DEFAULT_DMAX, DEFAULT_RING, Kernel, Module
 from dualflow.isa.opcodes import Form, Opcode
 
-from .cfg import ConvertError, build_cfg
+from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import CodeGen, Emitted, block_code_order
 from .colors import assign_colors
 from .surgery import isolate_critical_edges
@@ -55,22 +55,12 @@ class ConversionReport:
         return out
 
 
-def _loop_depth(cfg, order) -> dict[int, int]:
-    """Loop nesting depth per block from back edges (natural loops)."""
-    index = {b: i for i, b in enumerate(order)}
-    depth = dict.fromkeys(order, 0)
-    for b in order:
-        for s in cfg.blocks[b].succs:
-            if s in index and index[s] <= index[b]:
-                body, work = {s, b}, [b]
-                while work:
-                    n = work.pop()
-                    for p in cfg.blocks[n].preds:
-                        if p in index and p not in body:
-                            body.add(p)
-                            work.append(p)
-                for n in body:
-                    depth[n] += 1
+def _loop_depth(cfg) -> dict[int, int]:
+    """Loop nesting depth per block."""
+    depth: dict[int, int] = {}
+    for body in natural_loops(cfg).values():
+        for n in body:
+            depth[n] = depth.get(n, 0) + 1
     return depth
 
 
@@ -93,8 +83,7 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
         raise ConvertError(f"dmax {dmax} is too small for the converter (at least 12)")
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
-    order = cfg.rpo()
-    depth = _loop_depth(cfg, order)
+    depth = _loop_depth(cfg)
     spill_base = kernel.local_bytes
     best, best_cost, frames, rounds = None, None, {}, 0
     for _ in range(REFINE_ROUNDS):

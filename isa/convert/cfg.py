@@ -193,3 +193,22 @@ def _has_cycle(cfg: Cfg, nodes: set[int], start: int) -> bool:
         return False
 
     return dfs(start)
+
+
+def natural_loops(cfg: Cfg) -> dict[int, set[int]]:
+    """Loop header -> blocks of its natural loop(s), from the back edges of a reverse postorder."""
+    order = cfg.rpo()
+    index = {b: i for i, b in enumerate(order)}
+    loops: dict[int, set[int]] = {}
+    for b in order:
+        for s in cfg.blocks[b].succs:
+            if s in index and index[s] <= index[b]:
+                body, work = {s, b}, ([b] if b != s else [])
+                while work:
+                    n = work.pop()
+                    for p in cfg.blocks[n].preds:
+                        if p in index and p not in body:
+                            body.add(p)
+                            work.append(p)
+                loops.setdefault(s, set()).update(body)
+    return loops

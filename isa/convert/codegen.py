@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from dualflow.isa.encoding import Instruction
 from dualflow.isa.opcodes import SPECS, Opcode, Syntax
 
-from .cfg import Block, Cfg, ConvertError
+from .cfg import Block, Cfg, ConvertError, natural_loops
 from .liveness import defines, live_after_each, liveness, uses
 from .remat import reaching_recipes, recipe_of
 from .surgery import JoinKind, anchor, classify
@@ -81,6 +81,17 @@ class CodeGen:
         self.fixed_loop_frames = set(self.frames)
         self.header_idents: dict[int, dict[int, int]] = {}
         self.codes: dict[int, BlockCode] = {}
+        # Values live through a loop but neither used nor changed in it are parked in local
+        # memory around the loop instead of being relayed every iteration.
+        self.parked: dict[int, set[int]] = {}
+        for header, body in natural_loops(cfg).items():
+            touched = set()
+            for b in body:
+                for ins in cfg.blocks[b].code:
+                    touched.update(uses(ins))
+                    if defines(ins) is not None:
+                        touched.add(defines(ins))
+            self.parked[header] = self.live_in[header] - touched - set(self.recipes[header])
         self.spilled_regs: set[int] = set()
         self.proposals: dict[int, dict[int, int]] = {}
 
@@ -151,7 +162,7 @@ class CodeGen:
         frame: dict[int, int] = {}
         tail: list[int] = []
         for r in sorted(self.live_in[join]):
-            if r in self.recipes[join]:
+            if r in self.recipes[join] or r in self.parked.get(join, ()):
                 continue
             v = bc.layout.get(r)
             invariant = invariant_idents is not None and v is not None and invariant_idents.get(r) == v.ident
@@ -289,19 +300,23 @@ class CodeGen:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: r{r} out of reach for a join")
         bc.layout[r] = v.moved(bc.cur - 1)
 
+    def spill(self, bc: BlockCode, r: int, blk: Block, where: list[Emitted] | None = None) -> None:
+        """Store the value of ``r`` to its local-memory slot, unless the slot already holds it."""
+        v = bc.layout[r]
+        if v.spilled:
+            return
+        where = bc.tail if where is None else where
+        self.materialize(bc, r, where, blk)
+        v = bc.layout[r]
+        self.emit(bc, Instruction(Opcode.STL, b=bc.cur - v.pos, imm=self.spill_addr(r)), "spill", where)
+        self.spilled_regs.add(r)
+        bc.layout[r] = Val(v.pos, v.recipe, True, v.ident)
+
     def emit_spills_for(self, bc: BlockCode, join: int, blk: Block) -> None:
         """Tail of a predecessor of a memory join: store every carried live value."""
         for r in sorted(self.live_in[join]):
-            if r in self.recipes[join]:
-                continue
-            v = bc.layout[r]
-            if v.spilled:
-                continue
-            self.materialize(bc, r, bc.tail, blk)
-            v = bc.layout[r]
-            self.emit(bc, Instruction(Opcode.STL, b=bc.cur - v.pos, imm=self.spill_addr(r)), "spill", bc.tail)
-            self.spilled_regs.add(r)
-            bc.layout[r] = Val(v.pos, v.recipe, True, v.ident)
+            if r not in self.recipes[join]:
+                self.spill(bc, r, blk)
 
     # ------------------------------------------------------------------ blocks
     def entry_layout(self, blk: Block) -> tuple[dict[int, Val], int | None]:
@@ -342,9 +357,12 @@ class CodeGen:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: join reached before any predecessor")
         idents = {}
         layout = {}
+        parked = self.parked.get(bid, set())
         for r in live:
             if r in recipes:
                 layout[r] = Val(None, recipes[r])
+            elif r in parked:
+                layout[r] = Val(None, spilled=True)
             else:
                 layout[r] = Val(frame[r])
             idents[r] = layout[r].ident
@@ -468,31 +486,17 @@ class CodeGen:
             if frame is None:
                 frame = self.propose_frame(bc, s)
                 self.frames[s] = frame
+            if self.is_back_edge(blk.id, s) and s not in self.proposals:
+                # What the header's frame would have to be for this latch to need no relays but
+                # those of loop invariants: read off the layout before the tail.
+                before = BlockCode(bc.block, layout=dict(bc.layout), cur=bc.cur)
+                self.proposals[s] = self.propose_frame(before, s, invariant_idents=self.header_idents.get(s, {}))
+            for r in sorted(self.parked.get(s, ())):
+                self.spill(bc, r, blk)
             term = blk.terminator
             cond = uses(term)[0] if term is not None and term.op in (Opcode.BRNZ, Opcode.BRZ) and uses(term) else None
             self.emit_tail(bc, frame, blk, cond=cond)
-            if self.is_back_edge(blk.id, s) and s not in self.proposals:
-                self.proposals[s] = self.propose_loop_frame(bc, s)
         self.finish(bc)
-
-    def propose_loop_frame(self, latch: BlockCode, header: int) -> dict[int, int]:
-        """The frame the header would need for this latch to end with no relays but those of
-        loop invariants: the latch's layout before its tail."""
-        saved_layout, saved_cur, saved_tail = dict(latch.layout), latch.cur, latch.tail
-        # Undo the tail in a scratch copy: positions before the tail are unchanged by it.
-        n_tail = sum(1 for e in latch.tail if SPECS[e.ins.op].produces) + sum(
-            e.ins.imm for e in latch.tail if e.ins.op is Opcode.RPINC)
-        scratch = BlockCode(latch.block, layout={}, cur=saved_cur - n_tail)
-        idents = self.header_idents.get(header, {})
-        for r, v in saved_layout.items():
-            if v.pos is not None and v.pos < scratch.cur:
-                scratch.layout[r] = v
-        for r in self.live_in[header]:
-            if r not in scratch.layout:
-                # Relayed in the tail: its pre-tail position is unknown to the scratch copy.
-                scratch.layout[r] = Val(None, ident=idents.get(r, -1))
-        latch.layout, latch.cur, latch.tail = saved_layout, saved_cur, saved_tail
-        return self.propose_frame(scratch, header, invariant_idents=idents)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
