@@ -43,8 +43,14 @@ class Val:
     recipe: Instruction | None = None  # recomputes it (s2r, ldc, mov imm)
     spilled: bool = False  # its local-memory slot holds it
     ident: int = field(default_factory=lambda: next(_ident))  # same value, relayed or not
+    epoch: int = field(default_factory=lambda: next(_ident))  # when it was last put in the ring
 
     def moved(self, pos: int | None) -> Val:
+        """The same ring entry in another block's coordinates (or dropped from the ring)."""
+        return Val(pos, self.recipe, self.spilled, self.ident, self.epoch)
+
+    def placed(self, pos: int) -> Val:
+        """The same value, put in the ring again (relayed, recomputed or reloaded) at ``pos``."""
         return Val(pos, self.recipe, self.spilled, self.ident)
 
 
@@ -80,6 +86,7 @@ class CodeGen:
         self.frames: dict[int, dict[int, int]] = dict(loop_frames or {})
         self.fixed_loop_frames = set(self.frames)
         self.header_idents: dict[int, dict[int, int]] = {}
+        self.header_epoch: dict[int, int] = {}
         self.codes: dict[int, BlockCode] = {}
         # Values live through a loop but neither used nor changed in it are parked in local
         # memory around the loop instead of being relayed every iteration.
@@ -128,10 +135,16 @@ class CodeGen:
             self.emit(bc, Instruction(Opcode.LDL, imm=self.spill_addr(reg)), "reload", where)
         else:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: r{reg} fell out of the ring")
-        bc.layout[reg] = v.moved(bc.cur - 1)
+        bc.layout[reg] = v.placed(bc.cur - 1)
 
-    def keep_in_reach(self, bc: BlockCode, live: set[int], where: list[Emitted], blk: Block) -> None:
-        """Before an instruction: relay, drop (if recomputable) or spill values about to pass Dmax."""
+    def keep_in_reach(self, bc: BlockCode, live: set[int], where: list[Emitted], blk: Block,
+                      next_use: dict[int, int] | None = None) -> None:
+        """Before an instruction: relay, drop (if recomputable) or spill values about to pass Dmax.
+
+        ``next_use``: producers until each register's next use in this block (absent: not used
+        again here). A value needed again soon is relayed; one needed only after another drift,
+        or any value while the ring is crowded (each relay ages every other value, so crowding
+        feeds itself), is stored to local memory once and reloaded when needed."""
         limit = self.dmax - MARGIN
         ring_vals = [r for r in live if r in bc.layout and bc.layout[r].pos is not None]
         while True:
@@ -140,20 +153,21 @@ class CodeGen:
                 return
             r = min(old, key=lambda x: bc.layout[x].pos)
             v = bc.layout[r]
+            ring_vals.remove(r)
             if v.recipe is not None or v.spilled:
                 bc.layout[r] = v.moved(None)
-                ring_vals.remove(r)
                 continue
-            if len(ring_vals) > limit - MARGIN:
-                # Too many values to keep relaying: park the oldest in local memory.
-                src = bc.cur - v.pos
-                self.emit(bc, Instruction(Opcode.STL, b=src, imm=self.spill_addr(r)), "spill", where)
+            nxt = next_use.get(r) if next_use is not None else None
+            far = nxt is not None and nxt > limit
+            crowded = len(ring_vals) >= limit // 2 or bc.cur - v.pos + len(old) - 1 > self.dmax
+            if far or crowded:
+                self.emit(bc, Instruction(Opcode.STL, b=bc.cur - v.pos, imm=self.spill_addr(r)), "spill", where)
                 self.spilled_regs.add(r)
                 bc.layout[r] = Val(None, v.recipe, True, v.ident)
-                ring_vals.remove(r)
                 continue
             self.emit(bc, Instruction(Opcode.MOV, b=bc.cur - v.pos), "relay-dmax", where)
-            bc.layout[r] = v.moved(bc.cur - 1)
+            bc.layout[r] = v.placed(bc.cur - 1)
+            ring_vals.append(r)
 
     # ------------------------------------------------------------------ frames and tails
     def propose_frame(self, bc: BlockCode, join: int, invariant_idents: dict[int, int] | None = None) -> dict[int, int]:
@@ -165,7 +179,10 @@ class CodeGen:
             if r in self.recipes[join] or r in self.parked.get(join, ()):
                 continue
             v = bc.layout.get(r)
-            invariant = invariant_idents is not None and v is not None and invariant_idents.get(r) == v.ident
+            # A loop invariant still where the header had it must be relayed by the latch; one
+            # the body already put in the ring again (e.g. to keep it in reach) can stay there.
+            invariant = (invariant_idents is not None and v is not None and invariant_idents.get(r) == v.ident
+                         and v.epoch <= self.header_epoch.get(join, -1))
             if v is not None and v.pos is not None and bc.cur - v.pos <= self.dmax - FRAME_SLACK and not invariant:
                 frame[r] = v.pos - bc.cur
             else:
@@ -225,7 +242,7 @@ class CodeGen:
                 return n, extra
             v = bc.layout[stuck[0]]
             self.emit(bc, Instruction(Opcode.MOV, b=bc.cur - v.pos), "relay-dmax", bc.tail)
-            bc.layout[stuck[0]] = v.moved(bc.cur - 1)
+            bc.layout[stuck[0]] = v.placed(bc.cur - 1)
             if length is not None:
                 length -= 1
                 if length < 0:
@@ -298,7 +315,7 @@ class CodeGen:
             self.emit(bc, Instruction(Opcode.LDL, imm=self.spill_addr(r)), "reload", bc.tail)
         else:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: r{r} out of reach for a join")
-        bc.layout[r] = v.moved(bc.cur - 1)
+        bc.layout[r] = v.placed(bc.cur - 1)
 
     def spill(self, bc: BlockCode, r: int, blk: Block, where: list[Emitted] | None = None) -> None:
         """Store the value of ``r`` to its local-memory slot, unless the slot already holds it."""
@@ -367,6 +384,7 @@ class CodeGen:
                 layout[r] = Val(frame[r])
             idents[r] = layout[r].ident
         self.header_idents[bid] = idents
+        self.header_epoch[bid] = next(_ident)
         return layout, None
 
     def padded_join(self, blk: Block, preds: list[int]) -> tuple[dict[int, Val], int | None]:
@@ -427,12 +445,13 @@ class CodeGen:
         term = blk.terminator
         body = blk.code[:-1] if term is not None else blk.code
         after = live_after_each(blk.code, self.live_out[bid])
+        next_use = self._next_uses(body)
         for k, ins in enumerate(body):
             pc = blk.pcs[k]
             if ins.op is Opcode.NOP:
                 continue
             srcs = uses(ins)
-            self.keep_in_reach(bc, after[k] | set(srcs), bc.body, blk)
+            self.keep_in_reach(bc, after[k] | set(srcs), bc.body, blk, next_use[k])
             for r in srcs:
                 self.materialize(bc, r, bc.body, blk)
             fields = {}
@@ -461,6 +480,20 @@ class CodeGen:
                     del bc.layout[r]
         bc.pending = blk
         self.after_body(bc, blk)
+
+    @staticmethod
+    def _next_uses(body: list[Instruction]) -> list[dict[int, int]]:
+        """For each instruction, the producers from it to each register's next use in ``body``."""
+        out: list[dict[int, int]] = [{} for _ in body]
+        upcoming: dict[int, int] = {}  # register -> producer count at its next use (from the end)
+        produced = 0
+        for k in range(len(body) - 1, -1, -1):
+            for r in uses(body[k]):
+                upcoming[r] = produced
+            if SPECS[body[k].op].produces:
+                produced += 1
+            out[k] = {r: produced - at for r, at in upcoming.items()}
+        return out
 
     def _region_of_ssy(self, blk: Block, k: int) -> int:
         # The k-th instruction's ssy opened the region whose ssy block is this one, in order.
