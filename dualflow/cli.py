@@ -136,6 +136,55 @@ def cmd_bench_run(args) -> int:
     return 0
 
 
+def cmd_convert(args) -> int:
+    from dualflow.isa import assemble_file, disassemble
+    from dualflow.isa.convert import convert_module
+
+    module = assemble_file(args.source)
+    converted, reports = convert_module(module, dmax=args.dmax, ring=args.ring)
+    for name, rep in reports.items():
+        added = rep.static_overhead()
+        detail = ", ".join(f"{c} {n}" for c, n in sorted(added.items())) or "none"
+        print(f"{name}: {rep.static_reg} -> {len(converted[name].code)} instructions (added: {detail}); "
+              f"{rep.spill_bytes} B of spill slots")
+    text = disassemble(converted)
+    if args.output:
+        atomic_write(args.output, text)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_overhead(args) -> int:
+    from dualflow.kernels.overhead import CAUSES, CDF_POINTS, cdf, measure, summarize, write_results
+    from dualflow.kernels.registry import WORKLOADS
+
+    names = args.workloads or list(WORKLOADS)
+    rows = []
+    for i, name in enumerate(names, 1):
+        print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
+        rows.extend(measure(name, args.size, dmax=args.dmax, ring=args.ring, seed=args.seed))
+    summary = summarize(rows)
+    print(f"DFLOW / REG instruction counts, converted with Dmax {args.dmax}, ring {args.ring}, size {args.size}")
+    print(f"{'workload':<11} {'static':>13} {'dynamic':>21} {'ratio':>6}  " + " ".join(f"{c:>10}" for c in CAUSES))
+    for name, w in summary.items():
+        ratio = w["dynamic_dflow"]["total"] / max(1, w["dynamic_reg"]["total"])
+        base = max(1, w["dynamic_reg"]["total"])
+        print(f"{name:<11} {w['static_reg']:>5} -> {w['static_dflow']:>5} {w['dynamic_reg']['total']:>9} -> "
+              f"{w['dynamic_dflow']['total']:>9} {ratio:>6.3f}  "
+              + " ".join(f"{w['added'][c] / base:>10.3f}" for c in CAUSES))
+    print(f"\ndynamic operand-distance CDF\n{'workload':<11} " + " ".join(f"<={d:<4}" for d in CDF_POINTS))
+    for name, w in summary.items():
+        c = cdf(w["distances"])
+        print(f"{name:<11} " + " ".join(f"{c[min(d, len(c) - 1)]:<6.3f}" for d in CDF_POINTS))
+    if args.output:
+        config = {"size": args.size, "dmax": args.dmax, "ring": args.ring, "seed": args.seed, "workloads": names}
+        for path in write_results(rows, Path(args.output), config):
+            print(f"wrote {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from dualflow.kernels.samples import SAMPLES
 
@@ -172,6 +221,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", help="also write the check result and statistics as JSON to this file")
     p.set_defaults(func=cmd_bench_run)
+
+    p = sub.add_parser("convert", help="convert a REG-form assembly file to DFLOW form")
+    p.add_argument("source", help="REG-form assembly file")
+    p.add_argument("-o", "--output", help="DFLOW-form assembly output (default: standard output)")
+    p.add_argument("--dmax", type=int, default=31, help="largest operand distance (default 31)")
+    p.add_argument("--ring", type=int, default=32, help="ring entries per warp (default 32)")
+    p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("overhead", help="instruction overhead and operand distances of converted workloads")
+    p.add_argument("workloads", nargs="*", help="workload names (default: all)")
+    p.add_argument("--size", default="small")
+    p.add_argument("--dmax", type=int, default=31)
+    p.add_argument("--ring", type=int, default=32)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-o", "--output", help="folder for CSV, JSON and the CDF plot")
+    p.set_defaults(func=cmd_overhead)
 
     p = sub.add_parser("trace", help="run one sample and write its retirement trace (JSON lines)")
     p.add_argument("sample", choices=sorted(SAMPLES))

@@ -44,6 +44,7 @@ class ConversionReport:
     causes: list[str] = field(default_factory=list)
     source_pc: list[int | None] = field(default_factory=list)
     static_reg: int = 0
+    duplicated: int = 0  #: instructions of tiny joins copied onto a split edge (each copy runs instead of the original)
     rounds: int = 0
     spill_bytes: int = 0
 
@@ -126,6 +127,8 @@ def _link(kernel: Kernel, cfg, gen: CodeGen, dmax: int, ring: int, rounds: int) 
                  ring=ring, dmax=dmax, labels=labels)
     report = ConversionReport(kernel.name, [e.cause for e in emitted], [e.pc for e in emitted],
                               static_reg=sum(1 for i in kernel.code if i.op is not Opcode.NOP), rounds=rounds,
+                              duplicated=sum(len(gen.codes[b].body + gen.codes[b].term) for b in order
+                                             if cfg.blocks[b].copy_of is not None and cfg.blocks[b].copy_of >= 0),
                               spill_bytes=spill_bytes)
     return out, report
 

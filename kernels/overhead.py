@@ -1,0 +1,196 @@
+"""The DFLOW form's instruction overhead and operand distances, per workload and kernel.
+
+Runs each workload in REG form and in converted DFLOW form, checks both, and measures: static
+and dynamic warp-instruction counts of both forms by unit class (the seed paper's figure 10),
+the converter's added instructions by cause (relays at joins and against Dmax, padding,
+recomputation, spills and reloads, branches of split edges), and the distribution of operand
+distances, static and dynamic (its figure 8, as a CDF).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dualflow.atomic_write import atomic_write
+from dualflow.isa import SPECS, Form, Kernel, Module, UnitClass
+from dualflow.isa.convert import ConversionReport, convert_module
+
+from .registry import WORKLOADS
+from .workload import run_workload
+
+CAUSES = ("relay-join", "relay-dmax", "pad", "remat", "spill", "reload", "branch")
+CLASSES = tuple(u.value for u in UnitClass)
+#: Distances at which the CDF table is printed.
+CDF_POINTS = (1, 2, 3, 4, 5, 8, 12, 16, 24, 31)
+
+
+@dataclass
+class KernelOverhead:
+    workload: str
+    kernel: str
+    static_reg: int
+    static_dflow: int
+    dynamic_reg: dict[str, int]  # unit class -> warp-instructions (and "total")
+    dynamic_dflow: dict[str, int]
+    added: dict[str, int]  # cause -> dynamic warp-instructions
+    added_static: dict[str, int]
+    distances: np.ndarray = field(repr=False)  # dynamic operand count per distance 1..dmax
+    static_distances: np.ndarray = field(repr=False)
+
+    @property
+    def ratio(self) -> float:
+        return self.dynamic_dflow["total"] / max(1, self.dynamic_reg["total"])
+
+
+def _class_counts(stats) -> dict[str, int]:
+    out = {c: stats.by_class.get(c, {}).get("warp", 0) for c in CLASSES}
+    out["total"] = stats.warp_instructions
+    return out
+
+
+def _operand_distances(kernel: Kernel, weights: np.ndarray | None) -> np.ndarray:
+    hist = np.zeros(kernel.dmax + 1, dtype=np.int64)
+    for pc, ins in enumerate(kernel.code):
+        w = 1 if weights is None else int(weights[pc])
+        if not w:
+            continue
+        for name in SPECS[ins.op].sources:
+            if name == "b" and ins.bimm:
+                continue
+            d = getattr(ins, name)
+            if d:
+                hist[d] += w
+    return hist
+
+
+def measure(name: str, size: str = "small", dmax: int = 31, ring: int = 32, seed: int = 1) -> list[KernelOverhead]:
+    """Run one workload in both forms (DFLOW converted with ``dmax``/``ring``) and measure."""
+    wl_cls = WORKLOADS[name]
+    reg_module = wl_cls().module(Form.REG)
+    dflow_module, reports = convert_module(reg_module, dmax=dmax, ring=ring)
+
+    class Converted(wl_cls):  # the same workload, with this conversion as its DFLOW form
+        def module(self, form: Form) -> Module:
+            return dflow_module if form is Form.DFLOW else reg_module
+
+    reg = run_workload(Converted, size, Form.REG, seed=seed)
+    dfl = run_workload(Converted, size, Form.DFLOW, seed=seed)
+    out = []
+    for kname, stats in dfl.by_kernel.items():
+        rep: ConversionReport = reports[kname]
+        added = dict.fromkeys(CAUSES, 0)
+        for pc, count in enumerate(stats.per_pc):
+            cause = rep.causes[pc]
+            if cause != "orig":
+                added[cause] += int(count)
+        kernel = dflow_module[kname]
+        out.append(KernelOverhead(
+            workload=name, kernel=kname, static_reg=rep.static_reg, static_dflow=len(kernel.code),
+            dynamic_reg=_class_counts(reg.by_kernel[kname]), dynamic_dflow=_class_counts(stats),
+            added=added, added_static={c: rep.static_overhead().get(c, 0) for c in CAUSES},
+            distances=_operand_distances(kernel, stats.per_pc),
+            static_distances=_operand_distances(kernel, None)))
+    return out
+
+
+def cdf(hist: np.ndarray) -> np.ndarray:
+    total = hist.sum()
+    return np.cumsum(hist) / total if total else np.zeros(len(hist))
+
+
+def summarize(rows: list[KernelOverhead]) -> dict[str, dict]:
+    """Per workload: totals over its kernels."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        w = out.setdefault(r.workload, {"static_reg": 0, "static_dflow": 0, "dynamic_reg": dict.fromkeys(
+            CLASSES + ("total",), 0), "dynamic_dflow": dict.fromkeys(CLASSES + ("total",), 0),
+            "added": dict.fromkeys(CAUSES, 0), "distances": np.zeros_like(r.distances)})
+        w["static_reg"] += r.static_reg
+        w["static_dflow"] += r.static_dflow
+        for k in w["dynamic_reg"]:
+            w["dynamic_reg"][k] += r.dynamic_reg[k]
+            w["dynamic_dflow"][k] += r.dynamic_dflow[k]
+        for c in CAUSES:
+            w["added"][c] += r.added[c]
+        if len(w["distances"]) == len(r.distances):
+            w["distances"] = w["distances"] + r.distances
+    return out
+
+
+def tables(rows: list[KernelOverhead]) -> dict[str, str]:
+    """CSV texts: per-kernel overhead, per-class dynamic counts, distance CDF."""
+    tabs = {}
+    buf = io.StringIO()
+    wr = csv.writer(buf)
+    wr.writerow(["workload", "kernel", "static_reg", "static_dflow", "static_ratio", "dynamic_reg", "dynamic_dflow",
+                 "dynamic_ratio", *[f"added_{c}" for c in CAUSES]])
+    for r in rows:
+        wr.writerow([r.workload, r.kernel, r.static_reg, r.static_dflow, f"{r.static_dflow / r.static_reg:.4f}",
+                     r.dynamic_reg["total"], r.dynamic_dflow["total"], f"{r.ratio:.4f}",
+                     *[r.added[c] for c in CAUSES]])
+    tabs["overhead.csv"] = buf.getvalue()
+    buf = io.StringIO()
+    wr = csv.writer(buf)
+    wr.writerow(["workload", "class", "reg", "dflow", "ratio"])
+    for name, w in summarize(rows).items():
+        for c in CLASSES + ("total",):
+            a, b = w["dynamic_reg"][c], w["dynamic_dflow"][c]
+            wr.writerow([name, c, a, b, f"{b / a:.4f}" if a else ""])
+    tabs["by_class.csv"] = buf.getvalue()
+    buf = io.StringIO()
+    wr = csv.writer(buf)
+    wr.writerow(["workload", *[f"d<={d}" for d in CDF_POINTS]])
+    for name, w in summarize(rows).items():
+        c = cdf(w["distances"])
+        wr.writerow([name, *[f"{c[min(d, len(c) - 1)]:.4f}" for d in CDF_POINTS]])
+    tabs["distance_cdf.csv"] = buf.getvalue()
+    return tabs
+
+
+def plot_cdf(rows: list[KernelOverhead], path: Path, dmax: int) -> None:
+    """PNG: CDF of dynamic operand distances, one curve per workload (the paper's figure 8)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+    for name, w in summarize(rows).items():
+        c = cdf(w["distances"])
+        ax.step(np.arange(len(c)), c, where="post", label=name)
+    ax.set_xlim(1, dmax)
+    ax.set_ylim(0, 1.01)
+    ax.set_xlabel("operand distance (producers back)")
+    ax.set_ylabel("fraction of executed source operands")
+    ax.set_title(f"DFLOW operand distances, converted kernels (Dmax {dmax})")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, ncol=2, loc="lower right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    atomic_write(path, buf.getvalue())
+
+
+def write_results(rows: list[KernelOverhead], folder: Path, config: dict) -> list[Path]:
+    folder = Path(folder)
+    written = []
+    for name, text in tables(rows).items():
+        atomic_write(folder / name, text)
+        written.append(folder / name)
+    summary = {name: {**{k: v for k, v in w.items() if k != "distances"},
+                      "dynamic_ratio": w["dynamic_dflow"]["total"] / max(1, w["dynamic_reg"]["total"]),
+                      "distance_cdf": {str(d): float(cdf(w["distances"])[min(d, len(w["distances"]) - 1)])
+                                       for d in CDF_POINTS}}
+               for name, w in summarize(rows).items()}
+    atomic_write(folder / "overhead.json", json.dumps({"config": config, "workloads": summary}, indent=1))
+    written.append(folder / "overhead.json")
+    plot_cdf(rows, folder / "distance_cdf.png", config["dmax"])
+    written.append(folder / "distance_cdf.png")
+    return written
