@@ -91,7 +91,9 @@ class CodeGen:
         # Values live through a loop but neither used nor changed in it are parked in local
         # memory around the loop instead of being relayed every iteration.
         self.parked: dict[int, set[int]] = {}
-        for header, body in natural_loops(cfg).items():
+        self.loops = natural_loops(cfg)
+        self._use_order: dict[int, dict[int, int]] = {}
+        for header, body in self.loops.items():
             touched = set()
             for b in body:
                 for ins in cfg.blocks[b].code:
@@ -103,6 +105,24 @@ class CodeGen:
         self.proposals: dict[int, dict[int, int]] = {}
 
     # ------------------------------------------------------------------ helpers
+    def use_order(self, join: int) -> dict[int, int]:
+        """Registers by the order of their first use from the start of ``join`` onwards (within
+        its loop if it is a loop header), following blocks in reverse postorder."""
+        cached = self._use_order.get(join)
+        if cached is not None:
+            return cached
+        body = self.loops.get(join)
+        start = self.rpo_index[join]
+        order: dict[int, int] = {}
+        for bid in self.order[start:]:
+            if body is not None and bid not in body:
+                continue
+            for ins in self.cfg.blocks[bid].code:
+                for r in uses(ins):
+                    order.setdefault(r, len(order))
+        self._use_order[join] = order
+        return order
+
     def is_back_edge(self, p: int, s: int) -> bool:
         return self.rpo_index[s] <= self.rpo_index[p]
 
@@ -187,6 +207,10 @@ class CodeGen:
                 frame[r] = v.pos - bc.cur
             else:
                 tail.append(r)
+        # Relayed values used soonest after the join go deepest; those used latest stay nearest
+        # to the join's RP, so that they are still in reach when needed.
+        rank = self.use_order(join)
+        tail.sort(key=lambda r: rank.get(r, -1))
         k = len(tail)
         frame = {r: p - k for r, p in frame.items()}
         for i, r in enumerate(tail):

@@ -1,0 +1,41 @@
+"""Dynamic warp-instruction counts of every workload at a size (default: paper), in both forms.
+
+Each run is checked against its reference. Prints a table (and wall time per run); this is the
+source of the counts recorded in docs/workloads.md. Usage:
+    python benchmarks/workload_counts.py [--size paper] [--forms reg,dflow] [NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from dualflow.isa import Form
+from dualflow.kernels.registry import WORKLOADS
+from dualflow.kernels.workload import run_workload
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="workloads (default: all)")
+    parser.add_argument("--size", default="paper")
+    parser.add_argument("--forms", default="reg,dflow")
+    args = parser.parse_args()
+    forms = [Form(f) for f in args.forms.split(",")]
+    print(f"size {args.size}; DFLOW through the converter (Dmax 31, ring 32) unless hand-written")
+    print(f"{'workload':<11} {'launches':>8} " + " ".join(f"{f.value + ' warp-instr':>18} {'s':>6}" for f in forms)
+          + ("  DFLOW/REG" if len(forms) == 2 else "") + "  check")
+    for name in args.names or list(WORKLOADS):
+        counts, cells = [], []
+        for form in forms:
+            start = time.perf_counter()
+            run = run_workload(WORKLOADS[name], args.size, form)
+            elapsed = time.perf_counter() - start
+            counts.append(run.total.warp_instructions)
+            cells.append(f"{run.total.warp_instructions:>18} {elapsed:>6.1f}")
+        ratio = f"  {counts[1] / counts[0]:>9.3f}" if len(counts) == 2 else ""
+        print(f"{name:<11} {run.total.launches:>8} " + " ".join(cells) + ratio + f"  ok: {run.verdict}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
