@@ -31,7 +31,7 @@ class LaunchStats:
     by_class: dict[str, dict[str, int]] = field(default_factory=dict)
     by_opcode: dict[str, dict[str, int]] = field(default_factory=dict)
     #: Warp-instructions retired per pc (one kernel only; None in an aggregate of several kernels).
-    per_pc: np.ndarray | None = field(default=None, repr=False)
+    per_pc: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_counts(cls, kernel: Kernel, warp_counts: np.ndarray, thread_counts: np.ndarray, *,
