@@ -39,3 +39,42 @@ def test_overhead_command_writes_tables_and_plot(tmp_path, capsys):
     assert data["workloads"]["vadd"]["dynamic_ratio"] == 1.0
     assert (tmp_path / "distance_cdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "divloop" in (tmp_path / "overhead.csv").read_text()
+
+
+UNSTRUCTURED = """\
+.kernel bad
+    s2r r0, %laneid
+    iand r1, r0, 1
+    ssy J
+    brz r1, SKIP
+    sync
+SKIP:
+    exit
+J:
+    brz r1, SKIP
+    exit
+"""
+
+
+def test_unconvertible_kernel_names_construct_and_location(tmp_path, capsys):
+    src = tmp_path / "bad.s"
+    src.write_text(UNSTRUCTURED)
+    out = tmp_path / "bad.dflow.s"
+    assert main(["convert", str(src), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "kernel 'bad', pc 5" in err and f"{src}:8" in err and "unstructured reconvergence" in err
+    assert "Traceback" not in err and not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad.s"]
+
+
+def test_sync_without_ssy_is_refused(tmp_path, capsys):
+    src = tmp_path / "nossy.s"
+    src.write_text(".kernel k\n    s2r r0, %laneid\n    sync\n")
+    assert main(["convert", str(src)]) == 1
+    assert "sync with no open ssy" in capsys.readouterr().err
+
+
+def test_malformed_input_gets_the_assembler_error(tmp_path, capsys):
+    src = tmp_path / "typo.s"
+    src.write_text(".kernel k\n    iadd r1, r2\n    exit\n")
+    assert main(["convert", str(src)]) == 1
+    assert f"{src}:2:5: error: iadd takes 3 operand(s)" in capsys.readouterr().err
