@@ -91,6 +91,7 @@ class CodeGen:
         # Values live through a loop but neither used nor changed in it are parked in local
         # memory around the loop instead of being relayed every iteration.
         self.parked: dict[int, set[int]] = {}
+        self.in_memory: dict[int, set[int]] = {}  # forward plain join -> values it receives in memory
         self.loops = natural_loops(cfg)
         self._use_order: dict[int, dict[int, int]] = {}
         for header, body in self.loops.items():
@@ -190,13 +191,14 @@ class CodeGen:
             ring_vals.append(r)
 
     # ------------------------------------------------------------------ frames and tails
-    def propose_frame(self, bc: BlockCode, join: int, invariant_idents: dict[int, int] | None = None) -> dict[int, int]:
+    def propose_frame(self, bc: BlockCode, join: int, invariant_idents: dict[int, int] | None = None,
+                      in_memory: set[int] = frozenset()) -> dict[int, int]:
         """A frame for ``join`` taken from this predecessor's layout: values already near the end stay
         where they are; the rest (and loop invariants) go into tail slots just before the join."""
         frame: dict[int, int] = {}
         tail: list[int] = []
         for r in sorted(self.live_in[join]):
-            if r in self.recipes[join] or r in self.parked.get(join, ()):
+            if r in self.recipes[join] or r in self.parked.get(join, ()) or r in in_memory:
                 continue
             v = bc.layout.get(r)
             # A loop invariant still where the header had it must be relayed by the latch; one
@@ -398,7 +400,7 @@ class CodeGen:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: join reached before any predecessor")
         idents = {}
         layout = {}
-        parked = self.parked.get(bid, set())
+        parked = self.parked.get(bid, set()) | self.in_memory.get(bid, set())
         for r in live:
             if r in recipes:
                 layout[r] = Val(None, recipes[r])
@@ -419,9 +421,12 @@ class CodeGen:
             if pcode is None or pcode.pending is None or pcode.offset0 is None:
                 raise ConvertError(f"{self.cfg.where(blk)}: internal: padded join with an unready predecessor")
             codes.append(pcode)
-        # Frame from the path that advanced furthest: it needs no padding.
+        # Frame from the path that advanced furthest: it needs no padding. A value every path
+        # has in its local-memory slot, and the longest has not brought back, stays there.
         longest = max(codes, key=lambda c: c.offset0 + c.cur)
-        frame = self.propose_frame(longest, bid)
+        in_memory = {r for r in self.live_in[bid] - set(self.recipes[bid])
+                     if all(c.layout[r].spilled for c in codes) and longest.layout[r].pos is None}
+        frame = self.propose_frame(longest, bid, in_memory=in_memory)
         end = max(c.offset0 + c.cur + self.min_tail(c, frame) for c in codes)
         for _ in range(4 * self.dmax):
             lengths = [self.settle_tail(c, frame, self.cfg.blocks[c.block], end - c.offset0 - c.cur) for c in codes]
@@ -434,7 +439,8 @@ class CodeGen:
             self.emit_tail(c, frame, self.cfg.blocks[c.block], end - c.offset0 - c.cur)
             self.finish(c)
         recipes = self.recipes[bid]
-        layout = {r: Val(None, recipes[r]) if r in recipes else Val(frame[r]) for r in self.live_in[bid]}
+        layout = {r: Val(None, recipes[r]) if r in recipes else Val(None, spilled=True) if r in in_memory
+                  else Val(frame[r]) for r in self.live_in[bid]}
         inner = anchor(self.cfg, blk.stack or ())
         return layout, (end if inner is not None else None)
 
@@ -541,8 +547,14 @@ class CodeGen:
             s = plain[0]
             frame = self.frames.get(s)
             if frame is None:
-                frame = self.propose_frame(bc, s)
+                if s not in self.loops:
+                    # A forward join: what this first path keeps in local memory stays there.
+                    self.in_memory[s] = {r for r in self.live_in[s] - set(self.recipes[s]) - self.parked.get(s, set())
+                                         if bc.layout[r].spilled and bc.layout[r].pos is None}
+                frame = self.propose_frame(bc, s, in_memory=self.in_memory.get(s, set()))
                 self.frames[s] = frame
+            for r in sorted(self.in_memory.get(s, ())):
+                self.spill(bc, r, blk)
             if self.is_back_edge(blk.id, s) and s not in self.proposals:
                 # What the header's frame would have to be for this latch to need no relays but
                 # those of loop invariants: read off the layout before the tail.
