@@ -564,6 +564,16 @@ class CodeGen:
                 self.spill(bc, r, blk)
             term = blk.terminator
             cond = uses(term)[0] if term is not None and term.op in (Opcode.BRNZ, Opcode.BRZ) and uses(term) else None
+            # Values the other successor needs must not drift out of reach during the tail:
+            # those that would are stored (a store does not move RP, so the frame is unaffected).
+            others = set().union(*(self.live_in[o] for o in succs if o != s)) - {cond}
+            reach = self.dmax - self.min_tail(bc, frame) - 2
+            for r in sorted(others):
+                v = bc.layout.get(r)
+                if v is not None and v.pos is not None and bc.cur - v.pos > reach:
+                    if v.recipe is None and not v.spilled:
+                        self.spill(bc, r, blk)
+                    bc.layout[r] = bc.layout[r].moved(None)
             self.emit_tail(bc, frame, blk, cond=cond)
         self.finish(bc)
 
