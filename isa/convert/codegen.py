@@ -192,31 +192,48 @@ class CodeGen:
 
     # ------------------------------------------------------------------ frames and tails
     def propose_frame(self, bc: BlockCode, join: int, invariant_idents: dict[int, int] | None = None,
-                      in_memory: set[int] = frozenset()) -> dict[int, int]:
+                      in_memory: set[int] = frozenset()) -> dict[int, int | None]:
         """A frame for ``join`` taken from this predecessor's layout: values already near the end stay
-        where they are; the rest (and loop invariants) go into tail slots just before the join."""
-        frame: dict[int, int] = {}
-        tail: list[int] = []
-        for r in sorted(self.live_in[join]):
-            if r in self.recipes[join] or r in self.parked.get(join, ()) or r in in_memory:
-                continue
+        where they are; the rest (and loop invariants) go into tail slots just before the join.
+
+        At most Dmax - FRAME_SLACK values, none deeper than Dmax - MARGIN: values beyond that many
+        (those used last after the join) and the ``in_memory`` ones arrive through local memory
+        (position None)."""
+        cap = max(1, self.dmax - FRAME_SLACK)  # values in the ring
+        depth = max(cap, self.dmax - MARGIN)  # deepest frame position
+        rank = self.use_order(join)
+        cands = [r for r in sorted(self.live_in[join])
+                 if r not in self.recipes[join] and r not in self.parked.get(join, ()) and r not in in_memory]
+        cands.sort(key=lambda r: rank.get(r, -1))
+        keep, overflow = cands[:cap], cands[cap:]
+        dist: dict[int, int] = {}
+        for r in keep:
             v = bc.layout.get(r)
             # A loop invariant still where the header had it must be relayed by the latch; one
             # the body already put in the ring again (e.g. to keep it in reach) can stay there.
             invariant = (invariant_idents is not None and v is not None and invariant_idents.get(r) == v.ident
                          and v.epoch <= self.header_epoch.get(join, -1))
-            if v is not None and v.pos is not None and bc.cur - v.pos <= self.dmax - FRAME_SLACK and not invariant:
-                frame[r] = v.pos - bc.cur
-            else:
-                tail.append(r)
+            if v is not None and v.pos is not None and not invariant:
+                dist[r] = bc.cur - v.pos
+        natural = {r: d for r, d in dist.items() if d <= cap}
+        while True:
+            k = len(keep) - len(natural)
+            fits = {r: d for r, d in natural.items() if d + k <= depth}
+            if len(fits) == len(natural):
+                break
+            natural = fits
         # Relayed values used soonest after the join go deepest; those used latest stay nearest
         # to the join's RP, so that they are still in reach when needed.
-        rank = self.use_order(join)
-        tail.sort(key=lambda r: rank.get(r, -1))
+        tail = [r for r in keep if r not in natural]
         k = len(tail)
-        frame = {r: p - k for r, p in frame.items()}
+        frame: dict[int, int | None] = {r: -d - k for r, d in natural.items()}
         for i, r in enumerate(tail):
             frame[r] = -k + i
+        for r in overflow:
+            frame[r] = None
+        for r in in_memory:
+            if r in self.live_in[join] and r not in self.recipes[join]:
+                frame[r] = None
         return frame
 
     def tail_plan(self, bc: BlockCode, frame: dict[int, int], length: int, extra: int = 0) -> list[int | None] | None:
@@ -226,6 +243,8 @@ class CodeGen:
         end = bc.cur + length + extra
         plan: list[int | None] = [None] * length
         for r, p in frame.items():
+            if p is None:
+                continue
             target = end + p
             if target < bc.cur:
                 v = bc.layout.get(r)
@@ -238,7 +257,7 @@ class CodeGen:
         return plan
 
     def min_tail(self, bc: BlockCode, frame: dict[int, int], extra: int = 0) -> int:
-        depth = max((-p for p in frame.values()), default=0)
+        depth = max((-p for p in frame.values() if p is not None), default=0)
         for length in range(depth + 1):
             if self.tail_plan(bc, frame, length, extra) is not None:
                 return length
@@ -248,7 +267,7 @@ class CodeGen:
                     cond: int | None = None) -> tuple[int, int] | None:
         """Decide the tail's length and whether a fresh copy of the branch condition ``cond`` must
         follow it (``extra``). A value that would be out of reach at its place in the tail, with
-        no padding slot on the way to relay it through, is relayed now. With a fixed ``length``
+        no padding slot on the way to relay it through, is stored now and reloaded there. With a fixed ``length``
         (padded joins), returns None if that length cannot work."""
         while True:
             extra = 0
@@ -266,13 +285,11 @@ class CodeGen:
             relays, stuck = self._assign_relays(bc, plan)
             if not stuck:
                 return n, extra
-            v = bc.layout[stuck[0]]
-            self.emit(bc, Instruction(Opcode.MOV, b=bc.cur - v.pos), "relay-dmax", bc.tail)
-            bc.layout[stuck[0]] = v.placed(bc.cur - 1)
-            if length is not None:
-                length -= 1
-                if length < 0:
-                    return None
+            # No padding slot on the way to relay it through: store it now (a store does not move
+            # RP) and reload it at its place in the tail.
+            for r in stuck:
+                self.spill(bc, r, blk)
+                bc.layout[r] = bc.layout[r].moved(None)
 
     def _assign_relays(self, bc: BlockCode, plan: list[int | None]) -> tuple[dict[int, int], list[int]]:
         """Padding slots of the tail at which values bound for later positions are relayed so
@@ -305,6 +322,9 @@ class CodeGen:
 
         Positions of the tail that no frame value needs are padding, except where a value bound
         for a later position would fall out of reach on the way: it is relayed there first."""
+        for r, p in sorted(frame.items()):
+            if p is None:  # arrives through local memory; a store does not move RP
+                self.spill(bc, r, blk)
         settled = self.settle_tail(bc, frame, blk, length, cond)
         if settled is None:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: no tail meets the join's frame")
@@ -404,7 +424,7 @@ class CodeGen:
         for r in live:
             if r in recipes:
                 layout[r] = Val(None, recipes[r])
-            elif r in parked:
+            elif r in parked or frame.get(r) is None:
                 layout[r] = Val(None, spilled=True)
             else:
                 layout[r] = Val(frame[r])
@@ -439,7 +459,7 @@ class CodeGen:
             self.emit_tail(c, frame, self.cfg.blocks[c.block], end - c.offset0 - c.cur)
             self.finish(c)
         recipes = self.recipes[bid]
-        layout = {r: Val(None, recipes[r]) if r in recipes else Val(None, spilled=True) if r in in_memory
+        layout = {r: Val(None, recipes[r]) if r in recipes else Val(None, spilled=True) if frame.get(r) is None
                   else Val(frame[r]) for r in self.live_in[bid]}
         inner = anchor(self.cfg, blk.stack or ())
         return layout, (end if inner is not None else None)
