@@ -236,11 +236,10 @@ class CodeGen:
                 frame[r] = None
         return frame
 
-    def tail_plan(self, bc: BlockCode, frame: dict[int, int], length: int, extra: int = 0) -> list[int | None] | None:
+    def tail_plan(self, bc: BlockCode, frame: dict[int, int | None], length: int) -> list[int | None] | None:
         """Which register goes to each of ``length`` new positions (None: padding), or None if
-        the frame cannot be met with exactly that many. ``extra`` producers follow the tail (a
-        fresh copy of a branch condition) and count towards the frame's positions."""
-        end = bc.cur + length + extra
+        the frame cannot be met with exactly that many."""
+        end = bc.cur + length
         plan: list[int | None] = [None] * length
         for r, p in frame.items():
             if p is None:
@@ -250,60 +249,66 @@ class CodeGen:
                 v = bc.layout.get(r)
                 if v is None or v.pos != target:
                     return None
-            elif target < bc.cur + length:
-                plan[target - bc.cur] = r
             else:
-                return None  # would have to be one of the extra producers
+                plan[target - bc.cur] = r
         return plan
 
-    def min_tail(self, bc: BlockCode, frame: dict[int, int], extra: int = 0) -> int:
+    def min_tail(self, bc: BlockCode, frame: dict[int, int | None]) -> int:
         depth = max((-p for p in frame.values() if p is not None), default=0)
         for length in range(depth + 1):
-            if self.tail_plan(bc, frame, length, extra) is not None:
+            if self.tail_plan(bc, frame, length) is not None:
                 return length
         return depth
 
-    def settle_tail(self, bc: BlockCode, frame: dict[int, int], blk: Block, length: int | None = None,
-                    cond: int | None = None) -> tuple[int, int] | None:
-        """Decide the tail's length and whether a fresh copy of the branch condition ``cond`` must
-        follow it (``extra``). A value that would be out of reach at its place in the tail, with
-        no padding slot on the way to relay it through, is stored now and reloaded there. With a fixed ``length``
-        (padded joins), returns None if that length cannot work."""
+    def settle_tail(self, bc: BlockCode, frame: dict[int, int | None], blk: Block, length: int | None = None,
+                    cond: int | None = None) -> int | None:
+        """Decide the tail's length. ``cond``, read by the terminator right after the tail, must
+        stay in reach: if needed it is relayed through a padding slot of the tail (a longer tail
+        if none is free). A value that would be out of reach at its place in the tail, with no
+        padding slot on the way to relay it through, is stored now and reloaded there. With a
+        fixed ``length`` (padded joins), returns None if that length cannot work."""
+        if cond is not None:
+            self.materialize(bc, cond, bc.tail, blk)
+        n = length if length is not None else self.min_tail(bc, frame)
         while True:
-            extra = 0
-            if cond is not None:
-                self.materialize(bc, cond, bc.tail, blk)
-            n = length if length is not None else self.min_tail(bc, frame)
-            if cond is not None and bc.cur - bc.layout[cond].pos + n > self.dmax:
-                if length is not None:
-                    return None
-                extra = 1
-                n = self.min_tail(bc, frame, extra)
-            plan = self.tail_plan(bc, frame, n, extra)
+            plan = self.tail_plan(bc, frame, n)
             if plan is None:
-                return None
-            relays, stuck = self._assign_relays(bc, plan)
+                if length is not None or n > self.dmax + len(frame):
+                    return None
+                n += 1
+                continue
+            relays, stuck = self._assign_relays(bc, plan, cond)
+            if cond in stuck:
+                if length is not None or n > self.dmax + len(frame):
+                    return None
+                n += 1  # one more padding slot to relay the condition through
+                continue
             if not stuck:
-                return n, extra
+                return n
             # No padding slot on the way to relay it through: store it now (a store does not move
             # RP) and reload it at its place in the tail.
             for r in stuck:
                 self.spill(bc, r, blk)
                 bc.layout[r] = bc.layout[r].moved(None)
 
-    def _assign_relays(self, bc: BlockCode, plan: list[int | None]) -> tuple[dict[int, int], list[int]]:
+    def _assign_relays(self, bc: BlockCode, plan: list[int | None],
+                       cond: int | None = None) -> tuple[dict[int, int], list[int]]:
         """Padding slots of the tail at which values bound for later positions are relayed so
-        they stay in reach (each as late as possible), and the values that cannot be saved so."""
+        they stay in reach (each as late as possible), and the values that cannot be saved so.
+
+        ``cond`` must be in reach right after the tail (index ``len(plan)``), whatever it is: a
+        value out of the ring is recomputed or reloaded at its slot."""
         relays: dict[int, int] = {}
         stuck: list[int] = []
-        for k, r in enumerate(plan):
-            if r is None or not self._needs_ring(bc, r):
+        targets = list(enumerate(plan)) + ([(len(plan), cond)] if cond is not None else [])
+        for k, r in targets:
+            if r is None or (r != cond and not self._needs_ring(bc, r)):
                 continue
             pos = bc.layout[r].pos
-            if bc.cur + k - pos <= self.dmax:
+            if pos is not None and bc.cur + k - pos <= self.dmax:
                 continue
             slot = next((j for j in range(k - 1, -1, -1) if plan[j] is None and j not in relays
-                         and bc.cur + j - pos <= self.dmax and k - j <= self.dmax), None)
+                         and (pos is None or bc.cur + j - pos <= self.dmax) and k - j <= self.dmax), None)
             if slot is None:
                 stuck.append(r)
             else:
@@ -318,19 +323,18 @@ class CodeGen:
                   cond: int | None = None) -> None:
         """Put ``frame`` in place at the end of the block (``length`` new positions, or the fewest
         possible). ``cond``: a register the terminator reads after the tail; it is kept in reach,
-        by a fresh copy after the tail if needed (the frame then accounts for that copy).
+        relayed through a padding slot of the tail if needed.
 
         Positions of the tail that no frame value needs are padding, except where a value bound
         for a later position would fall out of reach on the way: it is relayed there first."""
         for r, p in sorted(frame.items()):
             if p is None:  # arrives through local memory; a store does not move RP
                 self.spill(bc, r, blk)
-        settled = self.settle_tail(bc, frame, blk, length, cond)
-        if settled is None:
+        n = self.settle_tail(bc, frame, blk, length, cond)
+        if n is None:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: no tail meets the join's frame")
-        n, extra = settled
-        plan = self.tail_plan(bc, frame, n, extra)
-        relay_at, _ = self._assign_relays(bc, plan)
+        plan = self.tail_plan(bc, frame, n)
+        relay_at, _ = self._assign_relays(bc, plan, cond)
         pad = 0
         for k, r in enumerate(plan):
             cause = "relay-join"
@@ -345,8 +349,6 @@ class CodeGen:
             self.place(bc, r, blk, cause)
         if pad:
             self.emit(bc, Instruction(Opcode.RPINC, bimm=True, imm=pad), "pad", bc.tail)
-        if extra:
-            self.place(bc, cond, blk)
 
     def place(self, bc: BlockCode, r: int, blk: Block, cause: str = "relay-join") -> None:
         """Produce the value of ``r`` at the current position (relay, recompute or reload)."""
@@ -447,6 +449,10 @@ class CodeGen:
         in_memory = {r for r in self.live_in[bid] - set(self.recipes[bid])
                      if all(c.layout[r].spilled for c in codes) and longest.layout[r].pos is None}
         frame = self.propose_frame(longest, bid, in_memory=in_memory)
+        for c in codes:  # values arriving through memory are stored first: that may recompute them
+            for r, p in sorted(frame.items()):
+                if p is None:
+                    self.spill(c, r, self.cfg.blocks[c.block])
         end = max(c.offset0 + c.cur + self.min_tail(c, frame) for c in codes)
         for _ in range(4 * self.dmax):
             lengths = [self.settle_tail(c, frame, self.cfg.blocks[c.block], end - c.offset0 - c.cur) for c in codes]
