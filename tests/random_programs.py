@@ -24,12 +24,21 @@ Kernel parameters: ``in`` (IN_WORDS words: ints at [0, 64), FP32 values at [64, 
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import dataclasses
 import random
+import re
+import signal
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from dualflow.errors import KernelFault
 from dualflow.isa import Kernel, assemble
+from dualflow.isa.convert import ConvertError, convert_kernel
 from dualflow.models import Device, FunctionalConfig
 
 # ------------------------------------------------------------------------------ layout
@@ -162,16 +171,26 @@ class Exit(Node):
 
 @dataclass
 class Program:
-    text: str
+    """A generated kernel: its parts (kept so that a failing program can be shrunk) and launch."""
+
     pool: list[int]
     kinds: dict[int, str]
-    slots: int  #: out words per thread
-    early_exit: bool
-    shared_bytes: int
-    local_bytes: int
+    early: bool  #: threads past n exit at once (n is then smaller than the thread count)
+    init: list[str]  #: gives every pool register a first value
+    body: Seq
+    final: list[int]  #: pool registers stored to out at the end (all of them, unless shrunk)
     launch: Launch
     n: int
     data_seed: int
+
+    @property
+    def slots(self) -> int:
+        """out words per thread."""
+        return len(self.pool) + EXTRA_SLOTS
+
+    @property
+    def text(self) -> str:
+        return render(self)
 
     @property
     def instructions(self) -> int:
@@ -201,7 +220,6 @@ class Generator:
             self.kinds[self.pool[0]] = "i"
         self.budget = cfg.max_instructions
         self.shared_phases = 0
-        self.uses_local = False
 
     # ---- operands
     def ints(self) -> list[int]:
@@ -265,7 +283,6 @@ class Generator:
         return lines, f"[r{TADDR}+{base}]" if base else f"[r{TADDR}]"
 
     def local_address(self) -> tuple[list[str], str]:
-        self.uses_local = True
         if self.src.chance(60):
             return [], f"[rz+{4 * self.src.int(0, LOCAL_WORDS - 1)}]"
         lines = [f"iand r{TADDR}, r{self.src.choice((GID, TID, *self.ints()))}, {LOCAL_WORDS // 2 - 1}",
@@ -581,8 +598,15 @@ def generate(src: Source, cfg: GenConfig | None = None) -> Program:
     launch = src.choice(LAUNCHES)
     early = src.chance(60)
     n = launch.threads - src.int(1, launch.threads // 3) if early else launch.threads
-    slots = len(gen.pool) + EXTRA_SLOTS
-    prologue = [
+    init = gen.initial()
+    gen.budget -= len(prologue_lines(early, len(gen.pool))) + len(init) + len(gen.pool) + 1
+    body = gen.seq(0, 0, True)
+    return Program(gen.pool, gen.kinds, early, init, body, list(gen.pool), launch, n, src.int(0, 2**31 - 1))
+
+
+def prologue_lines(early: bool, npool: int) -> list[str]:
+    """i, the optional early exit of threads past n, the pointers."""
+    lines = [
         f"s2r r{TID}, %tid.x",
         f"s2r r{CTAID}, %ctaid.x",
         f"s2r r{NTID}, %ntid.x",
@@ -590,36 +614,35 @@ def generate(src: Source, cfg: GenConfig | None = None) -> Program:
         f"ldc r{NREG}, n",
     ]
     if early:
-        prologue += [f"isetp.ge r{TCOND}, r{GID}, r{NREG}", f"brnz r{TCOND}, DONE"]
-    prologue += [
+        lines += [f"isetp.ge r{TCOND}, r{GID}, r{NREG}", f"brnz r{TCOND}, DONE"]
+    return lines + [
         f"ldc r{INB}, in",
         f"ldc r{OUTB}, out",
-        f"imul r{TADDR}, r{GID}, {4 * slots}",
+        f"imul r{TADDR}, r{GID}, {4 * (npool + EXTRA_SLOTS)}",
         f"iadd r{OUTB}, r{OUTB}, r{TADDR}",
     ]
-    init = gen.initial()
-    gen.budget -= len(prologue) + len(init) + len(gen.pool) + 1
-    body = gen.seq(0, 0, True)
+
+
+def render(prog: Program) -> str:
+    """The program as REG assembly, with unique labels."""
     pr = Printer()
-    for line in prologue + init:
+    for line in prologue_lines(prog.early, len(prog.pool)) + prog.init:
         pr.ins(line)
-    pr.node(body)
-    for j, r in enumerate(gen.pool):
-        pr.ins(f"stg [r{OUTB}+{4 * j}], r{r}")
+    pr.node(prog.body)
+    for r in prog.final:
+        pr.ins(f"stg [r{OUTB}+{4 * prog.pool.index(r)}], r{r}")
     pr.put_label("DONE")
     pr.ins("exit")
     for name in pr.exit_labels:
         pr.put_label(name)
         pr.ins("exit")
-    shared = gen.shared_phases * SHARED_PHASE_BYTES
-    local = 4 * LOCAL_WORDS if gen.uses_local else 0
+    ops = {line.split()[0] for line in pr.lines if line.startswith("    ")}
     head = [".kernel rnd", ".form reg", ".param in out n"]
-    if shared:
-        head.append(f".shared {shared}")
-    if local:
-        head.append(f".local {local}")
-    text = "\n".join(head + pr.lines) + "\n"
-    return Program(text, gen.pool, gen.kinds, slots, early, shared, local, launch, n, src.int(0, 2**31 - 1))
+    if ops & {"sts", "lds"}:
+        head.append(f".shared {MAX_SHARED_PHASES * SHARED_PHASE_BYTES}")
+    if ops & {"stl", "ldl"}:
+        head.append(f".local {4 * LOCAL_WORDS}")
+    return "\n".join(head + pr.lines) + "\n"
 
 
 # ------------------------------------------------------------------------------ running
@@ -633,9 +656,16 @@ def make_inputs(seed: int) -> np.ndarray:
     return np.concatenate([ints, floats.view(np.uint32)])
 
 
+#: Warp instructions a launch may run: far above what a generated program needs, so a DFLOW kernel
+#: that loops for ever is reported as a runaway instead of hanging the test.
+RUN_BUDGET = 3_000_000
+#: Seconds one conversion may take (they take a few hundredths) before it counts as a hang.
+CONVERT_SECONDS = 5
+
+
 def run(kernel: Kernel, launch: Launch, n: int, slots: int, inputs: np.ndarray) -> np.ndarray:
     """Launch ``kernel`` on a fresh device; returns ``out`` as uint32 words."""
-    dev = Device(FunctionalConfig(warp_size=launch.warp_size))
+    dev = Device(FunctionalConfig(warp_size=launch.warp_size, max_warp_instructions=RUN_BUDGET))
     din = dev.upload(inputs)
     words = launch.threads * slots
     dout = dev.upload(np.full(words, OUT_FILL, np.uint32))
@@ -646,3 +676,178 @@ def run(kernel: Kernel, launch: Launch, n: int, slots: int, inputs: np.ndarray) 
 def run_program(prog: Program, kernel: Kernel | None = None) -> np.ndarray:
     kernel = kernel if kernel is not None else assemble(prog.text).only
     return run(kernel, prog.launch, prog.n, prog.slots, make_inputs(prog.data_seed))
+
+
+# ------------------------------------------------------------------------------ checking
+class ConversionHang(Exception):
+    """A conversion ran past CONVERT_SECONDS."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Raise ConversionHang in the block after ``seconds`` (SIGALRM: main thread, Unix only)."""
+    if seconds is None or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expired(signum, frame):
+        raise ConversionHang(f"conversion did not finish within {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@dataclass
+class Failure:
+    """Why a converted kernel is not equivalent to its REG original."""
+
+    kind: str  #: "mismatch", "fault", "hang", "convert-error", "crash"
+    detail: str
+    dmax: int
+    ring: int
+
+    def describe(self, text: str) -> str:
+        return (f"converter {self.kind} at Dmax {self.dmax} (ring {self.ring}): {self.detail}\n"
+                f"REG program:\n{text}")
+
+
+def describe_mismatch(ref: np.ndarray, got: np.ndarray, slots: int, pool: list[int] | tuple = ()) -> str:
+    bad = np.flatnonzero(ref != got)
+    first = int(bad[0])
+    thread, slot = divmod(first, slots)
+    what = f" (pool r{pool[slot]})" if slot < len(pool) else ""
+    threads = sorted({int(b) // slots for b in bad})
+    return (f"{bad.size} of {ref.size} output words differ; first: thread {thread}, slot {slot}{what}: "
+            f"REG {int(ref[first]):#010x}, DFLOW {int(got[first]):#010x}; threads affected: "
+            f"{threads[:12]}{' ...' if len(threads) > 12 else ''}")
+
+
+def check_conversion(kernel: Kernel, ref: np.ndarray, dmax: int, ring: int, runner: Callable[[Kernel], np.ndarray],
+                     slots: int, pool: list[int] | tuple = (), timeout: float | None = CONVERT_SECONDS):
+    """Convert ``kernel`` at one Dmax, run it with ``runner`` and compare with the REG result ``ref``.
+    Returns (Failure or None, the conversion report or None)."""
+    try:
+        with time_limit(timeout):
+            dk, report = convert_kernel(kernel, dmax=dmax, ring=ring)
+    except ConversionHang as exc:
+        return Failure("hang", str(exc), dmax, ring), None
+    except ConvertError as exc:
+        return Failure("convert-error", str(exc), dmax, ring), None
+    except Exception as exc:  # any crash of the converter is a finding
+        return Failure("crash", f"{type(exc).__name__}: {exc}", dmax, ring), None
+    try:
+        got = runner(dk)
+    except KernelFault as exc:
+        return Failure("fault", str(exc), dmax, ring), report
+    if not np.array_equal(ref, got):
+        return Failure("mismatch", describe_mismatch(ref, got, slots, pool), dmax, ring), report
+    return None, report
+
+
+def check_dmax(prog: Program, kernel: Kernel, ref: np.ndarray, dmax: int, ring: int,
+               timeout: float | None = CONVERT_SECONDS):
+    """``check_conversion`` for a generated program."""
+    return check_conversion(kernel, ref, dmax, ring, lambda k: run_program(prog, k), prog.slots, prog.pool, timeout)
+
+
+# ------------------------------------------------------------------------------ shrinking
+def _signature(f: Failure) -> tuple:
+    """What must stay the same while a failing program is shrunk."""
+    if f.kind in ("convert-error", "crash"):
+        return f.kind, re.sub(r"\b(r|pc )?\d+", "N", f.detail.split("internal:")[-1].split(":")[-1]).strip()[:60]
+    if f.kind == "fault":
+        return f.kind, "illegal DFLOW read" in f.detail
+    return (f.kind,)
+
+
+def failure_of(prog: Program, dmax: int, ring: int, timeout: float | None = CONVERT_SECONDS) -> Failure | None:
+    """The failure of ``prog`` at one Dmax, or None (also when the REG program itself is broken)."""
+    try:
+        kernel = assemble(prog.text).only
+        ref = run_program(prog, kernel)
+    except Exception:  # an invalid candidate, not a finding
+        return None
+    return check_dmax(prog, kernel, ref, dmax, ring, timeout)[0]
+
+
+def _candidates(prog: Program):
+    """Smaller variants of ``prog``: each a fresh deep copy."""
+
+    def nodes(seq: Seq, path=()):
+        for k, item in enumerate(seq.items):
+            yield seq, k, item
+            if isinstance(item, If):
+                yield from nodes(item.then)
+                if item.other is not None:
+                    yield from nodes(item.other)
+            elif isinstance(item, Loop):
+                yield from nodes(item.body)
+
+    def variants_of(seq: Seq, k: int, item: Node):
+        yield []
+        if isinstance(item, If):
+            yield item.then.items
+            if item.other is not None:
+                yield item.other.items
+                yield [dataclasses.replace(item, other=None)]
+            if item.setup:
+                yield [dataclasses.replace(item, setup=[], cond=TCOND)]
+        elif isinstance(item, Loop):
+            yield item.body.items
+            if item.divergent:
+                yield [dataclasses.replace(item, divergent=False, test_first=False, limit_imm=1)]
+            if item.limit_imm not in (None, 1):
+                yield [dataclasses.replace(item, limit_imm=1)]
+        elif isinstance(item, Straight) and len(item.lines) > 1:
+            half = len(item.lines) // 2
+            yield [Straight(item.lines[:half])]
+            yield [Straight(item.lines[half:])]
+            for j in range(len(item.lines)):
+                yield [Straight(item.lines[:j] + item.lines[j + 1:])]
+
+    count = sum(1 for _ in nodes(prog.body))
+    for index in range(count):
+        seq, k, item = list(nodes(prog.body))[index]
+        for repl in variants_of(seq, k, item):
+            new = copy.deepcopy(prog)
+            nseq, nk, _ = list(nodes(new.body))[index]
+            nseq.items[nk:nk + 1] = copy.deepcopy(repl)
+            yield new
+    for field_name in ("final", "init"):
+        items = getattr(prog, field_name)
+        for j in range(len(items)):
+            new = copy.deepcopy(prog)
+            del getattr(new, field_name)[j]
+            yield new
+    if prog.early:
+        yield dataclasses.replace(copy.deepcopy(prog), early=False)
+    for launch in (Launch(4, 4, 1), Launch(4, 8, 1), Launch(8, 8, 1), Launch(32, 32, 1)):
+        if launch.threads < prog.launch.threads:
+            yield dataclasses.replace(copy.deepcopy(prog), launch=launch, n=min(prog.n, launch.threads - 1))
+
+
+def shrink(prog: Program, dmax: int, ring: int, timeout: float | None = CONVERT_SECONDS,
+           max_tries: int = 5000, max_seconds: float | None = None) -> tuple[Program, Failure]:
+    """Greedy reduction of a failing program (drop statements, flatten regions, drop stores,
+    smaller launches), keeping the kind of failure; stops after ``max_seconds`` if given."""
+    failure = failure_of(prog, dmax, ring, timeout)
+    assert failure is not None, "the program does not fail"
+    want = _signature(failure)
+    tries, start = 0, time.monotonic()
+    changed = True
+    while changed and tries < max_tries:
+        changed = False
+        for cand in _candidates(prog):
+            tries += 1
+            if max_seconds is not None and time.monotonic() - start > max_seconds:
+                return prog, failure
+            f = failure_of(cand, dmax, ring, timeout)
+            if f is not None and _signature(f) == want:
+                prog, failure, changed = cand, f, True
+                break
+    return prog, failure

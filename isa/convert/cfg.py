@@ -148,7 +148,8 @@ def build_cfg(kernel: Kernel) -> Cfg:
                 raise ConvertError(f"{cfg.where(b)}: sync with no open ssy on this path")
             rid = stack.pop()
             succ_stacks.append((cfg.regions[rid].join, tuple(stack)))
-        b.succs = [s for s, _ in succ_stacks]
+        # A branch to its own fall-through has one successor, reached twice by a divergent warp.
+        b.succs = list(dict.fromkeys(s for s, _ in succ_stacks))
         b.stack = entry_stack[b.id]
         for s, st in succ_stacks:
             if s in entry_stack:
