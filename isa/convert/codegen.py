@@ -327,9 +327,8 @@ class CodeGen:
 
         Positions of the tail that no frame value needs are padding, except where a value bound
         for a later position would fall out of reach on the way: it is relayed there first."""
-        for r, p in sorted(frame.items()):
-            if p is None:  # arrives through local memory; a store does not move RP
-                self.spill(bc, r, blk)
+        # Values arriving through local memory are stored first (a store does not move RP).
+        self.spill_all(bc, [r for r, p in frame.items() if p is None], blk)
         n = self.settle_tail(bc, frame, blk, length, cond)
         if n is None:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: no tail meets the join's frame")
@@ -377,11 +376,20 @@ class CodeGen:
         self.spilled_regs.add(r)
         bc.layout[r] = Val(v.pos, v.recipe, True, v.ident)
 
+    def spill_all(self, bc: BlockCode, regs, blk: Block) -> None:
+        """Store several values: first those in the ring (stores do not move RP, so none of them
+        drifts), then those to recompute or reload, each stored as soon as it is produced."""
+        todo = [r for r in sorted(regs) if r in bc.layout and not bc.layout[r].spilled]
+        in_ring = [r for r in todo if bc.layout[r].pos is not None and bc.cur - bc.layout[r].pos <= self.dmax]
+        for r in sorted(in_ring, key=lambda x: bc.layout[x].pos):
+            self.spill(bc, r, blk)
+        for r in todo:
+            if r not in in_ring:
+                self.spill(bc, r, blk)
+
     def emit_spills_for(self, bc: BlockCode, join: int, blk: Block) -> None:
         """Tail of a predecessor of a memory join: store every carried live value."""
-        for r in sorted(self.live_in[join]):
-            if r not in self.recipes[join]:
-                self.spill(bc, r, blk)
+        self.spill_all(bc, [r for r in self.live_in[join] if r not in self.recipes[join]], blk)
 
     # ------------------------------------------------------------------ blocks
     def entry_layout(self, blk: Block) -> tuple[dict[int, Val], int | None]:
@@ -450,9 +458,7 @@ class CodeGen:
                      if all(c.layout[r].spilled for c in codes) and longest.layout[r].pos is None}
         frame = self.propose_frame(longest, bid, in_memory=in_memory)
         for c in codes:  # values arriving through memory are stored first: that may recompute them
-            for r, p in sorted(frame.items()):
-                if p is None:
-                    self.spill(c, r, self.cfg.blocks[c.block])
+            self.spill_all(c, [r for r, p in frame.items() if p is None], self.cfg.blocks[c.block])
         end = max(c.offset0 + c.cur + self.min_tail(c, frame) for c in codes)
         for _ in range(4 * self.dmax):
             lengths = [self.settle_tail(c, frame, self.cfg.blocks[c.block], end - c.offset0 - c.cur) for c in codes]
@@ -579,15 +585,13 @@ class CodeGen:
                                          if bc.layout[r].spilled and bc.layout[r].pos is None}
                 frame = self.propose_frame(bc, s, in_memory=self.in_memory.get(s, set()))
                 self.frames[s] = frame
-            for r in sorted(self.in_memory.get(s, ())):
-                self.spill(bc, r, blk)
+            self.spill_all(bc, self.in_memory.get(s, ()), blk)
             if self.is_back_edge(blk.id, s) and s not in self.proposals:
                 # What the header's frame would have to be for this latch to need no relays but
                 # those of loop invariants: read off the layout before the tail.
                 before = BlockCode(bc.block, layout=dict(bc.layout), cur=bc.cur)
                 self.proposals[s] = self.propose_frame(before, s, invariant_idents=self.header_idents.get(s, {}))
-            for r in sorted(self.parked.get(s, ())):
-                self.spill(bc, r, blk)
+            self.spill_all(bc, self.parked.get(s, ()), blk)
             term = blk.terminator
             cond = uses(term)[0] if term is not None and term.op in (Opcode.BRNZ, Opcode.BRZ) and uses(term) else None
             # Values the other successor needs must not drift out of reach during the tail:
