@@ -94,6 +94,7 @@ class WorkloadRun:
     by_kernel: dict[str, LaunchStats]
     outputs: dict[str, np.ndarray] = field(repr=False)
     traces: list[Trace] | None = field(default=None, repr=False)
+    launches: list = field(default_factory=list, repr=False)  # LaunchRecord per launch, in order
 
     def to_dict(self) -> dict:
         return {
@@ -126,4 +127,4 @@ def run_workload(workload: Workload | type[Workload], size: str = "small", form:
     for stats in dev.history[1:]:
         total = total.merge(stats)
     return WorkloadRun(wl.name, size, form, seed, full, verdict, total, by_kernel, outputs,
-                       dev.traces if trace else None)
+                       dev.traces if trace else None, dev.launches)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,6 +25,15 @@ from .executor import BatchExecutor, Geometry
 from .memory import GlobalMemory
 from .stats import LaunchStats
 from .trace import Trace, TraceRecord
+
+
+class LaunchRecord(NamedTuple):
+    """One launch as the host asked for it (grid and block as given, parameters as passed)."""
+
+    kernel: str
+    grid: object
+    block: object
+    params: list
 
 
 @dataclass
@@ -56,6 +66,7 @@ class Device:
         self.history: list[LaunchStats] = []
         self.trace_default = trace
         self.traces: list[Trace] = []
+        self.launches: list[LaunchRecord] = []  # every launch, in order
 
     def alloc(self, nbytes: int) -> int:
         return self.memory.alloc(nbytes)
@@ -112,6 +123,7 @@ class Device:
         """Run ``kernel`` over the whole grid; returns its statistics and, on request, its trace."""
         if trace is None:
             trace = self.trace_default
+        self.launches.append(LaunchRecord(kernel.name, grid, block, list(params)))
         geo = Geometry(_dim3(grid, "grid"), _dim3(block, "block"), self.config.warp_size)
         words = self._check_launch(kernel, geo, params)
         n = len(kernel.code)

@@ -9,18 +9,6 @@ from dualflow.kernels.workload import CheckFailed, run_workload
 from dualflow.models import Device
 
 
-class RecordingDevice(Device):
-    """A device that also remembers each launch's kernel, grid, block and parameters."""
-
-    def __init__(self):
-        super().__init__()
-        self.launches = []
-
-    def launch(self, kernel, grid, block, params=(), **kw):
-        self.launches.append((kernel.name, grid, block, list(params)))
-        return super().launch(kernel, grid, block, params, **kw)
-
-
 @pytest.mark.parametrize("size", ["tiny", "matrix4", "small"])
 def test_sizes_pass_check(size):
     run = run_workload(Gaussian, size, Form.REG)
@@ -46,7 +34,7 @@ def test_launch_sequence_matches_rodinia():
     wl = Gaussian()
     n = 9  # not a multiple of 4: Fan2's grid rounds up to 3 x 3
     inputs = wl.generate(np.random.default_rng(3), n=n, matrix="create")
-    dev = RecordingDevice()
+    dev = Device()
     wl.execute(dev, wl.module(Form.REG), inputs, n=n, matrix="create")
     assert [name for name, *_ in dev.launches] == ["Fan1", "Fan2"] * (n - 1)
     for t in range(n - 1):

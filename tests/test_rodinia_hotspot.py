@@ -10,18 +10,6 @@ from dualflow.kernels.workload import CheckFailed, run_workload
 from dualflow.models import Device, FunctionalConfig
 
 
-class RecordingDevice(Device):
-    """A device that remembers every launch's kernel name, grid, block and parameters."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.calls = []
-
-    def launch(self, kernel, grid, block, params=(), **kwargs):
-        self.calls.append((kernel.name, grid, block, list(params)))
-        return super().launch(kernel, grid, block, params, **kwargs)
-
-
 @pytest.mark.parametrize("size", ["tiny", "small"])
 def test_size_runs_and_matches_numpy(size):
     run = run_workload(Hotspot, size, Form.REG)
@@ -51,15 +39,15 @@ def test_paper_plan_and_constants():
 def test_launch_sequence_follows_compute_tran_temp():
     """Launch order, 2-D shapes, per-launch iteration and the MatrixTemp ping-pong."""
     wl, p = Hotspot(), Hotspot.sizes["tiny"]
-    dev = RecordingDevice()
+    dev = Device()
     inputs = wl.generate(np.random.default_rng(1), **p)
     wl.execute(dev, wl.module(Form.REG), inputs, **p)
-    assert [c[0] for c in dev.calls] == ["calculate_temp"] * 2
-    assert all(grid == (2, 2) and block == (BLOCK_SIZE, BLOCK_SIZE) for _, grid, block, _ in dev.calls)
-    assert [c[3][0] for c in dev.calls] == [2, 1]  # MIN(num_iterations, total_iterations - t)
-    srcs, dsts = [c[3][2] for c in dev.calls], [c[3][3] for c in dev.calls]
+    assert [c[0] for c in dev.launches] == ["calculate_temp"] * 2
+    assert all(grid == (2, 2) and block == (BLOCK_SIZE, BLOCK_SIZE) for _, grid, block, _ in dev.launches)
+    assert [c[3][0] for c in dev.launches] == [2, 1]  # MIN(num_iterations, total_iterations - t)
+    srcs, dsts = [c[3][2] for c in dev.launches], [c[3][3] for c in dev.launches]
     assert srcs[1] == dsts[0] and dsts[1] == srcs[0] and srcs[0] != dsts[0]
-    assert all(c[3][4:8] == [16, 16, 2, 2] for c in dev.calls)  # cols, rows, border_cols, border_rows
+    assert all(c[3][4:8] == [16, 16, 2, 2] for c in dev.launches)  # cols, rows, border_cols, border_rows
 
 
 def test_check_can_fail():

@@ -9,18 +9,6 @@ from dualflow.kernels.workload import CheckFailed, run_workload
 from dualflow.models import Device
 
 
-class RecordingDevice(Device):
-    """A device that also remembers each launch's kernel, grid, block and parameters."""
-
-    def __init__(self):
-        super().__init__()
-        self.launches = []
-
-    def launch(self, kernel, grid, block, params=(), **kw):
-        self.launches.append((kernel.name, grid, block, list(params)))
-        return super().launch(kernel, grid, block, params, **kw)
-
-
 @pytest.mark.parametrize("size, records, blocks", [("tiny", 301, 2), ("small", 4004, 16)])
 def test_sizes_pass_check(size, records, blocks):
     run = run_workload(Nn, size, Form.REG)
@@ -35,7 +23,7 @@ def test_launch_shape_matches_rodinia():
     wl = Nn()
     params = dict(wl.sizes["tiny"])
     inputs = wl.generate(np.random.default_rng(1), **params)
-    dev = RecordingDevice()
+    dev = Device()
     wl.execute(dev, wl.module(Form.REG), inputs, **params)
     [(name, grid, block, args)] = dev.launches
     assert (name, grid, block) == ("euclid", (2, 1), 256)

@@ -9,18 +9,6 @@ from dualflow.kernels.workload import CheckFailed, run_workload
 from dualflow.models import Device, FunctionalConfig
 
 
-class RecordingDevice(Device):
-    """A device that remembers every launch's kernel name, grid, block and parameter words."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.calls = []
-
-    def launch(self, kernel, grid, block, params=(), **kwargs):
-        self.calls.append((kernel.name, grid, block, list(params)))
-        return super().launch(kernel, grid, block, params, **kwargs)
-
-
 @pytest.mark.parametrize("size", ["tiny", "small"])
 def test_size_runs_and_matches_numpy(size):
     run = run_workload(Pathfinder, size, Form.REG)
@@ -44,18 +32,18 @@ def test_plan_matches_rodinia_arithmetic():
 def test_launch_sequence_follows_calc_path():
     """Launch order, shapes, iteration/startStep arguments and the gpuResult ping-pong."""
     wl, p = Pathfinder(), Pathfinder.sizes["tiny"]
-    dev = RecordingDevice()
+    dev = Device()
     inputs = wl.generate(np.random.default_rng(1), **p)
     wl.execute(dev, wl.module(Form.REG), inputs, **p)
-    assert [c[0] for c in dev.calls] == ["dynproc_kernel"] * 3
-    assert all(grid == 2 and block == BLOCK_SIZE for _, grid, block, _ in dev.calls)
-    iterations = [c[3][0] for c in dev.calls]
-    start_steps = [c[3][6] for c in dev.calls]
+    assert [c[0] for c in dev.launches] == ["dynproc_kernel"] * 3
+    assert all(grid == 2 and block == BLOCK_SIZE for _, grid, block, _ in dev.launches)
+    iterations = [c[3][0] for c in dev.launches]
+    start_steps = [c[3][6] for c in dev.launches]
     assert iterations == [2, 2, 1] and start_steps == [0, 2, 4]
-    srcs, dsts = [c[3][2] for c in dev.calls], [c[3][3] for c in dev.calls]
+    srcs, dsts = [c[3][2] for c in dev.launches], [c[3][3] for c in dev.launches]
     assert srcs[1:] == dsts[:-1] and dsts[1:] == srcs[:-1] and srcs[0] != dsts[0]
-    assert all(c[3][7] == p["pyramid_height"] for c in dev.calls)  # border
-    assert all(c[3][4:6] == [p["cols"], p["rows"]] for c in dev.calls)
+    assert all(c[3][7] == p["pyramid_height"] for c in dev.launches)  # border
+    assert all(c[3][4:6] == [p["cols"], p["rows"]] for c in dev.launches)
 
 
 def test_check_can_fail():
