@@ -1,14 +1,17 @@
 """Random *structured* REG-form kernels for the property tests of the REG-to-DFLOW converter.
 
 A program is built as a tree (straight-line statements, if/else and if-without-else regions
-with ``ssy``/``sync``, loops with a lane-dependent trip count inside an ``ssy`` region,
-uniform-trip-count loops with a plain back edge, early exits, shared-memory phases behind
-``bar``) and then printed as REG assembly with unique labels. Every value of the register pool
-is stored to ``out`` at the end, so every value is observed.
+with ``ssy``/``sync``, loops with a lane-dependent trip count inside an ``ssy`` region -- with
+the test at the bottom, or at the top with a ``bra`` back edge -- uniform-trip-count loops with a
+plain back edge, early exits at the top and inside regions, shared-memory phases behind ``bar``
+in converged code) and then printed as REG assembly with unique labels. Every value of the
+register pool is stored to ``out`` at the end, so every value is observed.
 
 Not a test module (no ``test_`` prefix). Randomness comes from a ``Source``: ``RandomSource``
 wraps ``random.Random`` (deterministic programs, quick to make many), ``DrawSource`` wraps a
-hypothesis ``draw`` so that failing programs shrink.
+hypothesis ``draw``. ``check_dmax`` converts and compares one program at one Dmax; ``shrink``
+reduces a failing program on its tree (drop statements, flatten regions, drop stores, smaller
+launches) while the kind of failure stays the same.
 
 Register map (REG form):
 
@@ -17,9 +20,12 @@ Register map (REG form):
     r7 address temporary   r8 condition temporary   r9 loop-test temporary
     r10 + 2d, r11 + 2d: counter and trip limit of the loop at nesting depth d (d < 3)
     r16 ...: the pool of values (each register keeps one kind, int or float, for its life)
+    r200: read now and then, never written (reads 0)
 
 Kernel parameters: ``in`` (IN_WORDS words: ints at [0, 64), FP32 values at [64, 128)), ``out``
 (S words per thread: one per pool value, then EXTRA_SLOTS for stores inside the program), ``n``.
+Loads from ``in`` use lane-dependent in-bounds indices ``(...) & 63``; each thread stores only
+to its own ``out`` words, its own shared word and its own local memory, so there are no races.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ TID, CTAID, NTID, GID, NREG, OUTB, INB = 0, 1, 2, 3, 4, 5, 6
 TADDR, TCOND, TLOOP = 7, 8, 9
 LOOP_BASE = 10
 POOL_BASE = 16
+UNWRITTEN = 200  #: read now and then, never written: reads 0 in REG form
 MAX_LOOP_DEPTH = 3
 
 IN_HALF = 64  #: words of ints, then as many FP32 words
@@ -146,10 +153,11 @@ class Seq(Node):
 class If(Node):
     setup: list[str]  # computes the condition
     cond: int  # register tested
-    branch: str  # "brz": then-arm when cond == 0 is false ... see printer
+    branch: str  # brz/brnz: the lanes taking it skip the then-arm (to the else-arm or the join)
     then: Seq
     other: Seq | None  # None: if without else
     shape: int  # printing variant
+    lane_dependent: bool = True  # the condition may differ between the lanes of a warp
 
 
 @dataclass
@@ -197,6 +205,44 @@ class Program:
         return count_instructions(self.text)
 
 
+def features(prog: Program) -> set[str]:
+    """Which constructs a program uses (to check that the generator covers them)."""
+    found: set[str] = set()
+
+    def walk(seq: Seq, inside: tuple[str, ...]) -> None:
+        for item in seq.items:
+            if isinstance(item, Straight):
+                ops = {line.split()[0] for line in item.lines}
+                if "bar" in ops:
+                    found.add("bar in loop" if "loop" in inside else "bar")
+                if any(f"r{UNWRITTEN}" in line for line in item.lines):
+                    found.add("unwritten register")
+            elif isinstance(item, If):
+                found.add("if/else" if item.other is not None else "if without else")
+                found.add("lane-dependent if" if item.lane_dependent else "uniform if")
+                if "loop" in inside:
+                    found.add("if in loop")
+                walk(item.then, inside + ("if",))
+                if item.other is not None:
+                    walk(item.other, inside + ("if",))
+            elif isinstance(item, Loop):
+                found.add("while loop" if item.test_first else "divergent loop" if item.divergent else "uniform loop")
+                if "loop" in inside:
+                    found.add("loop in loop")
+                if "if" in inside:
+                    found.add("loop in if")
+                walk(item.body, inside + ("loop",))
+            elif isinstance(item, Exit):
+                found.add("exit in region" if inside else "exit")
+
+    walk(prog.body, ())
+    if prog.early:
+        found.add("early exit")
+    if len(prog.pool) > 12:
+        found.add("more than 12 live values")
+    return found
+
+
 def count_instructions(text: str) -> int:
     """REG instructions in an assembly text (labels and directives excluded)."""
     count = 0
@@ -220,6 +266,7 @@ class Generator:
             self.kinds[self.pool[0]] = "i"
         self.budget = cfg.max_instructions
         self.shared_phases = 0
+        self.top_loops = 0  #: open loops with a block-uniform trip count in converged code
 
     # ---- operands
     def ints(self) -> list[int]:
@@ -229,8 +276,12 @@ class Generator:
         return [r for r in self.pool if self.kinds[r] == "f"]
 
     def int_src(self) -> int:
-        """An int-valued register: mostly pool values, sometimes the thread's ids or n."""
-        if self.src.chance(15):
+        """An int-valued register: mostly pool values, sometimes the thread's ids or n, rarely a
+        register the program never writes (it reads 0)."""
+        k = self.src.int(0, 99)
+        if k < 2:
+            return UNWRITTEN
+        if k < 17:
             return self.src.choice((TID, CTAID, NTID, GID, NREG))
         return self.src.choice(self.ints())
 
@@ -365,7 +416,9 @@ class Generator:
         base = self.shared_phases * SHARED_PHASE_BYTES
         self.shared_phases += 1
         src = self.src
-        lines = [f"ishl r{TADDR}, r{TID}, 2", f"sts [r{TADDR}+{base}], r{src.choice(self.pool)}", "bar"]
+        # In a loop, a leading barrier keeps this iteration's store after the last one's reads.
+        lines = ["bar"] if self.top_loops else []
+        lines += [f"ishl r{TADDR}, r{TID}, 2", f"sts [r{TADDR}+{base}], r{src.choice(self.pool)}", "bar"]
         k = src.int(0, 2)
         if k == 0:
             lines.append(f"ixor r{TADDR}, r{TID}, {src.int(1, 3)}")
@@ -430,7 +483,7 @@ class Generator:
             elif k < 70:
                 out.items.append(self.if_node(depth, loop_depth))
             elif k < 92 and loop_depth < MAX_LOOP_DEPTH:
-                out.items.append(self.loop_node(depth, loop_depth))
+                out.items.append(self.loop_node(depth, loop_depth, top))
             else:
                 out.items.append(self.exit_node())
         return out
@@ -441,9 +494,11 @@ class Generator:
         self.budget -= len(setup) + 5
         then = self.seq(depth + 1, loop_depth, False)
         other = self.seq(depth + 1, loop_depth, False) if self.src.chance(60) else None
-        return If(setup, cond, self.src.choice(("brz", "brnz")), then, other, self.src.int(0, 1))
+        return If(setup, cond, self.src.choice(("brz", "brnz")), then, other, self.src.int(0, 1), lane)
 
-    def loop_node(self, depth: int, loop_depth: int) -> Loop:
+    def loop_node(self, depth: int, loop_depth: int, top: bool = False) -> Loop:
+        """A loop; ``top``: in converged code, where a loop with an immediate trip count (the same
+        for every warp of the block) may hold barriers."""
         src = self.src
         counter, limit = LOOP_BASE + 2 * loop_depth, LOOP_BASE + 2 * loop_depth + 1
         divergent = src.chance(60)
@@ -458,7 +513,10 @@ class Generator:
         else:
             setup += [f"s2r r{limit}, %warpid", f"iand r{limit}, r{limit}, 1", f"iadd r{limit}, r{limit}, 1"]
         self.budget -= len(setup) + 6
-        body = self.seq(depth + 1, loop_depth + 1, False)
+        converged = top and limit_imm is not None
+        self.top_loops += converged
+        body = self.seq(depth + 1, loop_depth + 1, converged)
+        self.top_loops -= converged
         test_first = divergent and src.chance(35)
         return Loop(loop_depth, setup, body, divergent, test_first, limit_imm)
 
