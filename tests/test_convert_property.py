@@ -594,18 +594,13 @@ REGRESSIONS = [
     pytest.param(CANNOT_EQUALIZE, 16, 20, 32, id="cannot-equalize"),
     # An empty uniform loop inside an if-without-else: "r30 fell out of the ring" at Dmax 12.
     pytest.param(FELL_OUT_OF_RING_12, 12, 13, 16, id="fell-out-of-ring-12"),
-    # Still open: a one-trip uniform loop around an if-without-else; on the loop exit (the
-    # fall-through of the back branch) the converter spills r17 with 'stl [rz+68], |13|', a
-    # distance past Dmax 12, so the DFLOW kernel it builds fails validation.
-    pytest.param(LOOP_IF_EXIT_DISTANCE, 12, 13, 15, id="loop-if-exit-distance", marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason="BUG: loop-exit spill reads distance 13 > Dmax 12 "
-        "(KernelError: distance 13 exceeds .dmax 12)")),
-    # Still open: one lane-dependent loop (the divloop idiom: ssy, brnz back edge, sync) with ten
-    # values live across it; at Dmax 16 the converter stops with "internal: r26 fell out of the
-    # ring" (r26 is redefined twice in the body and stored after the join).
-    pytest.param(DIVERGENT_LOOP_FELL_OUT, 16, 20, 24, id="divergent-loop-fell-out", marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason="BUG: ConvertError 'internal: r26 fell out of the ring' "
-        "at Dmax 16 on a single lane-dependent loop")),
+    # A one-trip uniform loop around an if-without-else: on the loop exit (the fall-through of the
+    # back branch) the converter stored r17 with 'stl [rz+68], |13|', past Dmax 12 (the latch's
+    # tail had pushed a value the exit needs out of reach).
+    pytest.param(LOOP_IF_EXIT_DISTANCE, 12, 13, 15, id="loop-if-exit-distance"),
+    # One lane-dependent loop (the divloop idiom) with ten values live across it: at Dmax 16
+    # "internal: r26 fell out of the ring" (same cause).
+    pytest.param(DIVERGENT_LOOP_FELL_OUT, 16, 20, 24, id="divergent-loop-fell-out"),
 ]
 
 

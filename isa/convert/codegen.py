@@ -597,13 +597,12 @@ class CodeGen:
             # Values the other successor needs must not drift out of reach during the tail:
             # those that would are stored (a store does not move RP, so the frame is unaffected).
             others = set().union(*(self.live_in[o] for o in succs if o != s)) - {cond}
-            reach = self.dmax - self.min_tail(bc, frame) - 2
+            n = self.settle_tail(bc, frame, blk, None, cond)
+            reach = self.dmax - (n if n is not None else self.min_tail(bc, frame)) - 2
             for r in sorted(others):
                 v = bc.layout.get(r)
-                if v is not None and v.pos is not None and bc.cur - v.pos > reach:
-                    if v.recipe is None and not v.spilled:
-                        self.spill(bc, r, blk)
-                    bc.layout[r] = bc.layout[r].moved(None)
+                if v is not None and v.pos is not None and bc.cur - v.pos > reach and v.recipe is None:
+                    self.spill(bc, r, blk)  # keeps its ring position for the frame; reloaded past reach
             self.emit_tail(bc, frame, blk, cond=cond)
         self.finish(bc)
 
