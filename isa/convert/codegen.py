@@ -381,6 +381,11 @@ class CodeGen:
         drifts), then those to recompute or reload, each stored as soon as it is produced."""
         todo = [r for r in sorted(regs) if r in bc.layout and not bc.layout[r].spilled]
         in_ring = [r for r in todo if bc.layout[r].pos is not None and bc.cur - bc.layout[r].pos <= self.dmax]
+        produced = len(todo) - len(in_ring)
+        if produced:
+            # The recomputations below age every live value: store those they would push away.
+            in_ring += [r for r, v in bc.layout.items() if r not in todo and v.pos is not None
+                        and v.recipe is None and not v.spilled and bc.cur - v.pos + produced >= self.dmax]
         for r in sorted(in_ring, key=lambda x: bc.layout[x].pos):
             self.spill(bc, r, blk)
         for r in todo:
