@@ -89,7 +89,7 @@ _SETTINGS = dict(deadline=None, database=None, phases=(Phase.explicit, Phase.gen
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-@settings(max_examples=100, **_SETTINGS)
+@settings(max_examples=90, **_SETTINGS)
 @given(programs())
 def test_converted_kernels_agree(prog):
     assert_equivalent(prog)
@@ -214,7 +214,8 @@ def test_report_counts_original_instructions(dmax, ring):
     assert nonnop == count_instructions(COUNT_PROGRAM) - COUNT_PROGRAM.count("nop")
     dk, report = convert_kernel(kernel, dmax=dmax, ring=ring)
     assert report.static_reg == nonnop
-    assert report.causes.count("orig") - report.duplicated == nonnop
+    assert report.duplicated == 0  # no tiny join is copied onto a split edge here
+    assert report.causes.count("orig") == nonnop  # one translation per REG instruction but nops
     assert len(report.causes) == len(dk.code) == len(report.source_pc)
     assert all(dk.code[k].op is not Opcode.NOP for k, c in enumerate(report.causes) if c == "orig")
     launch = Launch(8, 20, 2)
