@@ -19,7 +19,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from dualflow.isa.encoding import Instruction
-from dualflow.isa.opcodes import SPECS, Opcode, Syntax
+from dualflow.isa.opcodes import SPECS, Opcode
 
 from .cfg import Block, Cfg, ConvertError, natural_loops
 from .liveness import defines, live_after_each, liveness, uses
@@ -531,9 +531,9 @@ class CodeGen:
             target = None
             imm = ins.imm
             if ins.op is Opcode.SSY:
-                target = self.cfg.regions[self._region_of_ssy(blk, k)].join
-                imm = 0
                 rid = self._region_of_ssy(blk, k)
+                target = self.cfg.regions[rid].join
+                imm = 0
                 if anchor(self.cfg, (blk.stack or ()) + (rid,)) == rid:
                     bc.offset0 = -bc.cur
             out = Instruction(ins.op, a=fields.get("a", 0), b=fields.get("b", 0), c=fields.get("c", 0),
@@ -644,6 +644,3 @@ def block_code_order(cfg: Cfg, reachable: set[int]) -> list[int]:
     order.extend(tail_blocks)
     return [b for b in order if b in reachable]
 
-
-def _syntax_has_target(op: Opcode) -> bool:
-    return Syntax.TARGET == SPECS[op].syntax or Syntax.A_TARGET == SPECS[op].syntax
