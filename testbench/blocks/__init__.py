@@ -1,0 +1,1 @@
+"""Block-level cocotb benches of the RTL core's blocks, each against a small Python model."""

@@ -1,0 +1,1 @@
+"""Core-level cocotb benches: programs on the RTL core, retirement trace compared with the golden model."""
