@@ -76,6 +76,19 @@ class Instruction:
     def spec(self) -> OpSpec:
         return SPECS[self.op]
 
+    def source_fields(self) -> list[int]:
+        """Raw values of the source operand fields this instruction reads, in operand order,
+        leaving out absent ones (field 0: ``rz`` in REG form, no operand in DFLOW form) and an
+        immediate in place of B. REG: register + 1; DFLOW: distance."""
+        out = []
+        for name in SPECS[self.op].sources:
+            if name == "b" and self.bimm:
+                continue
+            value = getattr(self, name)
+            if value:
+                out.append(value)
+        return out
+
     def check_fields(self) -> None:
         """Reject fields the opcode does not use, or ``mod`` values it does not define, so that
         every accepted word disassembles and reassembles to itself."""

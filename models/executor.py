@@ -96,6 +96,7 @@ class BatchExecutor:
         self.waiting = np.zeros(nw, dtype=bool)
         self.stacks: list[list[StackEntry]] = [[] for _ in range(nw)]
         self.seq = np.zeros(nw, dtype=np.int64)
+        self.last_access: tuple[np.ndarray, np.ndarray | None] | None = None  # (addresses, store data)
         if self.dflow:
             self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
             self.tag = np.full((kernel.ring, nw, L), NEVER_WRITTEN, dtype=np.int64)
@@ -328,8 +329,6 @@ class BatchExecutor:
                 lane_base = (g[:, None] * L + np.arange(L)[None, :]) * (size // 4)
                 return lane_base + (addr >> 2), self.local.reshape(-1)
 
-        trace = self.trace
-
         if is_load:
             def load(g, mask):
                 addr = addresses(g, mask)
@@ -337,8 +336,7 @@ class BatchExecutor:
                 values = np.zeros((len(g), L), dtype=U32)
                 values[mask] = store[words[mask]]
                 write(g, mask, values)
-                if trace is not None:
-                    self._mem_trace = (addr, None)
+                self.last_access = (addr, None)  # the trace and the timing model read it
                 advance(g)
             return load
 
@@ -349,8 +347,7 @@ class BatchExecutor:
             # Lanes are flattened warp-major, lane-minor: on a collision the highest lane of
             # the last warp wins, deterministically.
             backing[words[mask]] = data[mask]
-            if trace is not None:
-                self._mem_trace = (addr, data)
+            self.last_access = (addr, data)
             advance(g)
         return store
 
@@ -502,7 +499,7 @@ class BatchExecutor:
         ins = self.kernel.code[pc]
         spec = SPECS[ins.op]
         rp_before = self.rp[g].copy() if self.dflow else None
-        self._mem_trace = None
+        self.last_access = None
         self.handlers[pc](g, mask)
         writes = spec.produces and (self.dflow or ins.dst != 0)
         if writes:
@@ -522,10 +519,10 @@ class BatchExecutor:
                 return tuple(int(v) for v in np.where(m, arr[row], 0))
 
             addrs = data = None
-            if self._mem_trace is not None:
-                addrs = lanes(self._mem_trace[0])
-                if self._mem_trace[1] is not None:
-                    data = lanes(self._mem_trace[1])
+            if self.last_access is not None:
+                addrs = lanes(self.last_access[0])
+                if self.last_access[1] is not None:
+                    data = lanes(self.last_access[1])
             self.trace.append(TraceRecord(
                 block=base + w // wpb, warp=int(self.wid[w]), seq=int(self.seq[w]), pc=pc, op=name,
                 rp=int(rp_before[row]) if self.dflow else None, mask=bits,

@@ -10,15 +10,7 @@ from .cfg import Cfg
 
 def uses(ins: Instruction) -> list[int]:
     """Registers an instruction reads (REG numbering), in operand order."""
-    spec = SPECS[ins.op]
-    out = []
-    for name in spec.sources:
-        if name == "b" and ins.bimm:
-            continue
-        value = getattr(ins, name)
-        if value:
-            out.append(value - 1)
-    return out
+    return [field - 1 for field in ins.source_fields()]
 
 
 def defines(ins: Instruction) -> int | None:

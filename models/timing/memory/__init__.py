@@ -1,1 +1,2 @@
-"""Memory system of the performance model: coalescing, shared-memory banks, L1 with MSHRs, interconnect, L2 slices, DRAM."""
+"""Memory system of the performance model: coalescing, shared-memory banks, L1 with MSHRs,
+interconnect, L2 slices, DRAM."""
