@@ -1,0 +1,165 @@
+"""Instruction decoder, generated from the one instruction-set definition.
+
+Nothing here restates an opcode: the opcode and unit enums, the per-opcode properties and the
+field legality rules are all built from ``isa.opcodes.SPECS`` and the word layout from
+``isa.encoding.FIELDS``. A decoded instruction is a ``data.Struct`` view (``DecodedLayout``);
+the decoder is purely combinational.
+
+Illegal words (unknown opcode, reserved bits set, a field the opcode does not use, an undefined
+``mod`` value, ``rpinc`` in a BASE core) raise ``illegal``; FP32 and SFU opcodes decode normally
+but raise ``fp_trap`` because this core has no FP units yet.
+"""
+
+
+import types
+
+from amaranth import Module, Mux, Signal, unsigned
+from amaranth.lib import data, enum, wiring
+from amaranth.lib.wiring import In, Out
+
+from dualflow.isa.encoding import FIELDS, WORD_BITS
+from dualflow.isa.opcodes import INT_CMPS, LOADS, SPECS, STORES, Cmp, ModKind, Opcode, SpecialReg, UnitClass, VoteMode
+
+
+def _hw_enum(name: str, members: dict[str, int], width: int) -> type[enum.Enum]:
+    """An Amaranth enum with an explicit shape, built from a table (the functional API of
+    Python's enum cannot pass ``shape``)."""
+    return types.new_class(name, (enum.Enum,), {"shape": unsigned(width)},
+                           lambda ns: [ns.__setitem__(k, v) for k, v in members.items()])
+
+
+#: Opcodes as an 8-bit Amaranth enum, members named and numbered as ``isa.opcodes.Opcode``.
+Op = _hw_enum("Op", {op.name: int(op) for op in Opcode}, FIELDS["op"][1])
+#: Unit classes, numbered in the order ``UnitClass`` declares them.
+UNIT_CODES: dict[UnitClass, int] = {u: i for i, u in enumerate(UnitClass)}
+Unit = _hw_enum("Unit", {u.name: i for u, i in UNIT_CODES.items()}, max(1, (len(UnitClass) - 1).bit_length()))
+#: Address space of a memory opcode.
+SPACE_CODES = {"global": 0, "shared": 1, "local": 2}
+Space = _hw_enum("Space", {k.upper(): v for k, v in SPACE_CODES.items()}, 2)
+
+
+def _width(name: str) -> int:
+    return FIELDS[name][1]
+
+
+class DecodedLayout(data.StructLayout):
+    """One decoded instruction.
+
+    Members
+    -------
+    op: opcode (``Op``). unit: unit class (``Unit``). produces: writes a value (and, in DFLOW,
+    advances RP). mod: raw ``mod`` field. dst: raw destination field (REG: register + 1).
+    a, b, c: raw source fields, forced to 0 when the opcode does not read them (b also when
+    ``bimm``), so "field != 0" means "operand present" in both forms. imm: the 32-bit
+    immediate when ``bimm``, else the sign-extended 16-bit memory offset. bimm: source B is
+    ``imm``. is_load, is_store, space: memory access kind. illegal: the word is not a valid
+    instruction for this core. fp_trap: a valid FP32 or SFU instruction (no FP units yet).
+    """
+
+    def __init__(self):
+        super().__init__({
+            "op": Op, "unit": Unit, "produces": 1, "mod": _width("mod"), "dst": _width("dst"),
+            "a": _width("a"), "b": _width("b"), "c": _width("c"), "imm": 32, "bimm": 1,
+            "is_load": 1, "is_store": 1, "space": Space, "illegal": 1, "fp_trap": 1,
+        })
+
+
+def _legal_mods(op: Opcode) -> set[int]:
+    """Values of ``mod`` the opcode defines (the same rule as ``Instruction.check_fields``)."""
+    kind = SPECS[op].mod
+    if kind is ModKind.NONE:
+        return {0}
+    if kind is ModKind.COLOR:
+        return set(range(1 << _width("mod")))
+    if kind is ModKind.CMP:
+        return {int(c) for c in (INT_CMPS if op in (Opcode.ISETP, Opcode.USETP) else Cmp)}
+    if kind is ModKind.VOTE:
+        return {int(v) for v in VoteMode}
+    return {int(r) for r in SpecialReg}
+
+
+class Decoder(wiring.Component):
+    """Combinational instruction decoder.
+
+    Parameters
+    ----------
+    dflow: decode for a DFLOW core (``rpinc`` is legal only there).
+
+    Members
+    -------
+    word: In(64), the instruction word.
+    out: Out(DecodedLayout), the decoded instruction.
+    """
+
+    word: In(WORD_BITS)
+    out: Out(DecodedLayout())
+
+    def __init__(self, *, dflow: bool):
+        if not isinstance(dflow, bool):
+            raise TypeError(f"dflow must be a bool, not {dflow!r}")
+        self.dflow = dflow
+        super().__init__()
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        word, out = self.word, self.out
+
+        def field(name: str):
+            lsb, width = FIELDS[name]
+            return word[lsb:lsb + width]
+
+        raw = {name: field(name) for name in FIELDS}
+        bimm = raw["bimm"]
+        imm16 = raw["imm16"].as_signed()
+        m.d.comb += [
+            out.op.eq(raw["op"]), out.mod.eq(raw["mod"]), out.dst.eq(raw["dst"]), out.bimm.eq(bimm),
+            out.imm.eq(Mux(bimm, raw["imm32"], imm16)),
+        ]
+        bad_fields = Signal()
+        with m.Switch(raw["op"]):
+            for op, spec in SPECS.items():
+                items = spec.syntax.value
+                reads_a = "a" in items or "mem" in items
+                reads_b = "b" in items or "bi" in items
+                reads_c = "c" in items
+                needs_imm = any(i in items for i in ("target", "param", "count"))
+                with m.Case(int(op)):
+                    m.d.comb += [
+                        out.unit.eq(UNIT_CODES[spec.unit]),
+                        out.produces.eq(spec.produces),
+                        out.a.eq(raw["a"] if reads_a else 0),
+                        out.b.eq(Mux(bimm, 0, raw["b"]) if reads_b else 0),
+                        out.c.eq(Mux(bimm, 0, raw["c"]) if reads_c else 0),
+                        out.is_load.eq(op in LOADS), out.is_store.eq(op in STORES),
+                        out.space.eq(SPACE_CODES[LOADS.get(op) or STORES.get(op) or "global"]),
+                        out.fp_trap.eq(spec.unit in (UnitClass.FP, UnitClass.SFU)),
+                    ]
+                    mods = _legal_mods(op)
+                    mod_ok = 1 if len(mods) == 1 << _width("mod") else 0
+                    for v in sorted(mods):
+                        mod_ok = mod_ok | (raw["mod"] == v)
+                    checks = [~mod_ok]
+                    if not spec.produces:
+                        checks.append(raw["dst"] != 0)
+                    if not reads_a:
+                        checks.append(raw["a"] != 0)
+                    if not reads_b:
+                        checks.append(~bimm & (raw["b"] != 0))
+                    if not reads_c:
+                        checks.append(~bimm & (raw["c"] != 0))
+                    if needs_imm:
+                        checks.append(~bimm)
+                    elif "bi" not in items:
+                        checks.append(bimm)
+                    if "mem" not in items:
+                        checks.append(~bimm & (raw["imm16"] != 0))
+                    if not self.dflow and op is Opcode.RPINC:
+                        checks.append(1)
+                    bad = 0
+                    for c in checks:
+                        bad = bad | c
+                    m.d.comb += bad_fields.eq(bad)
+            with m.Default():
+                m.d.comb += bad_fields.eq(1)
+        m.d.comb += out.illegal.eq(bad_fields | (raw["reserved"] != 0))
+        return m
