@@ -1,0 +1,303 @@
+"""Banked register file of the SIMT core: ring slots (DFLOW) or registers (BASE), one bank per memory.
+
+Every warp owns ``params.entries_per_warp`` entries; an entry holds one 32-bit value per lane.
+Entry (warp, index) lives in bank ``(index + warp) mod banks`` (the GPGPU-Sim mapping: consecutive
+entries of a warp, and the same entry of consecutive warps, fall into different banks) at row
+``warp * rows_per_warp + index // banks`` with ``rows_per_warp = ceil(entries_per_warp / banks)``.
+When ``banks`` divides ``entries_per_warp`` this is ``(warp * entries_per_warp + index) // banks``;
+the ceiling keeps the mapping one-to-one for any register count.
+
+Ports are requests, not addresses: the collector units (one read requester per operand slot)
+ask for (warp, index) and a ``BankArbiter`` grants at most one read per bank per cycle; the data
+comes back the next cycle on that bank's response port, tagged with the requester. Writes
+(writeback) have priority over reads of their bank.
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
+
+from dualflow.errors import ConfigError
+
+from .params import CoreParams
+
+__all__ = [
+    "BankArbiter", "BankedRegisterFile", "RegisterBank", "lane_data", "read_request_layout",
+    "read_response_signature", "write_request_layout", "bank_of", "row_of", "rows_per_warp",
+]
+
+
+def lane_data(lanes: int) -> data.ArrayLayout:
+    """One entry: a 32-bit value per lane."""
+    return data.ArrayLayout(unsigned(32), lanes)
+
+
+def read_request_layout(params: CoreParams) -> data.StructLayout:
+    """Payload of a read request: which warp's entry."""
+    return data.StructLayout({"warp": range(params.warps), "index": range(params.entries_per_warp)})
+
+
+def write_request_layout(params: CoreParams) -> data.StructLayout:
+    """Payload of a write: entry, per-lane write enable (bit i = lane i) and per-lane data."""
+    return data.StructLayout({
+        "warp": range(params.warps),
+        "index": range(params.entries_per_warp),
+        "mask": params.lanes,
+        "data": lane_data(params.lanes),
+    })
+
+
+def read_response_signature(params: CoreParams, requesters: int) -> wiring.Signature:
+    """One bank's read data, valid the cycle after its grant (no backpressure: capture it then)."""
+    return wiring.Signature({
+        "valid": Out(1),
+        "requester": Out(range(requesters)),
+        "data": Out(lane_data(params.lanes)),
+    })
+
+
+def rows_per_warp(params: CoreParams) -> int:
+    return -(-params.entries_per_warp // params.banks)
+
+
+def bank_of(params: CoreParams, warp, index):
+    """Bank of entry (warp, index): an Amaranth expression for signals, an int for ints."""
+    if isinstance(warp, int) and isinstance(index, int):
+        return (index + warp) % params.banks
+    bits = ceil_log2(params.banks)
+    return (index + warp)[:bits] if bits else Const(0, 1)
+
+
+def row_of(params: CoreParams, warp, index):
+    """Row of entry (warp, index) inside its bank (expression or int, like ``bank_of``)."""
+    bits = ceil_log2(params.banks)
+    if isinstance(warp, int) and isinstance(index, int):
+        return warp * rows_per_warp(params) + (index >> bits)
+    return warp * rows_per_warp(params) + (index >> bits)
+
+
+def _encode(m: Module, onehot, n: int):
+    """Index of the set bit of a one-hot vector (0 when none), as an OR of bit columns."""
+    bits = max(ceil_log2(n), 1)
+    return Cat(Cat(onehot[i] for i in range(n) if i >> k & 1).any() if n > 1 << k else Const(0, 1)
+               for k in range(bits))
+
+
+class RegisterBank(wiring.Component):
+    """One register-file bank: a ``Memory`` of ``depth`` rows of ``lanes`` 32-bit words.
+
+    One synchronous read port (data the cycle after ``read_en``; a read and a write of the same
+    row in one cycle return the old data, which the arbiter never lets happen) and one write port
+    with a per-lane write enable. It is its own submodule so that synthesis reports each bank.
+
+    Parameters
+    ----------
+    depth : rows.
+    lanes : 32-bit words per row.
+
+    Members
+    -------
+    read_addr : In(range(depth))
+    read_en : In(1)
+    read_data : Out(ArrayLayout(32, lanes)), the row addressed in the previous cycle with read_en.
+    write_addr : In(range(depth))
+    write_en : In(lanes), lane i written when bit i is set.
+    write_data : In(ArrayLayout(32, lanes))
+    """
+
+    def __init__(self, *, depth: int, lanes: int):
+        if not isinstance(depth, int) or depth < 1:
+            raise ConfigError(f"register bank depth must be a positive integer, not {depth!r}")
+        if not isinstance(lanes, int) or lanes < 1:
+            raise ConfigError(f"register bank lanes must be a positive integer, not {lanes!r}")
+        self.depth, self.lanes = depth, lanes
+        super().__init__({
+            "read_addr": In(range(depth)),
+            "read_en": In(1),
+            "read_data": Out(lane_data(lanes)),
+            "write_addr": In(range(depth)),
+            "write_en": In(lanes),
+            "write_data": In(lane_data(lanes)),
+        })
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        m.submodules.storage = mem = memory.Memory(shape=unsigned(32 * self.lanes), depth=self.depth, init=[])
+        wr = mem.write_port(granularity=32)
+        rd = mem.read_port(transparent_for=())
+        m.d.comb += [
+            wr.addr.eq(self.write_addr), wr.en.eq(self.write_en), wr.data.eq(self.write_data.as_value()),
+            rd.addr.eq(self.read_addr), rd.en.eq(self.read_en), self.read_data.eq(rd.data),
+        ]
+        return m
+
+
+class BankArbiter(wiring.Component):
+    """Grants at most one read per bank per cycle; rotating (round-robin) priority per bank.
+
+    Each bank keeps a pointer; among the requesters that want the bank, the first one at or after
+    the pointer (in requester order, wrapping) wins and the pointer moves just past it. A
+    requester that keeps asking is therefore served within ``requesters`` grants of its bank.
+    A bank marked ``busy`` (a write takes it this cycle) grants nothing. Purely combinational but
+    for the pointers, so a grant is known in the request cycle.
+
+    Parameters
+    ----------
+    requesters : number of read requesters.
+    banks : number of banks.
+
+    Members
+    -------
+    request : In(requesters), requester i wants a read this cycle.
+    bank : In(range(banks)).array(requesters), the bank requester i wants.
+    busy : In(banks), bank b is taken by a write this cycle.
+    grant : Out(requesters), requester i is served this cycle.
+    bank_valid : Out(banks), bank b serves a read this cycle.
+    bank_requester : Out(range(requesters)).array(banks), whom bank b serves.
+    conflict : Out(1), some request was not granted this cycle (lost to a read or a write).
+    """
+
+    def __init__(self, *, requesters: int, banks: int):
+        if not isinstance(requesters, int) or requesters < 1:
+            raise ConfigError(f"bank arbiter requesters must be a positive integer, not {requesters!r}")
+        if not isinstance(banks, int) or banks < 1:
+            raise ConfigError(f"bank arbiter banks must be a positive integer, not {banks!r}")
+        self.requesters, self.banks = requesters, banks
+        super().__init__({
+            "request": In(requesters),
+            "bank": In(range(banks)).array(requesters),
+            "busy": In(banks),
+            "grant": Out(requesters),
+            "bank_valid": Out(banks),
+            "bank_requester": Out(range(requesters)).array(banks),
+            "conflict": Out(1),
+        })
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        n = self.requesters
+        grants = []
+        for b in range(self.banks):
+            ptr = Signal(range(n), name=f"ptr{b}")
+            wants = Cat(self.request[i] & (self.bank[i] == b) for i in range(n))
+            wants_hi = Cat(wants[i] & (i >= ptr) for i in range(n))  # at or after the pointer
+            cand = Signal(n, name=f"cand{b}")
+            m.d.comb += cand.eq(Mux(wants_hi.any(), wants_hi, wants))
+            onehot = Signal(n, name=f"onehot{b}")
+            m.d.comb += onehot.eq(cand & (~cand + 1))  # lowest set bit
+            pick = Signal(range(n), name=f"pick{b}")
+            m.d.comb += pick.eq(_encode(m, onehot, n))
+            serve = Signal(name=f"serve{b}")
+            m.d.comb += [
+                serve.eq(wants.any() & ~self.busy[b]),
+                self.bank_valid[b].eq(serve),
+                self.bank_requester[b].eq(pick),
+            ]
+            with m.If(serve):
+                m.d.sync += ptr.eq(Mux(pick == n - 1, 0, pick + 1))
+            grants.append(Cat(serve & (pick == i) for i in range(n)))
+        grant = Signal(n)
+        for g in grants:
+            grant = grant | g
+        m.d.comb += [self.grant.eq(grant), self.conflict.eq((self.request & ~grant).any())]
+        return m
+
+
+class BankedRegisterFile(wiring.Component):
+    """The register file: ``params.banks`` ``RegisterBank`` submodules, a ``BankArbiter``, writes.
+
+    Reads: requester i presents ``read[i]`` (a stream of (warp, index)); ``read[i].ready`` is the
+    grant, in the same cycle. The value arrives on ``response[b]`` one cycle after the grant, with
+    ``response[b].requester == i``, where b = ``bank_of(params, warp, index)``: a requester only
+    needs to watch the bank of its entry. Responses cannot be stalled.
+
+    Writes: ``write[j]`` (a stream of (warp, index, lane mask, data)) is accepted when no
+    lower-numbered write port targets the same bank in that cycle; port 0 is always ready. The
+    write lands at the end of the cycle, so a read granted in the next cycle sees it. A write takes
+    its bank's read port for the cycle (writes have priority; reads of that bank wait).
+
+    Latency: read request to data 1 cycle when granted at once; a write is visible to reads
+    granted from the next cycle on.
+
+    Parameters
+    ----------
+    params : CoreParams (warps, lanes, banks, entries_per_warp).
+    read_ports : number of read requesters; default ``params.collector_units * 3``.
+    write_ports : number of write ports (writeback), default 1.
+
+    Members
+    -------
+    read : In(stream.Signature(read_request_layout(params))).array(read_ports)
+    write : In(stream.Signature(write_request_layout(params))).array(write_ports)
+    response : Out(read_response_signature(params, read_ports)).array(banks)
+    conflict : Out(1), a valid read request was not granted this cycle (for statistics).
+    """
+
+    def __init__(self, params: CoreParams, *, read_ports: int | None = None, write_ports: int = 1):
+        if not isinstance(params, CoreParams):
+            raise ConfigError(f"register file needs CoreParams, not {params!r}")
+        read_ports = params.collector_units * 3 if read_ports is None else read_ports
+        if not isinstance(read_ports, int) or read_ports < 1:
+            raise ConfigError(f"register file read_ports must be a positive integer, not {read_ports!r}")
+        if not isinstance(write_ports, int) or not 1 <= write_ports <= 8:
+            raise ConfigError(f"register file write_ports must be an integer in 1..8, not {write_ports!r}")
+        self.params, self.read_ports, self.write_ports = params, read_ports, write_ports
+        self.depth = params.warps * rows_per_warp(params)
+        super().__init__({
+            "read": In(stream.Signature(read_request_layout(params))).array(read_ports),
+            "write": In(stream.Signature(write_request_layout(params))).array(write_ports),
+            "response": Out(read_response_signature(params, read_ports)).array(params.banks),
+            "conflict": Out(1),
+        })
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        p = self.params
+        nb = p.banks
+        m.submodules.arbiter = arb = BankArbiter(requesters=self.read_ports, banks=nb)
+        banks = [RegisterBank(depth=self.depth, lanes=p.lanes) for _ in range(nb)]
+        for b, bank in enumerate(banks):
+            m.submodules[f"bank{b}"] = bank
+
+        # Writes: port j wins its bank unless a lower port wants the same bank.
+        wbank = [bank_of(p, w.payload.warp, w.payload.index) for w in self.write]
+        for j, w in enumerate(self.write):
+            lost = Const(0, 1)
+            for k in range(j):
+                lost = lost | (self.write[k].valid & (wbank[k] == wbank[j]))
+            m.d.comb += w.ready.eq(~lost)
+        for b, bank in enumerate(banks):
+            busy = Const(0, 1)
+            # Highest-numbered winning port last, but only one port can win a bank anyway.
+            for j, w in enumerate(self.write):
+                hit = w.valid & w.ready & (wbank[j] == b)
+                busy = busy | hit
+                with m.If(hit):
+                    m.d.comb += [
+                        bank.write_addr.eq(row_of(p, w.payload.warp, w.payload.index)),
+                        bank.write_en.eq(w.payload.mask),
+                        bank.write_data.eq(w.payload.data),
+                    ]
+            m.d.comb += arb.busy[b].eq(busy)
+
+        # Reads: arbitrate, address the bank with the winner's row, tag the response.
+        for i, r in enumerate(self.read):
+            m.d.comb += [
+                arb.request[i].eq(r.valid),
+                arb.bank[i].eq(bank_of(p, r.payload.warp, r.payload.index)),
+                r.ready.eq(arb.grant[i]),
+            ]
+        rows = [row_of(p, r.payload.warp, r.payload.index) for r in self.read]
+        for b, bank in enumerate(banks):
+            for i in range(self.read_ports):
+                with m.If(arb.bank_requester[b] == i):
+                    m.d.comb += bank.read_addr.eq(rows[i])
+            resp = self.response[b]
+            m.d.comb += bank.read_en.eq(arb.bank_valid[b])
+            m.d.sync += [resp.valid.eq(arb.bank_valid[b]), resp.requester.eq(arb.bank_requester[b])]
+            m.d.comb += resp.data.eq(bank.read_data)
+        m.d.comb += self.conflict.eq(arb.conflict)
+        return m

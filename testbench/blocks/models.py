@@ -1,0 +1,195 @@
+"""Transaction-level Python models of the RTL core's storage and dependency blocks.
+
+Each model is the bench's reference: it gets the same inputs the DUT saw in a cycle and says
+what the DUT must answer (handshakes, grants, data, state). They are written from the
+docstrings of ``dualflow.rtl.regfile``, ``collector``, ``scoreboard``, ``register_pointer`` and
+``simt_stack`` (the contract), not from the RTL. ``inject`` switches on one deliberate model bug
+per model, used by the expect-fail tests to prove the checkers can fail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MASK32 = 0xFFFF_FFFF
+
+
+# ====================================================================== register file
+class RegisterFileModel:
+    """Banked register file with per-bank round-robin read arbitration and write priority."""
+
+    def __init__(self, *, warps: int, lanes: int, banks: int, entries: int, read_ports: int, write_ports: int,
+                 inject: bool = False):
+        self.warps, self.lanes, self.banks, self.entries = warps, lanes, banks, entries
+        self.read_ports, self.write_ports, self.inject = read_ports, write_ports, inject
+        self.values: dict[tuple[int, int], list[int]] = {}
+        self.ptr = [0] * banks
+
+    def bank(self, warp: int, index: int) -> int:
+        return (index + warp) % self.banks
+
+    def value(self, warp: int, index: int) -> list[int]:
+        return self.values.get((warp, index), [0] * self.lanes)
+
+    def write_ready(self, writes: list[tuple[int, int] | None]) -> list[bool]:
+        """Port j is ready unless a lower port writes the same bank this cycle."""
+        taken: set[int] = set()
+        ready = []
+        for w in writes:
+            b = self.bank(*w) if w is not None else None
+            ready.append(b not in taken if b is not None else True)
+            if b is not None:
+                taken.add(b)
+        return ready
+
+    def arbitrate(self, reads: list[tuple[int, int] | None], busy: set[int]) -> list[bool]:
+        """Grants this cycle (and advance the pointers): per bank the first requester at or after
+        the bank's pointer, wrapping; a bank written this cycle grants nothing."""
+        grants = [False] * self.read_ports
+        n = self.read_ports
+        for b in range(self.banks):
+            if b in busy:
+                continue
+            wants = [i for i, r in enumerate(reads) if r is not None and self.bank(*r) == b]
+            if not wants:
+                continue
+            after = [i for i in wants if i >= self.ptr[b]]
+            pick = (after or wants)[0]
+            grants[pick] = True
+            self.ptr[b] = (pick + 1) % n
+        return grants
+
+    def write(self, warp: int, index: int, mask: int, data: list[int]) -> None:
+        old = self.value(warp, index)
+        # The injected bug: lane enables ignored.
+        self.values[(warp, index)] = [d if (mask >> lane & 1 or self.inject) else o
+                                      for lane, (o, d) in enumerate(zip(old, data))]
+
+
+# ====================================================================== register pointers
+class RegisterPointerModel:
+    """Per-warp RP counters of ``bits`` bits: set (priority) or advance."""
+
+    def __init__(self, *, warps: int, bits: int, inject: bool = False):
+        self.rp = [0] * warps
+        self.mask = (1 << bits) - 1
+        self.inject = inject
+
+    def step(self, advance: tuple[int, int] | None, set_: tuple[int, int] | None) -> None:
+        if advance is not None and not (set_ is not None and set_[0] == advance[0]):
+            w, count = advance
+            self.rp[w] = (self.rp[w] + count + (1 if self.inject and count > 3 else 0)) & self.mask
+        if set_ is not None:
+            self.rp[set_[0]] = set_[1] & self.mask
+
+
+# ====================================================================== scoreboard
+class ScoreboardModel:
+    """Pending-write bits per (warp, entry); BASE: RAW+WAW check; DFLOW: the ring guard."""
+
+    def __init__(self, *, warps: int, entries: int, dflow: bool, inject: bool = False):
+        self.warps, self.entries, self.dflow, self.inject = warps, entries, dflow, inject
+        self.pending = [[False] * entries for _ in range(warps)]
+
+    def effective(self, warp: int, index: int, cleared: set[tuple[int, int]]) -> bool:
+        """Pending, unless a writeback clears it in this very cycle (the bypass)."""
+        return self.pending[warp][index] and (warp, index) not in cleared
+
+    def check(self, warp: int, srcs: list[int | None], dst: int | None, cleared: set[tuple[int, int]],
+              reads: set[tuple[int, int]]) -> tuple[bool, list[bool]]:
+        """(blocked, per-source pending) of warp's candidate instruction."""
+        src_pending = [s is not None and self.effective(warp, s, cleared) for s in srcs]
+        if self.dflow:
+            blocked = dst is not None and (self.effective(warp, dst, cleared)
+                                           or ((warp, dst) in reads and not self.inject))
+        else:
+            waw = dst is not None and self.effective(warp, dst, cleared)
+            blocked = any(src_pending) or (waw and not self.inject)
+        return blocked, src_pending
+
+    def step(self, issue: tuple[int, int] | None, cleared: set[tuple[int, int]]) -> None:
+        for w, i in cleared:
+            self.pending[w][i] = False
+        if issue is not None:  # set after clear: a same-cycle issue wins
+            self.pending[issue[0]][issue[1]] = True
+
+
+# ====================================================================== SIMT stack
+SYNC, DIV = 0, 1
+OP_SSY, OP_DIV, OP_SYNC, OP_EXIT = 0, 1, 2, 3
+STATUS_RESUME, STATUS_DONE, STATUS_TRAP = 0, 1, 2
+TRAP_NONE, TRAP_OVERFLOW, TRAP_NO_SSY, TRAP_EMPTY = 0, 1, 2, 3
+
+
+@dataclass
+class StackEntry:
+    kind: int
+    pc: int
+    mask: int
+    rp: int
+
+
+@dataclass
+class StackResult:
+    """The answer to a SYNC or EXIT (pc, mask, rp when resuming), or a trap."""
+
+    status: int
+    pc: int = 0
+    mask: int = 0
+    rp: int = 0
+    trap: int = TRAP_NONE
+
+
+def rp_max(a: int, b: int, bits: int) -> int:
+    """The later of two RP values of one warp, compared modulo 2**bits (docs/isa.md)."""
+    half = 1 << (bits - 1)
+    return a if ((a - b) & ((1 << bits) - 1)) < half else b
+
+
+@dataclass
+class SimtStackModel:
+    """Per-warp divergence stacks, operation by operation as ``models/executor.py`` does them."""
+
+    warps: int
+    depth: int
+    rp_bits: int
+    dflow: bool
+    inject: bool = False
+    stacks: list[list[StackEntry]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.stacks = [[] for _ in range(self.warps)]
+
+    def push(self, warp: int, kind: int, pc: int, mask: int, rp: int) -> int:
+        """ssy / divergent branch; returns the trap cause (TRAP_OVERFLOW when full)."""
+        stack = self.stacks[warp]
+        if len(stack) >= self.depth:
+            return TRAP_OVERFLOW
+        stack.append(StackEntry(kind, pc, mask, rp if self.dflow else 0))
+        return TRAP_NONE
+
+    def sync(self, warp: int, rp: int, alive: int) -> StackResult:
+        stack = self.stacks[warp]
+        if not any(e.kind == SYNC for e in stack):
+            return StackResult(STATUS_TRAP, trap=TRAP_NO_SSY)
+        if self.dflow:
+            for e in reversed(stack):
+                if e.kind == SYNC:
+                    # The injected bug: the path's RP replaces the entry's instead of the maximum.
+                    e.rp = rp if self.inject else rp_max(e.rp, rp, self.rp_bits)
+                    break
+        return self.resume(warp, alive)
+
+    def exit(self, warp: int, alive: int) -> StackResult:
+        return self.resume(warp, alive)
+
+    def resume(self, warp: int, alive: int) -> StackResult:
+        stack = self.stacks[warp]
+        while stack:
+            e = stack.pop()
+            live = e.mask & alive
+            if live:
+                return StackResult(STATUS_RESUME, e.pc, live, e.rp if self.dflow else 0)
+        if alive:
+            return StackResult(STATUS_TRAP, trap=TRAP_EMPTY)
+        return StackResult(STATUS_DONE)
