@@ -25,7 +25,7 @@ from dualflow.errors import ConfigError
 from .params import CoreParams
 
 __all__ = [
-    "BankArbiter", "BankedRegisterFile", "RegisterBank", "lane_data", "read_request_layout",
+    "BankArbiter", "BankedRegisterFile", "RegisterBank", "entry_layout", "lane_data", "read_request_layout",
     "read_response_signature", "write_request_layout", "bank_of", "row_of", "rows_per_warp",
 ]
 
@@ -33,6 +33,11 @@ __all__ = [
 def lane_data(lanes: int) -> data.ArrayLayout:
     """One entry: a 32-bit value per lane."""
     return data.ArrayLayout(unsigned(32), lanes)
+
+
+def entry_layout(params: CoreParams) -> data.StructLayout:
+    """A (warp, index) entry reference with a valid bit: writeback broadcasts, pending reads."""
+    return data.StructLayout({"valid": 1, "warp": range(params.warps), "index": range(params.entries_per_warp)})
 
 
 def read_request_layout(params: CoreParams) -> data.StructLayout:
@@ -79,7 +84,7 @@ def row_of(params: CoreParams, warp, index):
     return warp * rows_per_warp(params) + (index >> bits)
 
 
-def _encode(m: Module, onehot, n: int):
+def _encode(onehot, n: int):
     """Index of the set bit of a one-hot vector (0 when none), as an OR of bit columns."""
     bits = max(ceil_log2(n), 1)
     return Cat(Cat(onehot[i] for i in range(n) if i >> k & 1).any() if n > 1 << k else Const(0, 1)
@@ -189,7 +194,7 @@ class BankArbiter(wiring.Component):
             onehot = Signal(n, name=f"onehot{b}")
             m.d.comb += onehot.eq(cand & (~cand + 1))  # lowest set bit
             pick = Signal(range(n), name=f"pick{b}")
-            m.d.comb += pick.eq(_encode(m, onehot, n))
+            m.d.comb += pick.eq(_encode(onehot, n))
             serve = Signal(name=f"serve{b}")
             m.d.comb += [
                 serve.eq(wants.any() & ~self.busy[b]),
