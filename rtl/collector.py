@@ -88,10 +88,14 @@ class OperandCollector(wiring.Component):
 
     Members
     -------
-    alloc : In(stream.Signature(alloc_layout(...))). Ready when a CU is free (lowest free CU is
-        used); the CU holds the instruction from the next cycle. A source with ``ready = 0``
-        waits for a broadcast; one that matches a broadcast in the allocation cycle is taken as
-        ready. In BASE every source arrives ready (the scoreboard blocks RAW at issue).
+    alloc : In(stream.Signature(alloc_layout(...))). Ready when a CU is free (the lowest free CU
+        is used); ``ready`` depends on registered state only, so the issue stage may look at it
+        before it asserts ``valid``, and should: the source ready bits must be those of the
+        allocation cycle (a writeback during a held allocation would otherwise be missed). The CU
+        holds the instruction from the next cycle. A source with ``ready = 0`` waits for a
+        wakeup; one that matches a wakeup in the allocation cycle is taken as ready. In BASE
+        every source arrives ready (the scoreboard blocks RAW at issue). Allocate in the issue
+        cycle: the scoreboard's ring guard sees a CU's reads from the cycle after allocation.
     dispatch : Out(stream.Signature(dispatch_layout(...))).array(units). Stream u offers the
         chosen CU of unit u; the CU is free from the cycle after the transfer.
     read : Out(stream.Signature(read_request_layout(params))).array(3 * collector_units). Connect
@@ -118,7 +122,8 @@ class OperandCollector(wiring.Component):
             if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
                 raise ConfigError(f"operand collector {name} must be an integer in {lo}..{hi}, not {value!r}")
         self.params = params
-        self.payload_width, self.tag_width, self.units, self.wakeup_ports = payload_width, tag_width, units, wakeup_ports
+        self.payload_width, self.tag_width = payload_width, tag_width
+        self.units, self.wakeup_ports = units, wakeup_ports
         self.alloc_layout = alloc_layout(params, payload_width=payload_width, tag_width=tag_width, units=units)
         self.dispatch_layout = dispatch_layout(params, payload_width=payload_width, tag_width=tag_width)
         n_req = SOURCES * params.collector_units
