@@ -1,0 +1,251 @@
+"""Configuration of the memory system: L1 data cache, shared memory, interconnect, L2 slices, DRAM.
+
+Every field carries its unit and meaning in its metadata (``describe()`` lists them) and is
+validated at construction; a violation raises ``ConfigError`` naming the class, the field, the
+rule and the value. Defaults are the seed paper's RTX 3080 (Table 1 of Matsuo et al., 2021):
+L1D 64 KB 8-way LRU with 128 B lines, L2 4 MB in 64 slices 16-way, memory latency 100 cycles
+at 1523 MHz, interconnect at the 1440 MHz core clock. Where the paper is silent the default is
+taken from Accel-Sim's tested Ampere configuration (``SM86_RTX3070/gpgpusim.config``) or from
+the RTX 3080 data sheet; each such description says which.
+
+Clock domains: the SM, L1, interconnect and L2 run at the core clock (as in the paper, where the
+interconnect clock equals the core clock, and in Accel-Sim's SM86 configuration); only DRAM has
+a clock of its own, converted to core cycles by ``MemorySystem``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from dualflow.errors import ConfigError
+
+SLICE_HASHES = ("linear", "ipoly")
+
+
+def _doc(unit: str, description: str) -> dict:
+    return {"unit": unit, "description": description}
+
+
+def _int(obj: Any, name: str, minimum: int = 1) -> int:
+    value = getattr(obj, name)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        rule = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ConfigError(f"{type(obj).__name__}.{name} must be {rule}, not {value!r}")
+    return value
+
+
+def _power_of_two(obj: Any, name: str) -> int:
+    value = _int(obj, name)
+    if value & (value - 1):
+        raise ConfigError(f"{type(obj).__name__}.{name} must be a power of two, not {value}")
+    return value
+
+
+def _positive_number(obj: Any, name: str) -> float:
+    value = getattr(obj, name)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+        raise ConfigError(f"{type(obj).__name__}.{name} must be a positive number, not {value!r}")
+    return value
+
+
+def _geometry(obj: Any, size: int, ways: int, line: int, sector: int, parts: int = 1) -> None:
+    """Check that a sectored set-associative cache of ``parts`` equal slices has whole sets."""
+    name = type(obj).__name__
+    if sector > line:
+        raise ConfigError(f"{name}.sector_bytes ({sector}) must not exceed line_bytes ({line})")
+    if line // sector > 32:
+        raise ConfigError(f"{name}: at most 32 sectors per line, not {line // sector} ({line} B / {sector} B)")
+    per_part = size // parts
+    if size % parts or per_part % (ways * line):
+        raise ConfigError(f"{name}: size_bytes ({size}) must divide into {parts} slice(s) of whole sets of "
+                          f"{ways} ways x {line} B lines")
+
+
+class _Described:
+    """``to_dict`` and ``describe`` shared by the memory configuration classes."""
+
+    def to_dict(self) -> dict:
+        """Plain JSON types, nested for ``MemoryConfig``."""
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def describe(cls) -> dict[str, dict]:
+        """Field name -> {default, unit, description}."""
+        out = {}
+        for f in fields(cls):  # type: ignore[arg-type]
+            default = f.default_factory() if callable(f.default_factory) else f.default
+            out[f.name] = {"default": default.to_dict() if isinstance(default, _Described) else default,
+                           **f.metadata}
+        return out
+
+
+@dataclass(frozen=True)
+class L1Config(_Described):
+    """One SM's L1 data cache: sectored, set-associative, LRU, with sector-granular MSHRs.
+
+    Global stores are write-through without write-allocate; local memory is write-back with
+    write-allocate (see ``MemorySystem``).
+    """
+
+    size_bytes: int = field(default=64 * 1024, metadata=_doc("bytes", "capacity (paper Table 1: 64 KB)"))
+    ways: int = field(default=8, metadata=_doc("lines", "associativity (paper Table 1: 8-way, LRU replacement)"))
+    line_bytes: int = field(default=128, metadata=_doc(
+        "bytes", "line size, also the coalescing granularity (paper Table 1: 128 B)"))
+    sector_bytes: int = field(default=32, metadata=_doc(
+        "bytes", "sector size: the unit of valid bits and of fills (Accel-Sim SM86 sectored 'S' L1, 32 B sectors)"))
+    hit_latency: int = field(default=39, metadata=_doc(
+        "cycles", "from a transaction passing the port to its data back at the SM on a hit "
+        "(Accel-Sim SM86 -gpgpu_l1_latency 39)"))
+    mshr_entries: int = field(default=384, metadata=_doc(
+        "sectors", "miss-status holding registers, one per missing sector in flight "
+        "(Accel-Sim SM86 dl1 'A:384:48': 384 entries, sector-granular as in GPGPU-Sim's sector caches)"))
+    max_merges: int = field(default=48, metadata=_doc(
+        "requests", "later requests one MSHR entry can absorb while its fill is in flight (Accel-Sim SM86 dl1: 48)"))
+    transactions_per_cycle: int = field(default=1, metadata=_doc(
+        "transactions/cycle", "transactions the L1/shared-memory port accepts per cycle; a warp access of n "
+        "transactions holds the port ceil(n / this) cycles (one line per cycle, as GPGPU-Sim's L1)"))
+
+    def __post_init__(self) -> None:
+        for name in ("size_bytes", "ways", "hit_latency", "mshr_entries", "max_merges", "transactions_per_cycle"):
+            _int(self, name)
+        line = _power_of_two(self, "line_bytes")
+        sector = _power_of_two(self, "sector_bytes")
+        _geometry(self, self.size_bytes, self.ways, line, sector)
+        if self.mshr_entries < line // sector:
+            raise ConfigError(f"L1Config.mshr_entries ({self.mshr_entries}) must hold at least one whole line "
+                              f"({line // sector} sectors)")
+
+    @property
+    def sets(self) -> int:
+        return self.size_bytes // (self.ways * self.line_bytes)
+
+
+@dataclass(frozen=True)
+class SharedMemoryConfig(_Described):
+    """One SM's shared memory: banks serving one distinct word each per cycle, broadcast for equal words."""
+
+    banks: int = field(default=32, metadata=_doc("banks", "independent banks (Volkov 2.6, Accel-Sim SM86: 32)"))
+    bank_bytes: int = field(default=4, metadata=_doc(
+        "bytes", "bank width: consecutive words of this size go to consecutive banks (Volkov 2.6: 32 bits)"))
+    latency: int = field(default=29, metadata=_doc(
+        "cycles", "from the last bank cycle of an access to its data back at the SM (Accel-Sim SM86 "
+        "-gpgpu_smem_latency 29)"))
+
+    def __post_init__(self) -> None:
+        _int(self, "banks")
+        _power_of_two(self, "bank_bytes")
+        _int(self, "latency")
+
+
+@dataclass(frozen=True)
+class InterconnectConfig(_Described):
+    """Crossbar between the SMs and the L2 slices, at the core clock (paper: 1440 MHz = core clock).
+
+    Modelled as a fixed latency each way plus, per L2 slice, one request port (into the slice)
+    and one reply port (out of it), each passing ``flits_per_cycle`` flits per cycle.
+    """
+
+    latency: int = field(default=8, metadata=_doc(
+        "cycles", "one-way traversal, SM to slice or slice to SM. Neither the paper nor Accel-Sim gives one number "
+        "(Accel-Sim simulates the crossbar); 8 is an assumed arbitration + traversal pipeline, small beside "
+        "the L2 latency"))
+    flit_bytes: int = field(default=40, metadata=_doc("bytes", "flit size (Accel-Sim SM86 -icnt_flit_size 40)"))
+    header_bytes: int = field(default=8, metadata=_doc(
+        "bytes", "address/control part of every packet (GPGPU-Sim's 8-byte read/write packet header); a read "
+        "request is a header only, its reply header + data, a write header + data"))
+    flits_per_cycle: int = field(default=1, metadata=_doc(
+        "flits/cycle", "flits one L2 slice port accepts (requests) or sends (replies) per cycle"))
+
+    def __post_init__(self) -> None:
+        _int(self, "latency", 0)
+        _int(self, "flit_bytes")
+        _int(self, "header_bytes", 0)
+        _int(self, "flits_per_cycle")
+
+
+@dataclass(frozen=True)
+class L2Config(_Described):
+    """The shared L2: ``slices`` equal slices chosen by a hash of the line address; sectored,
+    set-associative, LRU, write-back with write-allocate (no fetch on a write miss)."""
+
+    size_bytes: int = field(default=4 * 1024 * 1024, metadata=_doc("bytes", "total capacity (paper Table 1: 4 MB)"))
+    slices: int = field(default=64, metadata=_doc("slices", "independent slices (paper Table 1: 64)"))
+    ways: int = field(default=16, metadata=_doc("lines", "associativity of each slice (paper Table 1: 16-way)"))
+    line_bytes: int = field(default=128, metadata=_doc(
+        "bytes", "line size; must equal the L1's (Accel-Sim SM86 dl2: 128 B)"))
+    sector_bytes: int = field(default=32, metadata=_doc(
+        "bytes", "sector size; must equal the L1's (Accel-Sim SM86 sectored 'S' L2, 32 B)"))
+    hit_latency: int = field(default=187, metadata=_doc(
+        "cycles", "from a request reaching its slice to the tag result and, on a hit, the data ready to reply "
+        "(Accel-Sim SM86 -gpgpu_l2_rop_latency 187); a miss goes to DRAM after it"))
+    mshr_entries: int = field(default=192, metadata=_doc(
+        "sectors", "miss-status holding registers per slice, one per missing sector (Accel-Sim SM86 dl2 'A:192:4')"))
+    max_merges: int = field(default=4, metadata=_doc(
+        "requests", "later requests one L2 MSHR entry can absorb (Accel-Sim SM86 dl2: 4); more wait for the fill"))
+    slice_hash: str = field(default="ipoly", metadata=_doc(
+        "", "line address -> slice: 'linear' (line index mod slices) or 'ipoly' (the line index as a GF(2) "
+        "polynomial modulo a primitive polynomial of degree log2(slices), which spreads power-of-two strides; "
+        "Accel-Sim SM86 uses -gpgpu_memory_partition_indexing 2, an IPOLY hash)"))
+
+    def __post_init__(self) -> None:
+        for name in ("size_bytes", "slices", "ways", "hit_latency", "mshr_entries", "max_merges"):
+            _int(self, name)
+        line = _power_of_two(self, "line_bytes")
+        sector = _power_of_two(self, "sector_bytes")
+        _geometry(self, self.size_bytes, self.ways, line, sector, self.slices)
+        if self.mshr_entries < line // sector:
+            raise ConfigError(f"L2Config.mshr_entries ({self.mshr_entries}) must hold at least one whole line "
+                              f"({line // sector} sectors)")
+        if self.slice_hash not in SLICE_HASHES:
+            raise ConfigError(f"L2Config.slice_hash must be one of {', '.join(SLICE_HASHES)}, not {self.slice_hash!r}")
+        if self.slice_hash == "ipoly" and (self.slices & (self.slices - 1) or self.slices > 1024):
+            raise ConfigError(f"L2Config.slice_hash 'ipoly' needs a power-of-two number of slices up to 1024, "
+                              f"not {self.slices}; use 'linear'")
+
+    @property
+    def sets_per_slice(self) -> int:
+        return self.size_bytes // (self.slices * self.ways * self.line_bytes)
+
+
+@dataclass(frozen=True)
+class DramConfig(_Described):
+    """DRAM: ``channels`` independent channels, lines interleaved over them by line index."""
+
+    clock_mhz: float = field(default=1523.0, metadata=_doc("MHz", "DRAM clock (paper Table 1: 1523 MHz)"))
+    latency: int = field(default=100, metadata=_doc(
+        "DRAM cycles", "access latency, from a request leaving its L2 slice to the first data back "
+        "(paper Table 1: 100 cycles at 1523 MHz)"))
+    channels: int = field(default=10, metadata=_doc(
+        "channels", "independent channels (RTX 3080: 320-bit GDDR6X bus = 10 x 32-bit controllers)"))
+    bytes_per_cycle: float = field(default=49.9, metadata=_doc(
+        "bytes/DRAM cycle", "data bandwidth of one channel (RTX 3080: 760 GB/s = 19 Gb/s x 320 bit; "
+        "/ 10 channels / 1523 MHz = 49.9 B per DRAM cycle)"))
+
+    def __post_init__(self) -> None:
+        _positive_number(self, "clock_mhz")
+        _int(self, "latency", 0)
+        _int(self, "channels")
+        _positive_number(self, "bytes_per_cycle")
+
+
+@dataclass(frozen=True)
+class MemoryConfig(_Described):
+    """The memory system of the whole GPU: per-SM L1 and shared memory, interconnect, L2, DRAM."""
+
+    l1: L1Config = field(default_factory=L1Config, metadata=_doc("", "L1 data cache of each SM"))
+    shared: SharedMemoryConfig = field(default_factory=SharedMemoryConfig, metadata=_doc(
+        "", "shared memory of each SM"))
+    interconnect: InterconnectConfig = field(default_factory=InterconnectConfig, metadata=_doc(
+        "", "SM <-> L2 crossbar"))
+    l2: L2Config = field(default_factory=L2Config, metadata=_doc("", "shared L2 cache"))
+    dram: DramConfig = field(default_factory=DramConfig, metadata=_doc("", "device memory"))
+
+    def __post_init__(self) -> None:
+        for name, cls in (("l1", L1Config), ("shared", SharedMemoryConfig), ("interconnect", InterconnectConfig),
+                          ("l2", L2Config), ("dram", DramConfig)):
+            if not isinstance(getattr(self, name), cls):
+                raise ConfigError(f"MemoryConfig.{name} must be a {cls.__name__}, not {getattr(self, name)!r}")
+        if (self.l1.line_bytes, self.l1.sector_bytes) != (self.l2.line_bytes, self.l2.sector_bytes):
+            raise ConfigError(f"L1 and L2 must have the same line and sector sizes (L1 {self.l1.line_bytes}/"
+                              f"{self.l1.sector_bytes} B, L2 {self.l2.line_bytes}/{self.l2.sector_bytes} B)")

@@ -1,0 +1,559 @@
+"""The memory system of the performance model, timed by reservation.
+
+Nothing ticks. Every resource keeps the next cycle at which it is free (an SM's L1/shared port,
+each slice's interconnect ports, each DRAM channel) or the cycles at which its entries free (the
+MSHR files), and caches keep, per sector, the cycle from which its data is present. A request
+made at cycle ``t`` therefore computes its completion at once: through the L1 (tag lookup, LRU,
+hit / merge into an in-flight fill / miss with MSHR allocation, stalling the port while the MSHRs
+are full), the interconnect (latency + slice port occupancy), the L2 slice (tags, LRU, latency,
+its own merging of in-flight misses) and the DRAM channel (latency + transfer occupancy), and
+back. Callers must present requests in non-decreasing cycle order across all SMs; this is
+checked.
+
+Paths:
+
+- Global loads: L1 (sectored, allocate on miss, fetch only the missing sectors) -> L2 -> DRAM.
+- Global stores: write-through, no write-allocate in L1 (a hit updates the line in place); the
+  data goes to L2 (write-back, write-allocate without fetch), occupying the request port; the
+  warp only waits for the L1 to accept it. Dirty L2 lines are written to DRAM when evicted.
+- Local memory (addresses from ``coalescer.local_addresses``, all at or above ``LOCAL_BASE``):
+  cached in L1 write-back with write-allocate, as Fermi-and-later L1s hold register spills: a
+  store allocates its line without fetching and marks its sectors valid and dirty; a dirty line
+  reaches L2 only when evicted. Loads behave as global loads.
+- Shared memory: the access holds the SM's L1/shared port one cycle per bank-conflict degree
+  (the L1 and shared memory are one array on Volta and later, so they share the port).
+
+Timing of a warp access of ``n`` transactions issued at ``t``: it starts at
+``s = max(t, port free)``; transaction ``i`` passes the port at ``s + i // transactions_per_cycle``
+plus any MSHR stall so far. A hit's data is back ``l1.hit_latency`` after its port cycle. A miss
+enters the interconnect at its port cycle, reaches its slice after ``interconnect.latency`` (later
+if the slice's request port is busy), gets its tag result ``l2.hit_latency`` later, reads DRAM
+(``dram.latency`` converted to core cycles and rounded up, after its transfer time on the
+channel's data bus) on an L2 miss, and returns through the slice's reply port and the
+interconnect latency. ``Access.done`` is the latest transaction's data (loads) or the port
+release (stores).
+
+Simplified: one reply per miss regardless of SM ejection bandwidth; lines in flight can be
+evicted (their waiting requests still get their data); a partly written sector counts as
+written whole; DRAM has no banks, rows or refresh; L2 write acknowledgements are not modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dualflow.errors import ConfigError
+
+from .cache import MshrFile, SectorCache
+from .coalescer import LOCAL_BASE, Transaction
+from .config import MemoryConfig
+from .dram import Dram
+from .interconnect import Interconnect
+
+#: Primitive polynomials over GF(2) of degree 1..10 (bit k = coefficient of x^k), for the IPOLY slice hash.
+_PRIMITIVE = {1: 0b11, 2: 0b111, 3: 0b1011, 4: 0b10011, 5: 0b100101, 6: 0b1000011, 7: 0b10000011,
+              8: 0b100011101, 9: 0b1000010001, 10: 0b10000001001}
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """Timing of one warp access, in core cycles.
+
+    Members
+    -------
+    port_free : int
+        First cycle at which this SM's L1/shared port can start the next warp access.
+    done : int
+        Loads and shared accesses: the cycle at which the data of every transaction is back at
+        the SM. Global and local stores: the cycle the L1 has accepted the last transaction.
+    """
+
+    port_free: int
+    done: int
+
+
+class _SectorLists(dict):
+    """Sector mask -> tuple of the sector numbers set in it, computed on first use."""
+
+    def __missing__(self, mask: int) -> tuple[int, ...]:
+        value = tuple(k for k in range(mask.bit_length()) if mask >> k & 1)
+        self[mask] = value
+        return value
+
+
+def _ipoly_tables(slices: int) -> list[list[int]]:
+    """Per byte position j (0..5) of a line index: byte b -> (b * x^(8j)) mod P(x), P primitive of
+    degree log2(slices), so the residue of a whole index is the XOR of six lookups."""
+    degree = slices.bit_length() - 1
+    poly = _PRIMITIVE.get(degree, 0)
+
+    def mod(value: int) -> int:
+        while value.bit_length() > degree:
+            value ^= poly << (value.bit_length() - degree - 1)
+        return value
+
+    return [[mod(b << (8 * j)) for b in range(256)] for j in range(6)]
+
+
+def _leaf(value: Any, unit: str, description: str, formula: str = "") -> dict:
+    leaf = {"value": value, "unit": unit, "description": description}
+    if formula:
+        leaf["formula"] = formula
+    return leaf
+
+
+def _ratio(a: float, b: float) -> float:
+    return round(a / b, 4) if b else 0.0
+
+
+#: Derived statistics: (group, name) -> (numerator path, denominator paths summed), recomputed by ``derive``.
+_DERIVED = {
+    ("l1", "load_hit_rate"): (("l1", "load_hits"), (("l1", "load_transactions"),)),
+    ("l2", "read_hit_rate"): (("l2", "read_hits"), (("l2", "reads"),)),
+    ("shared", "conflict_rate"): (("shared", "conflict_cycles"), (("shared", "accesses"),)),
+    ("loads", "average_latency"): (("loads", "latency_cycles"), (("loads", "accesses"),)),
+}
+
+
+def derive(tree: dict) -> dict:
+    """Recompute the derived statistics (leaves with a ``formula``) of a statistics tree in place.
+
+    ``MemorySystem.stats`` already returns them computed; call this after adding or subtracting
+    trees leaf by leaf (which makes derived values meaningless). Returns ``tree``.
+    """
+    for (group, name), (num, dens) in _DERIVED.items():
+        if group in tree and name in tree[group]:
+            numerator = tree[num[0]][num[1]]["value"]
+            denominator = sum(tree[d[0]][d[1]]["value"] for d in dens)
+            tree[group][name]["value"] = _ratio(numerator, denominator)
+    return tree
+
+
+class MemorySystem:
+    """L1 and shared memory of every SM, the interconnect, the L2 slices and DRAM.
+
+    Parameters
+    ----------
+    config : MemoryConfig
+    num_sms : int
+        SMs sharing the L2 (each has its own L1, MSHRs and port).
+    core_clock_mhz : float
+        The SM clock, in which every cycle is counted (DRAM latency and bandwidth are converted).
+    """
+
+    def __init__(self, config: MemoryConfig, num_sms: int, core_clock_mhz: float):
+        if not isinstance(config, MemoryConfig):
+            raise ConfigError(f"MemorySystem needs a MemoryConfig, not {config!r}")
+        if not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms <= 0:
+            raise ConfigError(f"MemorySystem: num_sms must be a positive integer, not {num_sms!r}")
+        if not isinstance(core_clock_mhz, (int, float)) or not core_clock_mhz > 0:
+            raise ConfigError(f"MemorySystem: core_clock_mhz must be positive, not {core_clock_mhz!r}")
+        self.config, self.num_sms, self.core_clock_mhz = config, num_sms, core_clock_mhz
+        l1, l2, icnt = config.l1, config.l2, config.interconnect
+        self._line_bytes, self._sector_bytes = l1.line_bytes, l1.sector_bytes
+        self._line_shift = l1.line_bytes.bit_length() - 1
+        sectors = l1.line_bytes // l1.sector_bytes
+        self._bits = _SectorLists()
+        self._l1_sets, self._l1_hit, self._l1_merges = l1.sets, l1.hit_latency, l1.max_merges
+        self._tpc = l1.transactions_per_cycle
+        self._l1 = [SectorCache(l1.sets, l1.ways, sectors) for _ in range(num_sms)]
+        self._l1_mshr = [MshrFile(l1.mshr_entries) for _ in range(num_sms)]
+        self._port = [0] * num_sms
+        self._slices, self._l2_sets = l2.slices, l2.sets_per_slice
+        self._l2_hit, self._l2_merges = l2.hit_latency, l2.max_merges
+        self._l2 = [SectorCache(l2.sets_per_slice, l2.ways, sectors) for _ in range(l2.slices)]
+        self._l2_mshr = [MshrFile(l2.mshr_entries) for _ in range(l2.slices)]
+        self._ipoly = _ipoly_tables(l2.slices) if l2.slice_hash == "ipoly" and l2.slices > 1 else None
+        self._icnt = Interconnect(icnt, l2.slices)
+        self._dram = Dram(config.dram, core_clock_mhz)
+        # packet sizes by number of sectors carried
+        self._read_flits = self._icnt.flits(0)
+        self._data_flits = [self._icnt.flits(n * l1.sector_bytes) for n in range(sectors + 1)]
+        self._smem_latency = config.shared.latency
+        self._now = 0
+        # statistics (plain ints: this is the hot path)
+        self.sm_accesses = [0] * num_sms
+        self.sm_transactions = [0] * num_sms
+        self.l1_load_tx = self.l1_hits = self.l1_misses = self.l1_sector_misses = self.l1_merges = 0
+        self.l1_missed_sectors = self.l1_mshr_stalls = self.l1_mshr_stall_cycles = 0
+        self.l1_merge_stalls = self.l1_merge_stall_cycles = 0
+        self.l1_store_tx = self.l1_store_hits = self.l1_store_misses = 0
+        self.l1_writebacks = self.l1_writeback_sectors = 0
+        self.l2_reads = self.l2_read_hits = self.l2_read_misses = self.l2_merges = self.l2_missed_sectors = 0
+        self.l2_merge_stalls = self.l2_mshr_stalls = self.l2_stall_cycles = 0
+        self.l2_writes = self.l2_write_hits = self.l2_write_misses = self.l2_writebacks = 0
+        self.smem_accesses = self.smem_bank_cycles = 0
+        self.loads = self.load_latency = 0
+
+    # ------------------------------------------------------------------ public API
+    def global_access(self, cycle: int, sm: int, transactions: list[Transaction], *, write: bool) -> Access:
+        """Time one warp's global or local access made at ``cycle`` by SM ``sm``.
+
+        Parameters
+        ----------
+        cycle : int
+            Core cycle of the request; never less than that of any earlier request.
+        sm : int
+            Requesting SM.
+        transactions : list[Transaction]
+            From ``coalesce`` (local accesses: of ``local_addresses``).
+        write : bool
+            Store (True) or load.
+
+        Returns
+        -------
+        Access
+            With no transactions (no active lane): the port is not held, ``done`` is its start.
+        """
+        if cycle < self._now:
+            raise ValueError(f"memory requests must come in cycle order: cycle {cycle} after cycle {self._now}")
+        self._now = cycle
+        start = self._port[sm]
+        if start < cycle:
+            start = cycle
+        n = len(transactions)
+        self.sm_accesses[sm] += 1
+        if not n:
+            return Access(start, start)
+        self.sm_transactions[sm] += n
+        tpc = self._tpc
+        delay = 0
+        done = start
+        if write:
+            self.l1_store_tx += n
+            for i, tx in enumerate(transactions):
+                self._l1_store(sm, start + delay + i // tpc, tx[0], tx[1])
+        else:
+            self.l1_load_tx += n
+            for i, tx in enumerate(transactions):
+                c = start + delay + i // tpc
+                c_after, ready = self._l1_load(sm, c, tx[0], tx[1])
+                delay += c_after - c
+                if ready > done:
+                    done = ready
+        port_free = start + delay + -(-n // tpc)
+        self._port[sm] = port_free
+        if write:
+            return Access(port_free, port_free)
+        self.loads += 1
+        self.load_latency += done - cycle
+        return Access(port_free, done)
+
+    def shared_access(self, cycle: int, sm: int, degree: int) -> Access:
+        """Time one warp's shared-memory access of conflict degree ``degree`` (from ``conflict_degree``).
+
+        The access holds the SM's port ``degree`` cycles; its data is back ``shared.latency``
+        after the last bank cycle. Degree 0 (no active lane) holds nothing and is done at once.
+        """
+        if cycle < self._now:
+            raise ValueError(f"memory requests must come in cycle order: cycle {cycle} after cycle {self._now}")
+        self._now = cycle
+        start = self._port[sm]
+        if start < cycle:
+            start = cycle
+        if degree <= 0:
+            return Access(start, start)
+        self.smem_accesses += 1
+        self.smem_bank_cycles += degree
+        port_free = start + degree
+        self._port[sm] = port_free
+        return Access(port_free, port_free - 1 + self._smem_latency)
+
+    # ------------------------------------------------------------------ L1
+    def _l1_load(self, sm: int, c: int, line_addr: int, sectors: int) -> tuple[int, int]:
+        """One load transaction passing the port at ``c``: (cycle the port moves on from it, data-back cycle)."""
+        index = line_addr >> self._line_shift
+        cache = self._l1[sm]
+        set_index = index % self._l1_sets
+        line = cache.lookup(index, set_index)
+        bits = self._bits
+        wait = pending = 0
+        if line is None:
+            missing = sectors
+        else:
+            missing = sectors & ~line.valid
+            ready = line.ready
+            for k in bits[sectors & line.valid]:
+                r = ready[k]
+                if r > c:  # fill still in flight
+                    pending |= 1 << k
+                    if r > wait:
+                        wait = r
+        if not missing:
+            if not pending:
+                self.l1_hits += 1
+                return c, c + self._l1_hit
+            merges = line.merges  # type: ignore[union-attr]
+            limit = self._l1_merges
+            if all(merges[k] < limit for k in bits[pending]):
+                for k in bits[pending]:
+                    merges[k] += 1
+                self.l1_merges += 1
+                return c, max(wait, c + self._l1_hit)
+            # the entry cannot take another request: the port stalls until the fill, then it hits
+            self.l1_merge_stalls += 1
+            self.l1_merge_stall_cycles += wait - c
+            self.l1_hits += 1
+            return wait, wait + self._l1_hit
+        count = missing.bit_count()
+        mshr = self._l1_mshr[sm]
+        issue = mshr.reserve(c, count)
+        if issue > c:
+            self.l1_mshr_stalls += 1
+            self.l1_mshr_stall_cycles += issue - c
+        if line is None:
+            line, victim_index, victim = cache.insert(index, set_index)
+            if victim is not None and victim.dirty:
+                self._l1_write_back(issue, victim_index, victim.dirty)
+        else:
+            self.l1_sector_misses += 1
+        fill = self._l2_read(issue, index, missing)
+        ready, merges = line.ready, line.merges
+        for k in bits[missing]:
+            ready[k] = fill
+            merges[k] = 0
+        line.valid |= missing
+        mshr.allocate(fill, count)
+        self.l1_misses += 1
+        self.l1_missed_sectors += count
+        return issue, max(fill, wait, issue + self._l1_hit)
+
+    def _l1_store(self, sm: int, c: int, line_addr: int, sectors: int) -> None:
+        """One store transaction passing the port at ``c``."""
+        index = line_addr >> self._line_shift
+        cache = self._l1[sm]
+        set_index = index % self._l1_sets
+        line = cache.lookup(index, set_index)
+        if line is not None:
+            self.l1_store_hits += 1
+        else:
+            self.l1_store_misses += 1
+        if line_addr < LOCAL_BASE:
+            # global: write-through, no write-allocate; a resident line is updated in place
+            self._l2_write(c, index, sectors)
+            return
+        # local: write-back, write-allocate without fetch
+        if line is None:
+            line, victim_index, victim = cache.insert(index, set_index)
+            if victim is not None and victim.dirty:
+                self._l1_write_back(c, victim_index, victim.dirty)
+        ready = line.ready
+        for k in self._bits[sectors]:
+            if ready[k] < c:
+                ready[k] = c
+        line.valid |= sectors
+        line.dirty |= sectors
+
+    def _l1_write_back(self, c: int, index: int, dirty: int) -> None:
+        self.l1_writebacks += 1
+        self.l1_writeback_sectors += dirty.bit_count()
+        self._l2_write(c, index, dirty)
+
+    # ------------------------------------------------------------------ L2
+    def _slice(self, index: int) -> int:
+        tables = self._ipoly
+        if tables is None:
+            return index % self._slices
+        if index >> 48:
+            raise ValueError(f"line index {index:#x} beyond the 48 bits the slice hash covers")
+        return (tables[0][index & 255] ^ tables[1][index >> 8 & 255] ^ tables[2][index >> 16 & 255]
+                ^ tables[3][index >> 24 & 255] ^ tables[4][index >> 32 & 255] ^ tables[5][index >> 40 & 255])
+
+    def _l2_read(self, c: int, index: int, sectors: int) -> int:
+        """Read ``sectors`` of line ``index`` for an L1 miss leaving the SM at ``c``; the cycle the data is back."""
+        icnt = self._icnt
+        slice_index = self._slice(index)
+        arrive = icnt.request(c, slice_index, self._read_flits)
+        t = arrive + self._l2_hit
+        cache = self._l2[slice_index]
+        set_index = (index // self._slices) % self._l2_sets
+        line = cache.lookup(index, set_index)
+        bits = self._bits
+        wait = pending = 0
+        if line is None:
+            missing = sectors
+        else:
+            missing = sectors & ~line.valid
+            ready = line.ready
+            for k in bits[sectors & line.valid]:
+                r = ready[k]
+                if r > t:
+                    pending |= 1 << k
+                    if r > wait:
+                        wait = r
+        self.l2_reads += 1
+        if not missing:
+            if not pending:
+                self.l2_read_hits += 1
+                data = t
+            else:
+                merges = line.merges  # type: ignore[union-attr]
+                limit = self._l2_merges
+                if all(merges[k] < limit for k in bits[pending]):
+                    for k in bits[pending]:
+                        merges[k] += 1
+                    self.l2_merges += 1
+                else:
+                    # no room to merge: the request blocks the slice's input until the fill
+                    self.l2_merge_stalls += 1
+                    self.l2_stall_cycles += wait - t
+                    self.l2_read_hits += 1
+                    if icnt.request_free[slice_index] < wait:
+                        icnt.request_free[slice_index] = wait
+                data = wait
+        else:
+            count = missing.bit_count()
+            mshr = self._l2_mshr[slice_index]
+            issue = mshr.reserve(t, count)
+            if issue > t:
+                # MSHRs full: the request blocks the slice's input until one frees
+                self.l2_mshr_stalls += 1
+                self.l2_stall_cycles += issue - t
+                if icnt.request_free[slice_index] < issue:
+                    icnt.request_free[slice_index] = issue
+            if line is None:
+                line, victim_index, victim = cache.insert(index, set_index)
+                if victim is not None and victim.dirty:
+                    self.l2_writebacks += 1
+                    self._dram.write(issue, victim_index, victim.dirty.bit_count() * self._sector_bytes)
+            fill = self._dram.read(issue, index, count * self._sector_bytes)
+            ready, merges = line.ready, line.merges
+            for k in bits[missing]:
+                ready[k] = fill
+                merges[k] = 0
+            line.valid |= missing
+            mshr.allocate(fill, count)
+            self.l2_read_misses += 1
+            self.l2_missed_sectors += count
+            data = fill if fill > wait else wait
+        return icnt.reply(data, slice_index, self._data_flits[sectors.bit_count()])
+
+    def _l2_write(self, c: int, index: int, sectors: int) -> None:
+        """Write ``sectors`` of line ``index`` leaving an SM at ``c`` (write-back, allocate without fetch)."""
+        slice_index = self._slice(index)
+        t = self._icnt.request(c, slice_index, self._data_flits[sectors.bit_count()]) + self._l2_hit
+        cache = self._l2[slice_index]
+        set_index = (index // self._slices) % self._l2_sets
+        line = cache.lookup(index, set_index)
+        self.l2_writes += 1
+        if line is None:
+            self.l2_write_misses += 1
+            line, victim_index, victim = cache.insert(index, set_index)
+            if victim is not None and victim.dirty:
+                self.l2_writebacks += 1
+                self._dram.write(t, victim_index, victim.dirty.bit_count() * self._sector_bytes)
+        else:
+            self.l2_write_hits += 1
+        ready = line.ready
+        for k in self._bits[sectors]:
+            if ready[k] < t:  # a fill still in flight keeps its later time
+                ready[k] = t
+        line.valid |= sectors
+        line.dirty |= sectors
+
+    # ------------------------------------------------------------------ inspection
+    def l1_resident(self, sm: int, address: int) -> bool:
+        """Whether the line holding byte ``address`` is in SM ``sm``'s L1 (no LRU update)."""
+        index = address >> self._line_shift
+        return self._l1[sm].resident(index, index % self._l1_sets)
+
+    def l2_resident(self, address: int) -> bool:
+        """Whether the line holding byte ``address`` is in its L2 slice (no LRU update)."""
+        index = address >> self._line_shift
+        return self._l2[self._slice(index)].resident(index, (index // self._slices) % self._l2_sets)
+
+    @property
+    def dram_latency(self) -> int:
+        """DRAM access latency in core cycles (``dram.latency`` DRAM cycles, rounded up)."""
+        return self._dram.latency
+
+    def stats(self) -> dict:
+        """Every counter since construction, as a JSON-ready tree.
+
+        Groups ``l1``, ``shared``, ``interconnect``, ``l2``, ``dram``, ``loads``; each statistic
+        is a leaf ``{"value", "unit", "description"}``; derived ones (rates, averages) also
+        carry a ``formula`` and are recomputed by ``derive`` after trees are added or
+        subtracted. ``l1.per_sm`` maps the SM number (a string) to that SM's leaves.
+        """
+        icnt, dram = self._icnt, self._dram
+        tree = {
+            "l1": {
+                "accesses": _leaf(sum(self.sm_accesses), "warp-accesses", "global and local warp accesses"),
+                "load_transactions": _leaf(self.l1_load_tx, "transactions", "load transactions (lines) looked up"),
+                "store_transactions": _leaf(self.l1_store_tx, "transactions", "store transactions (lines)"),
+                "load_hits": _leaf(self.l1_hits, "transactions", "loads whose sectors were all present"),
+                "load_misses": _leaf(self.l1_misses, "transactions",
+                                     "loads that sent a request to L2 (each allocates MSHRs)"),
+                "sector_misses": _leaf(self.l1_sector_misses, "transactions",
+                                       "misses whose line was resident but lacked sectors (subset of load_misses)"),
+                "missed_sectors": _leaf(self.l1_missed_sectors, "sectors", "sectors requested from L2 by misses"),
+                "mshr_merges": _leaf(self.l1_merges, "transactions",
+                                     "loads served by a fill already in flight (merged into its MSHRs)"),
+                "mshr_full_stalls": _leaf(self.l1_mshr_stalls, "events", "misses that waited for a free MSHR"),
+                "mshr_stall_cycles": _leaf(self.l1_mshr_stall_cycles, "cycles",
+                                           "port cycles lost waiting for free MSHRs"),
+                "merge_limit_stalls": _leaf(self.l1_merge_stalls, "events",
+                                            "loads that found an in-flight fill already at max_merges"),
+                "merge_limit_stall_cycles": _leaf(self.l1_merge_stall_cycles, "cycles",
+                                                  "port cycles lost waiting for such fills"),
+                "store_hits": _leaf(self.l1_store_hits, "transactions", "stores whose line was resident"),
+                "store_misses": _leaf(self.l1_store_misses, "transactions", "stores whose line was not resident"),
+                "writebacks": _leaf(self.l1_writebacks, "lines", "dirty (local) lines evicted and written to L2"),
+                "writeback_sectors": _leaf(self.l1_writeback_sectors, "sectors", "sectors those writebacks carried"),
+                "load_hit_rate": _leaf(0.0, "hits/transaction", "L1 load hit rate",
+                                       "load_hits / load_transactions"),
+                "per_sm": {str(i): {
+                    "accesses": _leaf(self.sm_accesses[i], "warp-accesses", "global and local warp accesses"),
+                    "transactions": _leaf(self.sm_transactions[i], "transactions", "load and store transactions"),
+                } for i in range(self.num_sms)},
+            },
+            "shared": {
+                "accesses": _leaf(self.smem_accesses, "warp-accesses", "shared-memory warp accesses"),
+                "bank_cycles": _leaf(self.smem_bank_cycles, "cycles", "port cycles held: sum of conflict degrees"),
+                "conflict_cycles": _leaf(self.smem_bank_cycles - self.smem_accesses, "cycles",
+                                         "extra cycles caused by bank conflicts: sum of (degree - 1)"),
+                "conflict_rate": _leaf(0.0, "cycles/access", "extra bank cycles per access",
+                                       "conflict_cycles / accesses"),
+            },
+            "interconnect": {
+                "requests": _leaf(icnt.requests, "packets", "SM -> L2 packets (reads, writes, writebacks)"),
+                "replies": _leaf(icnt.replies, "packets", "L2 -> SM data replies"),
+                "request_flits": _leaf(icnt.request_flits, "flits", "flits of the requests"),
+                "reply_flits": _leaf(icnt.reply_flits, "flits", "flits of the replies"),
+                "port_wait_cycles": _leaf(icnt.wait_cycles, "cycles",
+                                          "packet cycles spent waiting for a busy slice port"),
+            },
+            "l2": {
+                "reads": _leaf(self.l2_reads, "requests", "read requests (L1 misses)"),
+                "read_hits": _leaf(self.l2_read_hits, "requests", "reads whose sectors were all present"),
+                "read_misses": _leaf(self.l2_read_misses, "requests", "reads that went to DRAM"),
+                "missed_sectors": _leaf(self.l2_missed_sectors, "sectors", "sectors read from DRAM"),
+                "mshr_merges": _leaf(self.l2_merges, "requests", "reads served by a DRAM fill already in flight"),
+                "merge_limit_stalls": _leaf(self.l2_merge_stalls, "events",
+                                            "reads that found a fill already at max_merges"),
+                "mshr_full_stalls": _leaf(self.l2_mshr_stalls, "events", "misses that waited for a free MSHR"),
+                "stall_cycles": _leaf(self.l2_stall_cycles, "cycles", "cycles slices' inputs were blocked by both"),
+                "writes": _leaf(self.l2_writes, "requests", "write requests (stores, L1 writebacks)"),
+                "write_hits": _leaf(self.l2_write_hits, "requests", "writes whose line was resident"),
+                "write_misses": _leaf(self.l2_write_misses, "requests", "writes that allocated a line"),
+                "writebacks": _leaf(self.l2_writebacks, "lines", "dirty lines evicted to DRAM"),
+                "read_hit_rate": _leaf(0.0, "hits/request", "L2 read hit rate", "read_hits / reads"),
+            },
+            "dram": {
+                "reads": _leaf(dram.reads, "requests", "read bursts (one per L2 read miss)"),
+                "writes": _leaf(dram.writes, "requests", "write bursts (one per dirty L2 eviction)"),
+                "read_bytes": _leaf(dram.read_bytes, "bytes", "bytes read"),
+                "write_bytes": _leaf(dram.write_bytes, "bytes", "bytes written"),
+                "busy_cycles": _leaf(round(dram.busy_cycles, 3), "channel-cycles",
+                                     "core cycles the channels' data buses were busy, summed over channels"),
+                "wait_cycles": _leaf(round(dram.wait_cycles, 3), "cycles",
+                                     "request cycles spent waiting for a busy channel"),
+            },
+            "loads": {
+                "accesses": _leaf(self.loads, "warp-accesses", "global and local warp loads with an active lane"),
+                "latency_cycles": _leaf(self.load_latency, "cycles", "sum over loads of (done - request cycle)"),
+                "average_latency": _leaf(0.0, "cycles", "mean load latency", "latency_cycles / accesses"),
+            },
+        }
+        return derive(tree)
