@@ -65,7 +65,7 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 def run_bench(*, name: str, make_component: Callable[[], wiring.Component], params: Mapping[str, Any],
               test_module: str, seed: int, inject: bool = False, extra_env: Mapping[str, str] | None = None,
-              run_name: str | None = None, timeout_s: float | None = None) -> BenchResult:
+              run_name: str | None = None, design: Mapping[str, Any] | None = None) -> BenchResult:
     """Generate, build and run one bench; return its pass and fail counts.
 
     Parameters
@@ -79,12 +79,13 @@ def run_bench(*, name: str, make_component: Callable[[], wiring.Component], para
     inject : set ``DUALFLOW_BENCH_INJECT=1`` (the bench corrupts its expectation; the run must fail).
     extra_env : further environment variables for the bench.
     run_name : subdirectory of the run (defaults to seed and inject flag).
-    timeout_s : not used by Icarus runs; benches bound their own run time in cycles.
+    design : the part of ``params`` that determines the design (hashed into the build
+        directory); defaults to all of ``params``. Bench-only settings such as cycle counts
+        belong outside it, so they do not cause a rebuild.
     """
     from cocotb_tools.runner import get_results, get_runner
 
-    del timeout_s
-    build_dir = build_dir_for(name, params)
+    build_dir = build_dir_for(name, params if design is None else design)
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / f"{name}.v"
     runner = get_runner("icarus")
