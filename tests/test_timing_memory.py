@@ -273,6 +273,20 @@ def test_local_memory_is_write_back_in_l1():
     assert (s["l1"]["writebacks"]["value"], s["l2"]["writes"]["value"]) == (1, 1)
 
 
+def test_flush_l1_writes_back_dirty_local_lines_and_invalidates():
+    mem = small()
+    base = int(local_addresses(0, 32, np.zeros(32), 4)[0])
+    mem.global_access(0, 0, [Transaction(base, 0b0011, 64)], write=True)
+    mem.global_access(1, 1, line_tx(2), write=False)
+    mem.flush_l1(500)
+    assert not mem.l1_resident(0, base) and not mem.l1_resident(1, 2 * LINE)
+    s = mem.stats()
+    assert (s["l1"]["writebacks"]["value"], s["l1"]["writeback_sectors"]["value"]) == (1, 2)
+    assert s["l1"]["flushes"]["value"] == 1
+    # the spilled data is now in L2: 600 + 10 + 20 + 10
+    assert mem.global_access(600, 0, [Transaction(base, 0b0011, 64)], write=False).done == 640
+
+
 def test_shared_access_timing():
     mem = small(sms=1)
     latency = mem.config.shared.latency
@@ -307,7 +321,7 @@ def random_run(seed: int) -> tuple[list[Access], dict]:
     mem = MemorySystem(MemoryConfig(l1=L1Config(size_bytes=4096, ways=4, mshr_entries=16),
                                     l2=L2Config(size_bytes=64 * 1024, slices=4)), 4, 1440.0)
     out, cycle = [], 0
-    for _ in range(3000):
+    for _ in range(2000):
         cycle += rng.randrange(3)
         sm = rng.randrange(4)
         if rng.random() < 0.1:

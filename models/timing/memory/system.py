@@ -179,7 +179,7 @@ class MemorySystem:
         self.l1_missed_sectors = self.l1_mshr_stalls = self.l1_mshr_stall_cycles = 0
         self.l1_merge_stalls = self.l1_merge_stall_cycles = 0
         self.l1_store_tx = self.l1_store_hits = self.l1_store_misses = 0
-        self.l1_writebacks = self.l1_writeback_sectors = 0
+        self.l1_writebacks = self.l1_writeback_sectors = self.l1_flushes = 0
         self.l2_reads = self.l2_read_hits = self.l2_read_misses = self.l2_merges = self.l2_missed_sectors = 0
         self.l2_merge_stalls = self.l2_mshr_stalls = self.l2_stall_cycles = 0
         self.l2_writes = self.l2_write_hits = self.l2_write_misses = self.l2_writebacks = 0
@@ -266,12 +266,14 @@ class MemorySystem:
         index = line_addr >> self._line_shift
         cache = self._l1[sm]
         set_index = index % self._l1_sets
-        line = cache.lookup(index, set_index)
+        lines = cache.sets[set_index]  # SectorCache.lookup, inlined: this is the hottest path
+        line = lines.get(index)
         bits = self._bits
         wait = pending = 0
         if line is None:
             missing = sectors
         else:
+            lines.move_to_end(index)
             missing = sectors & ~line.valid
             ready = line.ready
             for k in bits[sectors & line.valid]:
@@ -368,12 +370,14 @@ class MemorySystem:
         t = arrive + self._l2_hit
         cache = self._l2[slice_index]
         set_index = (index // self._slices) % self._l2_sets
-        line = cache.lookup(index, set_index)
+        lines = cache.sets[set_index]  # SectorCache.lookup, inlined
+        line = lines.get(index)
         bits = self._bits
         wait = pending = 0
         if line is None:
             missing = sectors
         else:
+            lines.move_to_end(index)
             missing = sectors & ~line.valid
             ready = line.ready
             for k in bits[sectors & line.valid]:
@@ -452,6 +456,21 @@ class MemorySystem:
         line.valid |= sectors
         line.dirty |= sectors
 
+    def flush_l1(self, cycle: int) -> None:
+        """Invalidate every SM's L1 at ``cycle`` (as GPUs do between kernel launches; Accel-Sim SM86
+        sets -gpgpu_flush_l1_cache 1), writing dirty local lines back to L2. Fills in flight
+        still hold their MSHRs until they arrive."""
+        if cycle < self._now:
+            raise ValueError(f"memory requests must come in cycle order: cycle {cycle} after cycle {self._now}")
+        self._now = cycle
+        for cache in self._l1:
+            for lines in cache.sets:
+                for index, line in lines.items():
+                    if line.dirty:
+                        self._l1_write_back(cycle, index, line.dirty)
+                lines.clear()
+        self.l1_flushes += 1
+
     # ------------------------------------------------------------------ inspection
     def l1_resident(self, sm: int, address: int) -> bool:
         """Whether the line holding byte ``address`` is in SM ``sm``'s L1 (no LRU update)."""
@@ -499,8 +518,10 @@ class MemorySystem:
                                                   "port cycles lost waiting for such fills"),
                 "store_hits": _leaf(self.l1_store_hits, "transactions", "stores whose line was resident"),
                 "store_misses": _leaf(self.l1_store_misses, "transactions", "stores whose line was not resident"),
-                "writebacks": _leaf(self.l1_writebacks, "lines", "dirty (local) lines evicted and written to L2"),
+                "writebacks": _leaf(self.l1_writebacks, "lines",
+                                    "dirty (local) lines evicted or flushed and written to L2"),
                 "writeback_sectors": _leaf(self.l1_writeback_sectors, "sectors", "sectors those writebacks carried"),
+                "flushes": _leaf(self.l1_flushes, "events", "invalidations of all L1s (flush_l1)"),
                 "load_hit_rate": _leaf(0.0, "hits/transaction", "L1 load hit rate",
                                        "load_hits / load_transactions"),
                 "per_sm": {str(i): {
