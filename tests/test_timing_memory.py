@@ -21,6 +21,7 @@ from dualflow.models.timing.memory.config import (
 )
 from dualflow.models.timing.memory.shared_banks import conflict_degree
 from dualflow.models.timing.memory.system import Access, MemorySystem, derive
+from dualflow.models.timing.memory.timeline import Timeline
 
 LANES = np.arange(32, dtype=np.int64)
 ALL = np.ones(32, dtype=bool)
@@ -169,6 +170,54 @@ def test_two_misses_to_one_line_merge_in_the_mshr():
     assert s["l1"]["mshr_merges"]["value"] == 1
     assert s["l1"]["load_misses"]["value"] == 1
     assert s["l2"]["reads"]["value"] == 1
+
+
+def test_l2_merges_misses_of_two_sms_to_one_line():
+    mem = small()
+    assert mem.global_access(0, 0, line_tx(5), write=False).done == 144
+    # SM 1: the slice's request port is busy one cycle (SM 0's 1-flit request) -> L2 at 11 + 20 = 31,
+    # where the line's fill is in flight (data at 134): merged; the reply port is busy with SM 0's
+    # 4-flit reply until 138, then + 10
+    assert mem.global_access(1, 1, line_tx(5), write=False).done == 148
+    s = mem.stats()
+    assert (s["l2"]["mshr_merges"]["value"], s["l2"]["read_misses"]["value"], s["dram"]["reads"]["value"]) == (1, 1, 1)
+
+
+def test_full_l2_mshrs_block_the_slice_until_a_fill():
+    mem = small(l2={"mshr_entries": 4})
+    assert mem.global_access(0, 0, line_tx(1), write=False).done == 144
+    # SM 1's miss reaches the tags at 31 but waits for line 1's fill (134); DRAM 134..138, data 238;
+    # reply + 10
+    assert mem.global_access(0, 1, line_tx(2), write=False).done == 248
+    s = mem.stats()
+    assert (s["l2"]["mshr_full_stalls"]["value"], s["l2"]["stall_cycles"]["value"]) == (1, 103)
+    # meanwhile nothing behind it reaches the tags before 134: a request sent at 1 enters at
+    # 134 - 20 = 114, hits line 1 at 134, and its reply fits in the reply port's gap between
+    # line 1's reply (134..138) and line 2's (238..242): back at 138 + 10
+    assert mem.global_access(1, 1, line_tx(1), write=False).done == 148
+
+
+def test_an_l2_hit_does_not_queue_behind_an_earlier_miss():
+    mem = small()
+    mem.global_access(0, 0, line_tx(2), write=True)  # line 2 written into L2 at 30 (request port 10..14)
+    assert mem.global_access(1, 0, line_tx(1), write=False).done == 148  # enters at 14; DRAM 34..38; 138 + 10
+    # SM 1's read of line 2: request port free at 15 -> tags at 35, a hit; the reply port is booked
+    # only 138..142, so the reply leaves at 35
+    assert mem.global_access(2, 1, line_tx(2), write=False).done == 45
+
+
+def test_timeline_fills_gaps_and_forgets_the_past():
+    line = Timeline()
+    assert line.reserve(100, 10, 0) == 100
+    assert line.reserve(0, 5, 0) == 0  # before the first booking
+    assert line.reserve(96, 5, 0) == 110  # [96, 101) overlaps [100, 110)
+    assert line.reserve(5, 95, 0) == 5  # exactly fills [5, 100)
+    assert (line.starts, line.ends) == ([0], [115])
+    line.block(200, 210)
+    assert line.reserve(112, 80, 0) == 115  # [115, 195)
+    assert line.reserve(190, 6, 0) == 210 and line.reserve(190, 5, 0) == 195  # the gap [195, 200) fits 5
+    assert not line.free_at(205) and line.free_at(300)
+    assert line.reserve(400, 1.5, 300) == 400 and line.starts == [400]
 
 
 def test_merge_limit_stalls_the_port_until_the_fill():

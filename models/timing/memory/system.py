@@ -1,8 +1,10 @@
 """The memory system of the performance model, timed by reservation.
 
-Nothing ticks. Every resource keeps the next cycle at which it is free (an SM's L1/shared port,
-each slice's interconnect ports, each DRAM channel) or the cycles at which its entries free (the
-MSHR files), and caches keep, per sector, the cycle from which its data is present. A request
+Nothing ticks. Each SM's L1/shared port keeps the next cycle at which it is free; each slice's
+interconnect ports and each DRAM channel keep their busy intervals (``Timeline``) and put a
+request in the first gap that fits (a request made later may need them earlier: an L2 hit's
+reply goes out before an earlier miss's); the MSHR files keep the cycles at which their entries
+free; caches keep, per sector, the cycle from which its data is present. A request
 made at cycle ``t`` therefore computes its completion at once: through the L1 (tag lookup, LRU,
 hit / merge into an in-flight fill / miss with MSHR allocation, stalling the port while the MSHRs
 are full), the interconnect (latency + slice port occupancy), the L2 slice (tags, LRU, latency,
@@ -366,7 +368,7 @@ class MemorySystem:
         """Read ``sectors`` of line ``index`` for an L1 miss leaving the SM at ``c``; the cycle the data is back."""
         icnt = self._icnt
         slice_index = self._slice(index)
-        arrive = icnt.request(c, slice_index, self._read_flits)
+        arrive = icnt.request(c, slice_index, self._read_flits, self._now)
         t = arrive + self._l2_hit
         cache = self._l2[slice_index]
         set_index = (index // self._slices) % self._l2_sets
@@ -403,8 +405,7 @@ class MemorySystem:
                     self.l2_merge_stalls += 1
                     self.l2_stall_cycles += wait - t
                     self.l2_read_hits += 1
-                    if icnt.request_free[slice_index] < wait:
-                        icnt.request_free[slice_index] = wait
+                    icnt.block(slice_index, arrive, wait - self._l2_hit)
                 data = wait
         else:
             count = missing.bit_count()
@@ -414,14 +415,13 @@ class MemorySystem:
                 # MSHRs full: the request blocks the slice's input until one frees
                 self.l2_mshr_stalls += 1
                 self.l2_stall_cycles += issue - t
-                if icnt.request_free[slice_index] < issue:
-                    icnt.request_free[slice_index] = issue
+                icnt.block(slice_index, arrive, issue - self._l2_hit)
             if line is None:
                 line, victim_index, victim = cache.insert(index, set_index)
                 if victim is not None and victim.dirty:
                     self.l2_writebacks += 1
-                    self._dram.write(issue, victim_index, victim.dirty.bit_count() * self._sector_bytes)
-            fill = self._dram.read(issue, index, count * self._sector_bytes)
+                    self._dram.write(issue, victim_index, victim.dirty.bit_count() * self._sector_bytes, self._now)
+            fill = self._dram.read(issue, index, count * self._sector_bytes, self._now)
             ready, merges = line.ready, line.merges
             for k in bits[missing]:
                 ready[k] = fill
@@ -431,12 +431,12 @@ class MemorySystem:
             self.l2_read_misses += 1
             self.l2_missed_sectors += count
             data = fill if fill > wait else wait
-        return icnt.reply(data, slice_index, self._data_flits[sectors.bit_count()])
+        return icnt.reply(data, slice_index, self._data_flits[sectors.bit_count()], self._now)
 
     def _l2_write(self, c: int, index: int, sectors: int) -> None:
         """Write ``sectors`` of line ``index`` leaving an SM at ``c`` (write-back, allocate without fetch)."""
         slice_index = self._slice(index)
-        t = self._icnt.request(c, slice_index, self._data_flits[sectors.bit_count()]) + self._l2_hit
+        t = self._icnt.request(c, slice_index, self._data_flits[sectors.bit_count()], self._now) + self._l2_hit
         cache = self._l2[slice_index]
         set_index = (index // self._slices) % self._l2_sets
         line = cache.lookup(index, set_index)
@@ -446,7 +446,7 @@ class MemorySystem:
             line, victim_index, victim = cache.insert(index, set_index)
             if victim is not None and victim.dirty:
                 self.l2_writebacks += 1
-                self._dram.write(t, victim_index, victim.dirty.bit_count() * self._sector_bytes)
+                self._dram.write(t, victim_index, victim.dirty.bit_count() * self._sector_bytes, self._now)
         else:
             self.l2_write_hits += 1
         ready = line.ready
