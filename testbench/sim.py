@@ -17,6 +17,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,19 @@ def build_dir_for(name: str, params: Mapping[str, Any]) -> Path:
     return BUILD_ROOT / f"{name}-{digest}"
 
 
+# Yosys' Verilog gives every module a register initialised to 0 that each ``always @*`` block
+# reads, so that every combinational block runs once at time 0. Under ``iverilog -g2012`` (as the
+# cocotb runner calls it) a declaration initialiser is no event, so a block whose real inputs
+# never change (an FSM output decoded from a state that stays in reset) stays X. Flipping the
+# register once at time 0 gives the intended first evaluation.
+_KICK = re.compile(r"^(\s*)reg (\\\$auto\$verilog_backend\.cc:\d+:dump_module\$\d+ ) = 0;$", re.M)
+
+
+def icarus_friendly(text: str) -> str:
+    """Make Yosys-written Verilog evaluate its combinational blocks at time 0 under Icarus."""
+    return _KICK.sub(lambda mt: f"{mt.group(0)}\n{mt.group(1)}initial #0 {mt.group(2)}= 1;", text)
+
+
 def _write_if_changed(path: Path, text: str) -> None:
     # Keeping the old file (and its mtime) lets Icarus skip recompiling an unchanged design.
     if path.exists() and path.read_text() == text:
@@ -92,7 +106,7 @@ def run_bench(*, name: str, make_component: Callable[[], wiring.Component], para
     with open(build_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            text = verilog.convert(make_component(), name=name, emit_src=False)
+            text = icarus_friendly(verilog.convert(make_component(), name=name, emit_src=False))
             _write_if_changed(source, text)
             runner.build(sources=[source], hdl_toplevel=name, build_dir=build_dir, timescale=("1ns", "1ps"),
                          log_file=build_dir / "build.log")

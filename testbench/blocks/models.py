@@ -138,6 +138,7 @@ class StackResult:
     mask: int = 0
     rp: int = 0
     trap: int = TRAP_NONE
+    popped: int = 0  # entries taken off the stack (for the latency check)
 
 
 def rp_max(a: int, b: int, bits: int) -> int:
@@ -185,11 +186,13 @@ class SimtStackModel:
 
     def resume(self, warp: int, alive: int) -> StackResult:
         stack = self.stacks[warp]
+        popped = 0
         while stack:
             e = stack.pop()
+            popped += 1
             live = e.mask & alive
             if live:
-                return StackResult(STATUS_RESUME, e.pc, live, e.rp if self.dflow else 0)
+                return StackResult(STATUS_RESUME, e.pc, live, e.rp if self.dflow else 0, popped=popped)
         if alive:
-            return StackResult(STATUS_TRAP, trap=TRAP_EMPTY)
-        return StackResult(STATUS_DONE)
+            return StackResult(STATUS_TRAP, trap=TRAP_EMPTY, popped=popped)
+        return StackResult(STATUS_DONE, popped=popped)
