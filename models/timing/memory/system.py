@@ -42,6 +42,7 @@ written whole; DRAM has no banks, rows or refresh; L2 write acknowledgements are
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +85,8 @@ class _SectorLists(dict):
         return value
 
 
-def _ipoly_tables(slices: int) -> list[list[int]]:
+@functools.cache  # pure and costly (tens of ms); every GPU of a run shares it
+def _ipoly_tables(slices: int) -> tuple[tuple[int, ...], ...]:
     """Per byte position j (0..5) of a line index: byte b -> (b * x^(8j)) mod P(x), P primitive of
     degree log2(slices), so the residue of a whole index is the XOR of six lookups."""
     degree = slices.bit_length() - 1
@@ -95,7 +97,7 @@ def _ipoly_tables(slices: int) -> list[list[int]]:
             value ^= poly << (value.bit_length() - degree - 1)
         return value
 
-    return [[mod(b << (8 * j)) for b in range(256)] for j in range(6)]
+    return tuple(tuple(mod(b << (8 * j)) for b in range(256)) for j in range(6))
 
 
 def _leaf(value: Any, unit: str, description: str, formula: str = "") -> dict:
