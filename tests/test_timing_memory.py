@@ -365,12 +365,12 @@ def test_ipoly_hash_spreads_a_power_of_two_stride():
 
 
 # ---------------------------------------------------------------- statistics, determinism
-def random_run(seed: int) -> tuple[list[Access], dict]:
+def random_run(seed: int, n: int = 1200) -> tuple[list[Access], dict]:
     rng = random.Random(seed)
     mem = MemorySystem(MemoryConfig(l1=L1Config(size_bytes=4096, ways=4, mshr_entries=16),
                                     l2=L2Config(size_bytes=64 * 1024, slices=4)), 4, 1440.0)
     out, cycle = [], 0
-    for _ in range(2000):
+    for _ in range(n):
         cycle += rng.randrange(3)
         sm = rng.randrange(4)
         if rng.random() < 0.1:
@@ -407,7 +407,7 @@ def test_deterministic_and_json_ready_statistics():
 
 
 def test_derive_recomputes_rates_after_adding_trees():
-    _, stats = random_run(3)
+    _, stats = random_run(3, 400)
     doubled = json.loads(json.dumps(stats))
     for group in doubled.values():
         for leaf in group.values():
