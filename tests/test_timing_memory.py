@@ -92,6 +92,8 @@ def test_wide_accesses_span_sectors_and_lines():
     # an 8-byte access at 124 straddles two lines
     assert coalesce(np.array([124]), np.array([True]), 128, 32, access_bytes=8) == [
         Transaction(0, 0b1000, 4), Transaction(128, 0b0001, 4)]
+    # a 12-byte access at 24 is "aligned" to 12 but straddles sectors 0 and 1
+    assert coalesce(np.array([24]), np.array([True]), 128, 32, access_bytes=12) == [Transaction(0, 0b0011, 12)]
 
 
 def test_local_addresses_interleave_words_across_lanes():

@@ -48,8 +48,8 @@ def coalesce(addresses: np.ndarray, mask: np.ndarray, line_bytes: int, sector_by
     line_bytes, sector_bytes : int
         Line and sector sizes (powers of two, sector <= line).
     access_bytes : int
-        Bytes each lane accesses; accesses are assumed naturally aligned (the ISA's are), so one
-        never straddles a sector unless it is larger than one.
+        Bytes each lane accesses (the ISA's loads and stores: 4, naturally aligned). Accesses
+        that are wider than a sector or unaligned are split at sector and line boundaries.
 
     Returns
     -------
@@ -64,8 +64,8 @@ def coalesce(addresses: np.ndarray, mask: np.ndarray, line_bytes: int, sector_by
         return []
     starts = set((addresses if active == mask.size else addresses[mask]).tolist())
     lines: dict[int, list[int]] = {}  # line address -> [sector mask, bytes]
-    if access_bytes <= sector_bytes and not any(a % access_bytes for a in starts):
-        # The common case: each access lies inside one sector.
+    if sector_bytes % access_bytes == 0 and not any(a % access_bytes for a in starts):
+        # The common case: aligned accesses that divide a sector, so each lies inside one.
         low, high = min(starts), max(starts)
         line = low - low % line_bytes
         if high < line + line_bytes:  # all in one line (a coalesced access)
