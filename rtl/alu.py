@@ -11,9 +11,9 @@ from amaranth import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from dualflow.errors import ConfigError
 from dualflow.isa.opcodes import SPECS, Cmp, Opcode, UnitClass, VoteMode
 
+from ._checks import reject
 from .decode import Op
 from .params import CoreParams
 
@@ -65,9 +65,9 @@ class IntegerAlu(wiring.Component):
 
     def __init__(self, params: CoreParams, *, tag_width: int):
         if not isinstance(params, CoreParams):
-            raise ConfigError(f"IntegerAlu needs CoreParams, not {params!r}")
+            raise reject(self, f"IntegerAlu needs CoreParams, not {params!r}")
         if not isinstance(tag_width, int) or tag_width < 1:
-            raise ConfigError(f"tag width must be a positive integer, not {tag_width!r}")
+            raise reject(self, f"tag width must be a positive integer, not {tag_width!r}")
         self.params, self.tag_width = params, tag_width
         super().__init__({
             "i_valid": In(1), "i": In(alu_input_layout(params, tag_width)),

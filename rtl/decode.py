@@ -19,6 +19,7 @@ from amaranth.lib.wiring import In, Out
 
 from dualflow.isa.encoding import FIELDS, WORD_BITS
 from dualflow.isa.opcodes import INT_CMPS, LOADS, SPECS, STORES, Cmp, ModKind, Opcode, SpecialReg, UnitClass, VoteMode
+from dualflow.rtl._checks import reject
 
 
 def _hw_enum(name: str, members: dict[str, int], width: int) -> type[enum.Enum]:
@@ -96,7 +97,7 @@ class Decoder(wiring.Component):
 
     def __init__(self, *, dflow: bool):
         if not isinstance(dflow, bool):
-            raise TypeError(f"dflow must be a bool, not {dflow!r}")
+            raise reject(self, f"dflow must be a bool, not {dflow!r}")
         self.dflow = dflow
         super().__init__()
 

@@ -1,0 +1,217 @@
+"""Load/store unit: banked on-core shared memory and a tagged global/local memory port.
+
+A memory instruction arrives from the operand collector with its per-lane base addresses (A),
+store data (B), offset, active mask, space and color, and a side-band ``info`` word the unit
+returns untouched with the result (the core's writeback and trace fields).
+
+- **Shared** (``lds``/``sts``): ``banks`` single-port ``Memory`` banks, word ``w`` in bank
+  ``w mod banks``. Each cycle every bank serves the lowest-numbered pending lane that maps to it,
+  so a conflict-free access takes one cycle and an n-way conflict n cycles; lanes writing the
+  same word are served in lane order, so the highest lane's value is kept (docs/isa.md).
+- **Global and local** (``ldg``/``stg``/``ldl``/``stl``): one request per warp instruction on
+  the ``mem_req`` stream (all lanes, a ``local`` flag and the warp: local memory is per thread,
+  so the memory side places it), answered on ``mem_resp`` with the request's tag, after any
+  latency and in any order. Stores are answered too (an acknowledgement): a store has performed
+  when its answer returns. Up to ``outstanding`` requests are in flight; a request waits while an
+  older in-flight request of its warp must stay ordered before it: in DFLOW the same color with
+  a store on either side (docs/isa.md, coloring), in BASE any pair with a store (program order).
+  The operand collector dispatches such pairs in program order, so waiting here keeps them so.
+
+Addresses are taken modulo the space: shared addresses wrap at ``shared_bytes`` and the two low
+address bits are ignored (the functional model reports those accesses as faults; the RTL does
+not check them).
+"""
+
+from amaranth import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
+
+from ._checks import reject
+from .decode import Space
+from .params import CoreParams
+from .scheduler import lowest_set, onehot_index
+
+__all__ = ["LoadStoreUnit", "lsu_input_layout", "lsu_output_layout", "mem_request_layout", "mem_response_layout"]
+
+
+def _lanes(lanes: int) -> data.ArrayLayout:
+    return data.ArrayLayout(unsigned(32), lanes)
+
+
+def lsu_input_layout(params: CoreParams, info_width: int) -> data.StructLayout:
+    return data.StructLayout({
+        "warp": range(params.warps), "store": 1, "space": Space, "color": 4, "offset": 32,
+        "mask": params.lanes, "a": _lanes(params.lanes), "b": _lanes(params.lanes), "info": info_width,
+    })
+
+
+def lsu_output_layout(params: CoreParams, info_width: int) -> data.StructLayout:
+    """A performed access: loaded values (loads), the addresses and store data (for the trace)."""
+    return data.StructLayout({
+        "info": info_width, "values": _lanes(params.lanes), "addrs": _lanes(params.lanes),
+        "data": _lanes(params.lanes),
+    })
+
+
+def mem_request_layout(params: CoreParams, tag_width: int) -> data.StructLayout:
+    return data.StructLayout({
+        "tag": tag_width, "warp": range(params.warps), "store": 1, "local": 1, "mask": params.lanes,
+        "addr": _lanes(params.lanes), "data": _lanes(params.lanes),
+    })
+
+
+def mem_response_layout(params: CoreParams, tag_width: int) -> data.StructLayout:
+    return data.StructLayout({"tag": tag_width, "data": _lanes(params.lanes)})
+
+
+class LoadStoreUnit(wiring.Component):
+    """Shared memory, and the global/local request port.
+
+    Parameters
+    ----------
+    params: CoreParams (``lanes``, ``warps``, ``shared_bytes``, ``mode``).
+    info_width: bits of the side-band word carried from input to output.
+    outstanding: global/local requests in flight at most (a local parameter of the core, not a
+        ``CoreParams`` field).
+
+    Members
+    -------
+    i: In(stream.Signature(lsu_input_layout)), one memory instruction.
+    o: Out(stream.Signature(lsu_output_layout)), one performed instruction.
+    mem_req: Out(stream.Signature(mem_request_layout)), global/local requests.
+    mem_resp: In(stream.Signature(mem_response_layout)), their answers, by tag, in any order.
+    idle: Out(1), nothing in flight and nothing held.
+    """
+
+    def __init__(self, params: CoreParams, *, info_width: int, outstanding: int = 8):
+        if not isinstance(params, CoreParams):
+            raise reject(self, f"LoadStoreUnit needs CoreParams, not {params!r}")
+        if not isinstance(outstanding, int) or not 1 <= outstanding <= 64:
+            raise reject(self, f"outstanding must be an integer in 1..64, not {outstanding!r}")
+        self.params, self.info_width, self.outstanding = params, info_width, outstanding
+        self.tag_width = max(1, ceil_log2(outstanding))
+        self.shared_words = params.shared_bytes // 4
+        self.banks = min(params.lanes, self.shared_words)
+        super().__init__({
+            "i": In(stream.Signature(lsu_input_layout(params, info_width))),
+            "o": Out(stream.Signature(lsu_output_layout(params, info_width))),
+            "mem_req": Out(stream.Signature(mem_request_layout(params, self.tag_width))),
+            "mem_resp": In(stream.Signature(mem_response_layout(params, self.tag_width))),
+            "idle": Out(1),
+        })
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        p = self.params
+        L = p.lanes
+        nb = self.banks
+        word_bits = ceil_log2(self.shared_words)
+        bank_bits = ceil_log2(nb)
+
+        # ---- head: the instruction being performed (h_ stage)
+        h_valid = Signal()
+        h = Signal(lsu_input_layout(p, self.info_width))
+        h_addr = Signal(_lanes(L))
+        m.d.comb += self.i.ready.eq(~h_valid)
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += [h_valid.eq(1), h.eq(self.i.payload)]
+            for n in range(L):
+                m.d.sync += h_addr[n].eq(self.i.payload.a[n] + self.i.payload.offset)
+
+        # ---- output register (o_ stage)
+        o_valid = Signal()
+        o = Signal(lsu_output_layout(p, self.info_width))
+        m.d.comb += [self.o.valid.eq(o_valid), self.o.payload.eq(o)]
+        o_free = ~o_valid | self.o.ready
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += o_valid.eq(0)
+
+        # ---- outstanding global/local requests
+        n_out = self.outstanding
+        busy = Signal(n_out)
+        s_warp = [Signal(range(p.warps), name=f"out{t}_warp") for t in range(n_out)]
+        s_color = [Signal(4, name=f"out{t}_color") for t in range(n_out)]
+        s_store = [Signal(name=f"out{t}_store") for t in range(n_out)]
+        s_info = [Signal(self.info_width, name=f"out{t}_info") for t in range(n_out)]
+        s_addr = [Signal(_lanes(L), name=f"out{t}_addr") for t in range(n_out)]
+        s_data = [Signal(_lanes(L), name=f"out{t}_data") for t in range(n_out)]
+
+        is_shared = h.space == Space.SHARED
+        conflict = Const(0, 1)
+        for t in range(n_out):
+            pair = h.store | s_store[t]
+            if p.dflow:
+                pair = pair & (s_color[t] == h.color)
+            conflict = conflict | (busy[t] & (s_warp[t] == h.warp) & pair)
+        free_slot = lowest_set(m, ~busy, n_out, "free_slot")
+        slot = Signal(self.tag_width)
+        m.d.comb += slot.eq(onehot_index(free_slot, n_out))
+        req = self.mem_req
+        m.d.comb += [
+            req.valid.eq(h_valid & ~is_shared & ~conflict & (~busy).any()),
+            req.payload.tag.eq(slot), req.payload.warp.eq(h.warp), req.payload.store.eq(h.store),
+            req.payload.local.eq(h.space == Space.LOCAL), req.payload.mask.eq(h.mask),
+            req.payload.addr.eq(h_addr), req.payload.data.eq(h.b),
+        ]
+        sent = req.valid & req.ready
+        with m.If(sent):
+            m.d.sync += h_valid.eq(0)
+        for t in range(n_out):
+            with m.If(sent & free_slot[t]):
+                m.d.sync += [busy[t].eq(1), s_warp[t].eq(h.warp), s_color[t].eq(h.color),
+                             s_store[t].eq(h.store), s_info[t].eq(h.info), s_addr[t].eq(h_addr),
+                             s_data[t].eq(h.b)]
+
+        # ---- shared memory engine
+        sh_active = Signal()  # the head is a shared access being performed
+        sh_pending = Signal(L)  # lanes not yet served
+        sh_result = Signal(_lanes(L))
+        sh_rd_valid = [Signal(name=f"sh_rd{b}_valid") for b in range(nb)]  # a bank read lands this cycle
+        sh_rd_lane = [Signal(range(L), name=f"sh_rd{b}_lane") for b in range(nb)]
+        word = [h_addr[n][2:2 + word_bits] for n in range(L)]
+        bank_of_lane = [word[n][:bank_bits] if bank_bits else Const(0, 1) for n in range(L)]
+        row_of_lane = [word[n][bank_bits:] for n in range(L)]
+        with m.If(h_valid & is_shared & ~sh_active):
+            m.d.sync += [sh_active.eq(1), sh_pending.eq(h.mask)]
+        served = Const(0, L)
+        for b in range(nb):
+            bank = memory.Memory(shape=unsigned(32), depth=max(1, self.shared_words // nb), init=[])
+            m.submodules[f"shared_bank{b}"] = bank
+            rd = bank.read_port(transparent_for=())
+            wr = bank.write_port()
+            wants = Cat(sh_pending[n] & (bank_of_lane[n] == b) for n in range(L))
+            pick = lowest_set(m, wants, L, f"sh_pick{b}")
+            lane = onehot_index(pick, L)
+            go = sh_active & wants.any()
+            rows = Signal(range(max(2, self.shared_words // nb)), name=f"sh_row{b}")
+            for n in range(L):
+                with m.If(pick[n]):
+                    m.d.comb += [rows.eq(row_of_lane[n]), wr.data.eq(h.b[n])]
+            m.d.comb += [rd.addr.eq(rows), wr.addr.eq(rows), rd.en.eq(go & ~h.store), wr.en.eq(go & h.store)]
+            m.d.sync += [sh_rd_valid[b].eq(go & ~h.store), sh_rd_lane[b].eq(lane)]
+            for n in range(L):
+                with m.If(sh_rd_valid[b] & (sh_rd_lane[b] == n)):
+                    m.d.sync += sh_result[n].eq(rd.data)
+            served = served | Mux(go, pick, 0)
+        with m.If(sh_active):
+            m.d.sync += sh_pending.eq(sh_pending & ~served)
+        reads_landing = Cat(sh_rd_valid).any()
+        sh_done = sh_active & (sh_pending == 0) & ~reads_landing
+        # A shared access finishes into the output register; a global answer only when no shared
+        # one does.
+        with m.If(sh_done & o_free):
+            m.d.sync += [
+                sh_active.eq(0), h_valid.eq(0), o_valid.eq(1),
+                o.info.eq(h.info), o.values.eq(sh_result), o.addrs.eq(h_addr), o.data.eq(h.b),
+            ]
+        resp = self.mem_resp
+        m.d.comb += resp.ready.eq(o_free & ~sh_done)
+        with m.If(resp.valid & resp.ready):
+            m.d.sync += [o_valid.eq(1), o.values.eq(resp.payload.data)]
+            for t in range(n_out):
+                with m.If(resp.payload.tag == t):
+                    m.d.sync += [busy[t].eq(0), o.info.eq(s_info[t]), o.addrs.eq(s_addr[t]),
+                                 o.data.eq(s_data[t])]
+        m.d.comb += self.idle.eq(~h_valid & ~o_valid & (busy == 0))
+        return m

@@ -1,0 +1,240 @@
+"""Co-simulation of the RTL core against the golden functional model.
+
+For each case (a kernel, a block shape, a memory set-up): run the functional model with a trace
+(``Device.launch(..., trace=True)``), run the same launch on the generated Verilog core under
+Icarus (cocotb bench ``dualflow.testbench.core.core_tb``, global memory answered by
+``GlobalMemoryModel`` with random latency, out of order), turn the core's retirement-trace port
+records into a ``Trace`` and compare the two with ``trace_compare`` (per warp, program order).
+Final global memory is compared word by word as well.
+
+All cases of one parameter set run in one simulator process (one Verilog build, reset between
+cases); each case carries its own seed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dualflow.atomic_write import atomic_write
+from dualflow.errors import ConfigError, DualflowError
+from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_instruction
+from dualflow.models.config import FunctionalConfig
+from dualflow.models.device import Device
+from dualflow.models.trace import Trace, TraceRecord
+from dualflow.rtl.core import CFG_MASK_BASE, CFG_PARAM_BASE, PARAM_WORDS, RP_BITS, SimtCore
+from dualflow.rtl.params import CoreParams
+
+from .trace_compare import CompareResult, compare_traces, write_report
+
+JOBS_ENV = "DUALFLOW_COSIM_JOBS"
+RESULTS_ENV = "DUALFLOW_COSIM_RESULTS"
+TEST_MODULE = "dualflow.testbench.core.core_tb"
+
+#: ``setup(device) -> launch parameters``: allocate and fill global memory, return the params.
+Setup = Callable[[Device], Sequence[int]]
+
+
+@dataclass
+class CosimCase:
+    """One launch of one block on the core.
+
+    Attributes
+    ----------
+    name: label for reports. kernel: the kernel (its form must match the core's mode).
+    block: block shape (threads; at most lanes * warps). setup: fills memory, returns params.
+    seed: the memory model's seed for this case. max_cycles: give up after this many cycles.
+    """
+
+    name: str
+    kernel: Kernel
+    block: int | tuple[int, ...]
+    setup: Setup | None = None
+    seed: int = 1
+    max_cycles: int = 20000
+    min_latency: int = 1
+    max_latency: int = 40
+
+
+@dataclass
+class CaseResult:
+    name: str
+    seed: int
+    compare: CompareResult | None
+    cycles: int = 0
+    trap: str | None = None
+    timeout: bool = False
+    memory_mismatches: list[str] = field(default_factory=list)
+    error: str | None = None
+    mem_stats: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return (self.compare is not None and self.compare.ok and not self.trap and not self.timeout
+                and not self.memory_mismatches and not self.error)
+
+    def summary(self) -> str:
+        head = f"[{self.name} seed {self.seed}] {self.cycles} cycles"
+        lines = [head]
+        if self.error:
+            lines.append(f"error: {self.error}")
+        if self.trap:
+            lines.append(f"core trapped: {self.trap}")
+        if self.timeout:
+            lines.append("timeout: the core did not finish")
+        if self.compare is not None:
+            lines.append(self.compare.summary())
+        if self.memory_mismatches:
+            lines.append(f"{len(self.memory_mismatches)} global memory words differ, e.g. "
+                         + "; ".join(self.memory_mismatches[:5]))
+        return "\n".join(lines)
+
+
+def _dim3(block: int | tuple[int, ...]) -> tuple[int, int, int]:
+    dims = (block,) if isinstance(block, int) else tuple(block)
+    return tuple(dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
+
+
+def check_case(params: CoreParams, case: CosimCase) -> None:
+    """Reject a case the core cannot run, with a message naming what does not fit."""
+    k = case.kernel
+    want = Form.DFLOW if params.dflow else Form.REG
+    if k.form is not want:
+        raise ConfigError(f"{case.name}: kernel {k.name!r} is {k.form.value.upper()} form; a {params.mode} core "
+                          f"runs {want.value.upper()} form")
+    bx, by, bz = _dim3(case.block)
+    if bx * by * bz > params.lanes * params.warps:
+        raise ConfigError(f"{case.name}: block of {bx * by * bz} threads exceeds the core's "
+                          f"{params.warps} warps x {params.lanes} lanes")
+    if len(k.code) > params.imem_words:
+        raise ConfigError(f"{case.name}: {len(k.code)} instructions exceed imem_words {params.imem_words}")
+    if k.shared_bytes > params.shared_bytes:
+        raise ConfigError(f"{case.name}: .shared {k.shared_bytes} exceeds the core's {params.shared_bytes} bytes")
+    if len(k.params) > PARAM_WORDS:
+        raise ConfigError(f"{case.name}: {len(k.params)} parameters exceed the core's {PARAM_WORDS}")
+    if params.dflow:
+        if k.ring != params.ring:
+            raise ConfigError(f"{case.name}: kernel ring {k.ring} differs from the core's ring {params.ring}")
+        if k.dmax > params.dmax:
+            raise ConfigError(f"{case.name}: kernel dmax {k.dmax} exceeds the core's dmax {params.dmax}")
+    elif k.regs > params.regs:
+        raise ConfigError(f"{case.name}: kernel uses {k.regs} registers, the core has {params.regs}")
+
+
+def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Device]:
+    """Run the golden model; describe the RTL launch as JSON."""
+    check_case(params, case)
+    L = params.lanes
+    config = FunctionalConfig(warp_size=L)
+    dev = Device(config)
+    launch_params = list(case.setup(dev)) if case.setup else []
+    before = Device(config)  # the memory image the RTL starts from
+    before.memory.words = dev.memory.words.copy()
+    before.memory.valid = dev.memory.valid.copy()
+    trace = dev.launch(case.kernel, grid=1, block=_dim3(case.block), params=launch_params, trace=True).trace
+    bx, by, bz = _dim3(case.block)
+    threads = bx * by * bz
+    nwarps = -(-threads // L)
+    cfg = {int(SpecialReg.NTID_X): bx, int(SpecialReg.NTID_Y): by, int(SpecialReg.NTID_Z): bz,
+           int(SpecialReg.CTAID_X): 0, int(SpecialReg.CTAID_Y): 0, int(SpecialReg.CTAID_Z): 0,
+           int(SpecialReg.NCTAID_X): 1, int(SpecialReg.NCTAID_Y): 1, int(SpecialReg.NCTAID_Z): 1,
+           int(SpecialReg.NWARPID): nwarps}
+    for i, word in enumerate(trace.config["params"]):
+        cfg[CFG_PARAM_BASE + i] = word
+    tid_rows = []
+    for w in range(params.warps):
+        t = [w * L + lane for lane in range(L)]
+        mask = sum(1 << lane for lane in range(L) if t[lane] < threads)
+        cfg[CFG_MASK_BASE + w] = mask
+        if mask:
+            tid_rows.append([w, [x % bx for x in t], [(x // bx) % by for x in t], [x // (bx * by) for x in t]])
+    words = [ins.encode() for ins in case.kernel.code]
+    job = {"name": case.name, "seed": case.seed, "words": words, "cfg": {str(k): v for k, v in cfg.items()},
+           "tid": tid_rows, "local_bytes": case.kernel.local_bytes, "max_cycles": case.max_cycles,
+           "min_latency": case.min_latency, "max_latency": case.max_latency,
+           "memory": {"words": before.memory.words.tolist(), "valid": before.memory.valid.tolist()}}
+    return job, trace, dev, before
+
+
+def op_name(op: int, mod: int, form: Form) -> str:
+    """Mnemonic with its ``.mod`` suffix exactly as the functional model's trace writes it."""
+    try:
+        opcode = Opcode(op)
+    except ValueError:
+        return f"op{op:#04x}"
+    return format_instruction(Instruction(op=opcode, mod=mod), form).split(" ")[0]
+
+
+def rtl_trace(kernel: Kernel, lanes: int, raw: list[dict], params: CoreParams) -> Trace:
+    """Trace records from the core's trace port (as dumped by the bench)."""
+    form = kernel.form
+    records = []
+    for r in raw:
+        info = r["info"]
+        mask = info["mask"]
+
+        def lanes_of(values, mask=mask):
+            return tuple(v if mask >> i & 1 else 0 for i, v in enumerate(values))
+
+        writes = bool(info["writes"])
+        records.append(TraceRecord(
+            block=0, warp=info["warp"], seq=info["seq"], pc=info["pc"], op=op_name(info["op"], info["mod"], form),
+            rp=info["rp"] if params.dflow else None, mask=mask, dst=info["dst"] if writes else None,
+            values=lanes_of(r["values"]) if writes else None,
+            addrs=lanes_of(r["addrs"]) if info["mem"] else None,
+            data=lanes_of(r["data"]) if info["store"] else None))
+    return Trace(kernel.name, form.value, lanes, {"rtl": params.to_dict()}, records)
+
+
+def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int = 1,
+              report_dir: str | Path | None = None, max_print: int = 10) -> list[CaseResult]:
+    """Run every case on the golden model and on the RTL core built with ``params``."""
+    from .sim import build_dir_for, run_bench
+
+    prepared = [_job(params, case) for case in cases]
+    name = f"simt_core_{params.mode}"
+    bdir = build_dir_for(name, params.to_dict())
+    bdir.mkdir(parents=True, exist_ok=True)
+    tag = f"{os.getpid()}-{random.Random().randrange(1 << 30)}"
+    jobs_path = bdir / f"jobs-{tag}.json"
+    results_path = bdir / f"results-{tag}.json"
+    atomic_write(jobs_path, json.dumps({"params": params.to_dict(), "jobs": [j for j, *_ in prepared]}))
+    try:
+        bench = run_bench(name=name, make_component=lambda: SimtCore(params), params=params.to_dict(),
+                          test_module=TEST_MODULE, seed=bench_seed, run_name=f"run-{tag}",
+                          extra_env={JOBS_ENV: str(jobs_path), RESULTS_ENV: str(results_path)})
+        if not results_path.exists():
+            raise DualflowError(f"the core bench wrote no results (log: {bench.log})")
+        outcome = json.loads(results_path.read_text())
+    finally:
+        for path in (jobs_path, results_path):
+            if path.exists():
+                path.unlink()
+    results = []
+    for case, (job, golden, dev, _before), out in zip(cases, prepared, outcome):
+        res = CaseResult(case.name, case.seed, None, cycles=out.get("cycles", 0), trap=out.get("trap"),
+                         timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
+        trace = rtl_trace(case.kernel, params.lanes, out.get("trace", []), params)
+        res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
+                                     rp_bits=RP_BITS if params.dflow else None)
+        final = out.get("memory")
+        if final is not None:
+            want = dev.memory.words
+            got = np.array(final, dtype=np.uint32)
+            n = min(len(want), len(got))
+            for word in np.flatnonzero(want[:n] != got[:n])[:50]:
+                res.memory_mismatches.append(f"[{int(word) * 4:#x}] [MODEL] {int(want[word]):#x} "
+                                             f"[RTL] {int(got[word]):#x}")
+        if report_dir is not None:
+            write_report(res.compare, Path(report_dir) / f"{case.name}-seed{case.seed}.json",
+                         extra={"params": params.to_dict(), "seed": case.seed, "cycles": res.cycles,
+                                "trap": res.trap, "timeout": res.timeout,
+                                "memory_mismatches": res.memory_mismatches, "mem_stats": res.mem_stats})
+        results.append(res)
+    return results
