@@ -345,7 +345,21 @@ def test_shared_access_timing():
     assert mem.shared_access(11, 0, 1) == Access(15, 14 + latency)  # waited for the port
     assert mem.shared_access(20, 0, 0) == Access(20, 20)
     s = mem.stats()["shared"]
-    assert (s["accesses"]["value"], s["bank_cycles"]["value"], s["conflict_cycles"]["value"]) == (2, 5, 3)
+    assert (s["accesses"]["value"], s["bank_rounds"]["value"], s["conflict_rounds"]["value"]) == (2, 5, 3)
+
+
+def test_fermi_and_gt200_shared_memory():
+    # GT200: 16 banks, half-warps served one after another, a bank every 2 cycles (Volkov 2.6)
+    assert conflict_degree(4 * LANES, ALL, 16, 4, warp_parts=2) == 2  # each half conflict-free
+    assert conflict_degree(4 * LANES, LANES < 16, 16, 4, warp_parts=2) == 1  # one active half
+    assert conflict_degree(8 * LANES, ALL, 16, 4, warp_parts=2) == 4  # stride 2: 2-way in each half
+    assert conflict_degree(8 * LANES, ALL, 16, 4) == 4  # without halves: 32 words in 16 banks
+    mem = MemorySystem(MemoryConfig(shared=SharedMemoryConfig(banks=16, bank_interval=2, warp_parts=2)), 1, 1296.0)
+    latency = mem.config.shared.latency
+    assert mem.shared_access(0, 0, 2) == Access(4, 3 + latency)
+    assert mem.shared_access(10, 0, 4) == Access(18, 17 + latency)
+    s = mem.stats()["shared"]
+    assert (s["bank_rounds"]["value"], s["conflict_rounds"]["value"], s["port_cycles"]["value"]) == (6, 2, 12)
 
 
 def test_requests_must_come_in_cycle_order():

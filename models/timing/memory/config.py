@@ -123,7 +123,7 @@ class L1Config(_Described):
 
 @dataclass(frozen=True)
 class SharedMemoryConfig(_Described):
-    """One SM's shared memory: banks serving one distinct word each per cycle, broadcast for equal words."""
+    """One SM's shared memory: banks serving one distinct word each per round, broadcast for equal words."""
 
     banks: int = field(default=32, metadata=_doc("banks", "independent banks (Volkov 2.6, Accel-Sim SM86: 32)"))
     bank_bytes: int = field(default=4, metadata=_doc(
@@ -131,11 +131,19 @@ class SharedMemoryConfig(_Described):
     latency: int = field(default=29, metadata=_doc(
         "cycles", "from the last bank cycle of an access to its data back at the SM (Accel-Sim SM86 "
         "-gpgpu_smem_latency 29)"))
+    bank_interval: int = field(default=1, metadata=_doc(
+        "cycles", "cycles a bank needs per access round: 1 on Kepler and later, 2 on Fermi and earlier "
+        "(Volkov 2.6)"))
+    warp_parts: int = field(default=1, metadata=_doc(
+        "parts", "groups of consecutive lanes a warp access is served in, one after another: 1 since Fermi "
+        "(Accel-Sim SM86 -gpgpu_shmem_warp_parts 1), 2 half-warps on G80/GT200 (Volkov 2.6); pass it to "
+        "conflict_degree"))
 
     def __post_init__(self) -> None:
         _int(self, "banks")
         _power_of_two(self, "bank_bytes")
-        _int(self, "latency")
+        for name in ("latency", "bank_interval", "warp_parts"):
+            _int(self, name)
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,7 @@ def _ratio(a: float, b: float) -> float:
 _DERIVED = {
     ("l1", "load_hit_rate"): (("l1", "load_hits"), (("l1", "load_transactions"),)),
     ("l2", "read_hit_rate"): (("l2", "read_hits"), (("l2", "reads"),)),
-    ("shared", "conflict_rate"): (("shared", "conflict_cycles"), (("shared", "accesses"),)),
+    ("shared", "conflict_rate"): (("shared", "conflict_rounds"), (("shared", "accesses"),)),
     ("loads", "average_latency"): (("loads", "latency_cycles"), (("loads", "accesses"),)),
 }
 
@@ -175,6 +175,7 @@ class MemorySystem:
         self._read_flits = self._icnt.flits(0)
         self._data_flits = [self._icnt.flits(n * l1.sector_bytes) for n in range(sectors + 1)]
         self._smem_latency = config.shared.latency
+        self._smem_interval, self._smem_parts = config.shared.bank_interval, config.shared.warp_parts
         self._now = 0
         # statistics (plain ints: this is the hot path)
         self.sm_accesses = [0] * num_sms
@@ -187,7 +188,7 @@ class MemorySystem:
         self.l2_reads = self.l2_read_hits = self.l2_read_misses = self.l2_merges = self.l2_missed_sectors = 0
         self.l2_merge_stalls = self.l2_mshr_stalls = self.l2_stall_cycles = 0
         self.l2_writes = self.l2_write_hits = self.l2_write_misses = self.l2_writebacks = 0
-        self.smem_accesses = self.smem_bank_cycles = 0
+        self.smem_accesses = self.smem_rounds = self.smem_conflict_rounds = 0
         self.loads = self.load_latency = 0
 
     # ------------------------------------------------------------------ public API
@@ -247,8 +248,9 @@ class MemorySystem:
     def shared_access(self, cycle: int, sm: int, degree: int) -> Access:
         """Time one warp's shared-memory access of conflict degree ``degree`` (from ``conflict_degree``).
 
-        The access holds the SM's port ``degree`` cycles; its data is back ``shared.latency``
-        after the last bank cycle. Degree 0 (no active lane) holds nothing and is done at once.
+        The access holds the SM's port ``degree * shared.bank_interval`` cycles; its data is back
+        ``shared.latency`` after the last bank cycle. Degree 0 (no active lane) holds nothing and
+        is done at once.
         """
         if cycle < self._now:
             raise ValueError(f"memory requests must come in cycle order: cycle {cycle} after cycle {self._now}")
@@ -259,8 +261,10 @@ class MemorySystem:
         if degree <= 0:
             return Access(start, start)
         self.smem_accesses += 1
-        self.smem_bank_cycles += degree
-        port_free = start + degree
+        self.smem_rounds += degree
+        # rounds beyond one per part: a warp served in half-warps needs two rounds without conflict
+        self.smem_conflict_rounds += degree - min(degree, self._smem_parts)
+        port_free = start + degree * self._smem_interval
         self._port[sm] = port_free
         return Access(port_free, port_free - 1 + self._smem_latency)
 
@@ -533,11 +537,14 @@ class MemorySystem:
             },
             "shared": {
                 "accesses": _leaf(self.smem_accesses, "warp-accesses", "shared-memory warp accesses"),
-                "bank_cycles": _leaf(self.smem_bank_cycles, "cycles", "port cycles held: sum of conflict degrees"),
-                "conflict_cycles": _leaf(self.smem_bank_cycles - self.smem_accesses, "cycles",
-                                         "extra cycles caused by bank conflicts: sum of (degree - 1)"),
-                "conflict_rate": _leaf(0.0, "cycles/access", "extra bank cycles per access",
-                                       "conflict_cycles / accesses"),
+                "bank_rounds": _leaf(self.smem_rounds, "rounds",
+                                     "bank access rounds: sum of conflict degrees (each round reads every bank once)"),
+                "conflict_rounds": _leaf(self.smem_conflict_rounds, "rounds",
+                                         "extra rounds caused by bank conflicts: sum of (degree - warp_parts)"),
+                "port_cycles": _leaf(self.smem_rounds * self._smem_interval, "cycles",
+                                     "port cycles held: bank_rounds x bank_interval"),
+                "conflict_rate": _leaf(0.0, "rounds/access", "extra bank rounds per access",
+                                       "conflict_rounds / accesses"),
             },
             "interconnect": {
                 "requests": _leaf(icnt.requests, "packets", "SM -> L2 packets (reads, writes, writebacks)"),
