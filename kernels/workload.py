@@ -107,14 +107,17 @@ class WorkloadRun:
 
 def run_workload(workload: Workload | type[Workload], size: str = "small", form: Form = Form.REG,
                  seed: int = 1, params: dict[str, Any] | None = None,
-                 config: FunctionalConfig | None = None, trace: bool = False) -> WorkloadRun:
-    """Generate inputs, run the host driver on a fresh device, check against the reference."""
+                 config: FunctionalConfig | None = None, trace: bool = False,
+                 device: Device | None = None) -> WorkloadRun:
+    """Generate inputs, run the host driver on a fresh device, check against the reference.
+
+    ``device``: run on this fresh device instead (the timing model's ``TimingDevice``)."""
     wl = workload() if isinstance(workload, type) else workload
     if size not in wl.sizes:
         raise ConfigError(f"workload {wl.name}: unknown size {size!r} (have: {', '.join(wl.sizes)})")
     full = dict(wl.sizes[size], **(params or {}))
     module = wl.module(form)
-    dev = Device(config, trace=trace)
+    dev = device if device is not None else Device(config, trace=trace)
     inputs = wl.generate(np.random.default_rng(seed), **full)
     outputs = wl.execute(dev, module, inputs, **full)
     verdict = wl.check(outputs, wl.reference(inputs, **full), **full)

@@ -3,7 +3,101 @@
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
+
+from dualflow.errors import ConfigError
+
+
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    """``key=value`` pairs (dotted keys into the configuration tree); values parsed as JSON when
+    they can be (numbers, true/false), else kept as text."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set expects key=value (for example sm.max_threads=1024), not {item!r}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        out[key.strip()] = value
+    return out
+
+
+def _config(args):
+    from .presets import preset
+
+    config = preset(args.preset).replace(mode=args.mode)
+    settings = parse_settings(args.set or [])
+    return config.replace(**settings) if settings else config
+
+
+def cmd_sim(args) -> int:
+    from dualflow.atomic_write import atomic_write
+
+    from .simulate import simulate
+
+    result = simulate(args.name, _config(args), size=args.size, seed=args.seed)
+    t = result.total
+    print(f"{result.workload} ({result.size}) on {result.config.name}, {result.config.mode}: {result.run.verdict}")
+    print(f"  cycles {t.cycles:,}  IPC {t.ipc:.3f}  warp-instructions {t.total_warp_instructions:,}  "
+          f"launches {t.launches}")
+    stalls = t.stalls
+    total = sum(stalls.values()) or 1
+    print("  scheduler cycles: " + ", ".join(f"{k} {100 * v / total:.1f}%" for k, v in
+                                              sorted(stalls.items(), key=lambda kv: -kv[1]) if v))
+    d = t.to_dict()
+    print(f"  register-file reads {sum(t.rf_reads):,}, bank conflicts {t.rf_bank_conflicts:,}; "
+          f"collector occupancy {d['collector_occupancy']['value']:.3f}; "
+          f"achieved occupancy {d['achieved_occupancy']['value']:.3f}")
+    for name, k in result.by_kernel.items():
+        print(f"  {name}: {k.launches} launches, {k.cycles:,} cycles, IPC {k.ipc:.3f}")
+    print(f"  simulated in {result.wall_seconds:.2f} s")
+    if args.json:
+        atomic_write(args.json, json.dumps(result.to_dict(), indent=1) + "\n")
+    return 0
+
+
+def cmd_reproduce(args) -> int:
+    from pathlib import Path
+
+    from dualflow.experiments.reproduce import PAPER_FOUR, WARPS, reproduce
+
+    warps = tuple(int(w) for w in args.warps.split(",")) if args.warps else WARPS
+    if any(w < 1 or w > 64 for w in warps):
+        raise ConfigError(f"--warps takes warps per SM in 1..64, not {args.warps!r}")
+    text = reproduce(Path(args.output), size=args.size, seed=args.seed, preset=args.preset,
+                     workloads=args.workloads or PAPER_FOUR, warps=warps, study_sms=args.study_sms,
+                     workers=args.jobs)
+    print(text, end="")
+    print(f"tables, plots and every run's statistics: {args.output}/")
+    return 0
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the timing-model subcommands on the top-level subparsers."""
+    from .presets import PRESETS
+
+    p = sub.add_parser("sim", help="run one workload on the cycle-level GPU model and print a summary")
+    p.add_argument("name", help="workload name (see `dualflow bench list`)")
+    p.add_argument("--size", default="small", help="tiny, small, paper, or another size the workload defines")
+    p.add_argument("--mode", choices=["base", "dflow"], default="base")
+    p.add_argument("--preset", choices=sorted(PRESETS), default="paper-rtx3080")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a configuration field, e.g. --set sm.max_threads=1024 (repeatable)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", help="write the full result (statistics with units and the configuration) here")
+    p.set_defaults(func=cmd_sim)
+
+    p = sub.add_parser("reproduce", help="the paper's figures 9 and 10 and the warps-per-SM / register-file study")
+    p.add_argument("workloads", nargs="*", help="workloads (default: gaussian lud pathfinder nn)")
+    p.add_argument("--size", default="small", help="input size (default small; paper = the Rodinia sizes)")
+    p.add_argument("--preset", choices=sorted(PRESETS), default="paper-rtx3080")
+    p.add_argument("--warps", help="warps-per-SM points of the study, comma separated (default 8,16,24,32,48,64)")
+    p.add_argument("--study-sms", type=int, default=None,
+                   help="SMs of the GPU in the warps study (default: the preset's)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-j", "--jobs", type=int, default=None, help="parallel simulations (default: local cores)")
+    p.add_argument("-o", "--output", default="results", help="results folder (default results/)")
+    p.set_defaults(func=cmd_reproduce)

@@ -1,0 +1,232 @@
+"""``dualflow reproduce``: the seed paper's evaluation, and the study it left for future work.
+
+1. Figure 9: speedup of D-FLOW over BASE on gaussian, lud, pathfinder and nn (``paper-rtx3080``).
+2. Figure 10: executed warp-instructions of D-FLOW relative to BASE, by unit class.
+3. Warps-per-SM study: both modes with at most 8 ... 64 warps per SM, performance against warps and
+   against the register-file capacity those warps need (BASE: registers per thread; D-FLOW: ring
+   entries per warp), and the capacity at which D-FLOW matches BASE with a full register file.
+
+Every run is an independent simulation; they run in parallel across local cores. Each run's full
+result (statistics with units, effective configuration) is kept under ``runs/``; tables are CSV
+and JSON, plots PNG; everything is written atomically.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from dualflow.atomic_write import atomic_write
+from dualflow.isa import Form
+from dualflow.kernels.registry import get_workload
+
+PAPER_FOUR = ("gaussian", "lud", "pathfinder", "nn")
+WARPS = (8, 16, 24, 32, 48, 64)
+MODES = ("base", "dflow")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One simulation: a workload in one mode on a (possibly modified) preset."""
+
+    experiment: str  # "paper" or "warps"
+    workload: str
+    mode: str
+    size: str
+    seed: int
+    preset: str
+    warps: int  # warps per SM allowed (max_threads / warp size)
+    num_sms: int | None  # None: the preset's
+
+    def settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, "sm.max_threads": self.warps * 32}
+        if self.num_sms is not None:
+            out["num_sms"] = self.num_sms
+        return out
+
+    @property
+    def tag(self) -> str:
+        return f"{self.experiment}-{self.workload}-{self.mode}-w{self.warps}"
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Simulate one job; returns its summary row plus the full result (for ``runs/``)."""
+    from dualflow.models.timing.presets import preset
+    from dualflow.models.timing.simulate import simulate
+
+    config = preset(job.preset).replace(**job.settings())
+    result = simulate(job.workload, config, size=job.size, seed=job.seed)
+    t = result.total
+    row = {**asdict(job), "cycles": t.cycles, "ipc": round(t.ipc, 4),
+           "warp_instructions": t.total_warp_instructions,
+           **{f"wi_{k}": v for k, v in sorted(t.warp_instructions.items())},
+           "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
+           "check": result.run.verdict, "wall_seconds": round(result.wall_seconds, 2)}
+    return {"row": row, "full": result.to_dict()}
+
+
+def rf_entries_per_thread(workload: str, mode: str) -> int:
+    """Register-file entries each thread holds: BASE the most registers any kernel of the
+    workload uses, D-FLOW the ring size of its converted kernels."""
+    module = get_workload(workload)().module(Form.DFLOW if mode == "dflow" else Form.REG)
+    return max((k.ring if mode == "dflow" else max(k.regs, 1)) for k in module)
+
+
+def plan(size: str, seed: int, preset: str, workloads: Iterable[str], warps: Iterable[int],
+         study_sms: int | None) -> list[Job]:
+    jobs = []
+    for name in workloads:
+        for mode in MODES:
+            jobs.append(Job("paper", name, mode, size, seed, preset, 64, None))
+    for name in workloads:
+        for w in warps:
+            for mode in MODES:
+                jobs.append(Job("warps", name, mode, size, seed, preset, w, study_sms))
+    return jobs
+
+
+def run_all(jobs: list[Job], workers: int, out: Path, progress=sys.stderr) -> list[dict]:
+    """Run every job (in parallel when ``workers`` > 1), keeping each full result under ``out/runs``."""
+    rows: list[dict] = []
+    start = time.perf_counter()
+    done = 0
+
+    def finish(job: Job, res: dict) -> None:
+        nonlocal done
+        done += 1
+        rows.append(res["row"])
+        atomic_write(out / "runs" / f"{job.tag}.json", json.dumps(res["full"], indent=1) + "\n")
+        width = 30
+        filled = width * done // len(jobs)
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{len(jobs)} {job.tag:<36} "
+              f"{time.perf_counter() - start:6.0f} s", end="", file=progress, flush=True)
+
+    if workers <= 1:
+        for job in jobs:
+            finish(job, run_job(job))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(run_job, job): job for job in jobs}
+            for fut in as_completed(futures):
+                finish(futures[fut], fut.result())
+    print(file=progress)
+    order = {job.tag: i for i, job in enumerate(jobs)}
+    rows.sort(key=lambda r: order[Job(**{k: r[k] for k in Job.__dataclass_fields__}).tag])
+    return rows
+
+
+def figure9_10(rows: list[dict]) -> list[dict]:
+    """Per workload: BASE and D-FLOW cycles, speedup, and instruction ratio by class."""
+    paper = {(r["workload"], r["mode"]): r for r in rows if r["experiment"] == "paper"}
+    out = []
+    for name in dict.fromkeys(r["workload"] for r in rows if r["experiment"] == "paper"):
+        b, d = paper[(name, "base")], paper[(name, "dflow")]
+        entry = {"workload": name, "base_cycles": b["cycles"], "dflow_cycles": d["cycles"],
+                 "speedup": round(b["cycles"] / d["cycles"], 4),
+                 "base_warp_instructions": b["warp_instructions"], "dflow_warp_instructions": d["warp_instructions"],
+                 "instruction_ratio": round(d["warp_instructions"] / b["warp_instructions"], 4)}
+        for key in sorted(k for k in b if k.startswith("wi_")):
+            entry[f"{key[3:]}_ratio"] = round(d[key] / b["warp_instructions"], 4)
+            entry[f"{key[3:]}_base"] = round(b[key] / b["warp_instructions"], 4)
+        out.append(entry)
+    return out
+
+
+def warps_study(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The study's points (performance against warps and register-file bytes per SM) and, per
+    workload, the register-file size at which D-FLOW first matches BASE's full-size performance."""
+    points = []
+    for r in rows:
+        if r["experiment"] != "warps":
+            continue
+        rf_bytes = r["warps"] * 32 * r["rf_entries_per_thread"] * 4
+        points.append({"workload": r["workload"], "mode": r["mode"], "warps": r["warps"], "cycles": r["cycles"],
+                       "ipc": r["ipc"], "rf_entries_per_thread": r["rf_entries_per_thread"],
+                       "rf_kib": round(rf_bytes / 1024, 1)})
+    matches = []
+    for name in dict.fromkeys(p["workload"] for p in points):
+        base = sorted((p for p in points if p["workload"] == name and p["mode"] == "base"), key=lambda p: p["warps"])
+        dflow = sorted((p for p in points if p["workload"] == name and p["mode"] == "dflow"),
+                       key=lambda p: p["warps"])
+        target = base[-1]  # BASE with the most warps: the full register file
+        first = next((p for p in dflow if p["cycles"] <= target["cycles"]), None)
+        matches.append({
+            "workload": name, "base_warps": target["warps"], "base_cycles": target["cycles"],
+            "base_rf_kib": target["rf_kib"],
+            "dflow_match_warps": first["warps"] if first else None,
+            "dflow_match_rf_kib": first["rf_kib"] if first else None,
+            "dflow_best_speedup": round(target["cycles"] / min(p["cycles"] for p in dflow), 4),
+        })
+    return points, matches
+
+
+def _csv(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def write_table(out: Path, name: str, rows: list[dict]) -> None:
+    atomic_write(out / f"{name}.csv", _csv(rows))
+    atomic_write(out / f"{name}.json", json.dumps(rows, indent=1) + "\n")
+
+
+def summary_text(fig: list[dict], matches: list[dict], meta: dict) -> str:
+    lines = [f"dualflow reproduce: size {meta['size']}, preset {meta['preset']}, seed {meta['seed']}, "
+             f"{meta['runs']} simulations in {meta['wall_seconds']:.0f} s", "",
+             "Figures 9 and 10: D-FLOW against BASE, same machine and thread count",
+             f"{'workload':<12}{'BASE cycles':>14}{'D-FLOW cycles':>15}{'speedup':>9}{'instr ratio':>13}"]
+    for r in fig:
+        lines.append(f"{r['workload']:<12}{r['base_cycles']:>14,}{r['dflow_cycles']:>15,}{r['speedup']:>9.3f}"
+                     f"{r['instruction_ratio']:>13.3f}")
+    lines += ["", "Warps-per-SM study: register file D-FLOW needs to match BASE with its full register file",
+              f"{'workload':<12}{'BASE warps':>11}{'BASE RF KiB':>12}{'D-FLOW warps':>13}{'D-FLOW RF KiB':>14}"
+              f"{'best speedup':>13}"]
+    for m in matches:
+        w = "-" if m["dflow_match_warps"] is None else str(m["dflow_match_warps"])
+        k = "never" if m["dflow_match_rf_kib"] is None else f"{m['dflow_match_rf_kib']:.0f}"
+        lines.append(f"{m['workload']:<12}{m['base_warps']:>11}{m['base_rf_kib']:>12.0f}{w:>13}{k:>14}"
+                     f"{m['dflow_best_speedup']:>13.3f}")
+    return "\n".join(lines) + "\n"
+
+
+def reproduce(out: Path, size: str = "small", seed: int = 1, preset: str = "paper-rtx3080",
+              workloads: Iterable[str] = PAPER_FOUR, warps: Iterable[int] = WARPS, study_sms: int | None = None,
+              workers: int | None = None, progress=sys.stderr) -> str:
+    """Run everything, write the tables and plots under ``out``, return the printed summary."""
+    from .plots import plot_figure9_10, plot_warps_study
+
+    workloads, warps = tuple(workloads), tuple(warps)
+    for name in workloads:
+        get_workload(name)  # a bad name fails before any simulation starts
+    jobs = plan(size, seed, preset, workloads, warps, study_sms)
+    workers = workers or min(len(jobs), os.cpu_count() or 1)
+    start = time.perf_counter()
+    rows = run_all(jobs, workers, out, progress)
+    meta = {"size": size, "seed": seed, "preset": preset, "runs": len(jobs), "study_sms": study_sms,
+            "workers": workers, "wall_seconds": time.perf_counter() - start}
+    write_table(out, "runs", rows)
+    fig = figure9_10(rows)
+    write_table(out, "figure9_10", fig)
+    points, matches = warps_study(rows)
+    write_table(out, "warps_study", points)
+    write_table(out, "warps_study_match", matches)
+    plot_figure9_10(fig, out / "figure9_10.png")
+    plot_warps_study(points, out / "warps_study.png")
+    text = summary_text(fig, matches, meta)
+    atomic_write(out / "summary.txt", text)
+    atomic_write(out / "meta.json", json.dumps(meta, indent=1) + "\n")
+    return text

@@ -1,0 +1,196 @@
+"""Configuration of the performance model: a tree of typed, documented, validated dataclasses.
+
+``GpuConfig`` -> ``SmConfig`` -> ``UnitConfig`` per execution-unit class, and ``MemoryConfig``
+for the memory system. Every field carries its unit and meaning in its metadata
+(``describe()`` lists them); construction validates; ``to_dict`` is written with every result
+and ``from_dict`` reads it back, so a result file names exactly the machine that produced it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from dualflow.errors import ConfigError
+from dualflow.isa.opcodes import UnitClass
+
+from .memory.config import MemoryConfig
+
+MODES = ("base", "dflow")
+SCHEDULERS = ("gto", "lrr")
+
+
+def _doc(unit: str, description: str) -> dict:
+    return {"unit": unit, "description": description}
+
+
+def _positive(obj: Any, *names: str, allow_zero: bool = False) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < (0 if allow_zero else 1):
+            rule = "a non-negative integer" if allow_zero else "a positive integer"
+            raise ConfigError(f"{type(obj).__name__}.{name} must be {rule}, not {value!r}")
+
+
+@dataclass(frozen=True)
+class UnitConfig:
+    """One class of execution units in an SM: ``count`` identical pipelines."""
+
+    latency: int = field(metadata=_doc("cycles", "from dispatch to result ready for writeback"))
+    interval: int = field(default=1, metadata=_doc(
+        "cycles", "initiation interval: a pipeline accepts a new warp instruction this often"))
+    count: int = field(default=1, metadata=_doc("pipelines", "identical pipelines of this class per SM"))
+
+    def __post_init__(self) -> None:
+        _positive(self, "latency", "interval", "count")
+
+
+@dataclass(frozen=True)
+class SmConfig:
+    """One streaming multiprocessor: occupancy limits, front end, issue, operand collector, units."""
+
+    warp_size: int = field(default=32, metadata=_doc("lanes", "threads per warp"))
+    max_threads: int = field(default=2048, metadata=_doc("threads", "resident threads per SM"))
+    max_ctas: int = field(default=32, metadata=_doc("blocks", "resident thread blocks per SM"))
+    registers: int = field(default=65536, metadata=_doc(
+        "32-bit registers", "register-file capacity per SM; BASE allocates registers per thread, "
+        "D-FLOW ring entries per warp, times the warp size"))
+    shared_bytes: int = field(default=128 * 1024, metadata=_doc("bytes", "shared memory per SM"))
+    schedulers: int = field(default=4, metadata=_doc("schedulers", "warp schedulers; warp w goes to w mod n"))
+    scheduler: str = field(default="gto", metadata=_doc("policy", "warp-scheduler policy: gto or lrr"))
+    ibuffer_entries: int = field(default=2, metadata=_doc("instructions", "instruction-buffer depth per warp"))
+    fetch_width: int = field(default=2, metadata=_doc(
+        "instructions", "instructions one fetch brings into a warp's buffer; one warp fetches per cycle"))
+    fetch_latency: int = field(default=1, metadata=_doc("cycles", "from fetch to decoded in the buffer"))
+    collector_units: int = field(default=8, metadata=_doc(
+        "units", "operand-collector units per SM (D-FLOW: the out-of-order window)"))
+    dflow_waiting_per_warp: int = field(default=2, metadata=_doc(
+        "units", "D-FLOW: collector units one warp may hold while their operands are still in flight; "
+        "at the limit the warp's next instruction waits at issue for its operands (a true dependency). "
+        "Keeps warps stalled on long loads from filling the shared collector units"))
+    dflow_waiting_per_sm: int = field(default=4, metadata=_doc(
+        "units", "D-FLOW: collector units of the whole SM that may hold instructions whose operands are "
+        "still in flight; the rest stay available to instructions that can dispatch at once"))
+    register_banks: int = field(default=8, metadata=_doc(
+        "banks", "register-file banks, one read or one write each per cycle; entry e of warp w is in "
+        "bank (e + w) mod banks"))
+    writeback_ports: int = field(default=4, metadata=_doc("results/cycle", "register-file writebacks per cycle"))
+    const_latency: int = field(default=8, metadata=_doc("cycles", "parameter (ldc) load through the constant cache"))
+    cta_launch_latency: int = field(default=10, metadata=_doc(
+        "cycles", "from a free slot to a new block's first fetch"))
+    int_unit: UnitConfig = field(default=UnitConfig(4, 2, 4), metadata=_doc(
+        "", "integer ALU: add, logic, shifts, compares, moves, s2r, vote"))
+    fp_unit: UnitConfig = field(default=UnitConfig(4, 1, 4), metadata=_doc("", "FP32 add/mul/fma/compare/convert"))
+    sfu_unit: UnitConfig = field(default=UnitConfig(21, 8, 4), metadata=_doc("", "FP32 divide and square root"))
+    mem_unit: UnitConfig = field(default=UnitConfig(1, 1, 1), metadata=_doc(
+        "", "load/store unit: address stage before the memory system (which adds its own latency)"))
+    ctrl_unit: UnitConfig = field(default=UnitConfig(2, 1, 4), metadata=_doc(
+        "", "branch unit: fetch resumes after a branch, sync or exit completes"))
+
+    def __post_init__(self) -> None:
+        _positive(self, "warp_size", "max_threads", "max_ctas", "registers", "shared_bytes", "schedulers",
+                  "ibuffer_entries", "fetch_width", "fetch_latency", "collector_units", "register_banks",
+                  "dflow_waiting_per_warp", "dflow_waiting_per_sm",
+                  "writeback_ports")
+        _positive(self, "const_latency", "cta_launch_latency", allow_zero=True)
+        if self.warp_size > 32:
+            raise ConfigError(f"SmConfig.warp_size must be at most 32, not {self.warp_size}")
+        if self.scheduler not in SCHEDULERS:
+            raise ConfigError(f"SmConfig.scheduler must be one of {', '.join(SCHEDULERS)}, not {self.scheduler!r}")
+        if self.max_threads % self.warp_size:
+            raise ConfigError(f"SmConfig.max_threads ({self.max_threads}) must be a multiple of the warp size")
+
+    @property
+    def max_warps(self) -> int:
+        return self.max_threads // self.warp_size
+
+    def unit(self, cls: UnitClass) -> UnitConfig:
+        return {UnitClass.INT: self.int_unit, UnitClass.FP: self.fp_unit, UnitClass.SFU: self.sfu_unit,
+                UnitClass.MEM: self.mem_unit, UnitClass.CTRL: self.ctrl_unit}[cls]
+
+
+@dataclass(frozen=True)
+class GpuConfig:
+    """The whole GPU: SMs, clock, memory system, and the mode the SMs run in."""
+
+    name: str = field(default="custom", metadata=_doc("", "preset this configuration came from"))
+    mode: str = field(default="base", metadata=_doc(
+        "", "base: REG form, in-order dispatch, scoreboard with false dependencies; "
+        "dflow: DFLOW form, out-of-order dispatch from the collector, true dependencies only"))
+    num_sms: int = field(default=68, metadata=_doc("SMs", "streaming multiprocessors"))
+    core_clock_mhz: float = field(default=1440.0, metadata=_doc("MHz", "SM clock; every latency is in its cycles"))
+    kernel_launch_latency: int = field(default=0, metadata=_doc(
+        "cycles", "idle cycles between one launch finishing and the next starting"))
+    sm: SmConfig = field(default_factory=SmConfig, metadata=_doc("", "one SM"))
+    memory: MemoryConfig = field(default_factory=MemoryConfig, metadata=_doc("", "memory system"))
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"GpuConfig.mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        _positive(self, "num_sms")
+        _positive(self, "kernel_launch_latency", allow_zero=True)
+        if not isinstance(self.core_clock_mhz, (int, float)) or self.core_clock_mhz <= 0:
+            raise ConfigError(f"GpuConfig.core_clock_mhz must be positive, not {self.core_clock_mhz!r}")
+
+    @property
+    def dflow(self) -> bool:
+        return self.mode == "dflow"
+
+    def replace(self, **changes: Any) -> GpuConfig:
+        """A copy with fields changed; dotted names reach into the tree (``sm.max_threads=1024``)."""
+        return _replace_tree(self, changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> GpuConfig:
+        return _from_dict(cls, data)
+
+
+def _replace_tree(obj: Any, changes: dict[str, Any]) -> Any:
+    direct: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    names = {f.name for f in fields(obj)}
+    for key, value in changes.items():
+        head, _, rest = key.partition(".")
+        if head not in names:
+            raise ConfigError(f"{type(obj).__name__} has no field {head!r} (have: {', '.join(sorted(names))})")
+        if rest:
+            nested.setdefault(head, {})[rest] = value
+        else:
+            direct[head] = value
+    for head, sub in nested.items():
+        direct[head] = _replace_tree(getattr(obj, head), sub)
+    return dataclasses.replace(obj, **direct)
+
+
+def _from_dict(cls: type, data: dict) -> Any:
+    kwargs = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        sub = f.default_factory if f.default_factory is not dataclasses.MISSING else None
+        default = f.default if f.default is not dataclasses.MISSING else None
+        template = sub() if sub is not None else default
+        if dataclasses.is_dataclass(template) and isinstance(value, dict):
+            value = _from_dict(type(template), value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def describe(cls: type = GpuConfig, prefix: str = "") -> dict[str, dict]:
+    """Dotted field name -> {default, unit, description}, for the whole tree."""
+    out: dict[str, dict] = {}
+    for f in fields(cls):
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        if dataclasses.is_dataclass(default):
+            out[prefix + f.name] = {"default": None, **f.metadata}
+            out.update(describe(type(default), prefix + f.name + "."))
+        else:
+            out[prefix + f.name] = {"default": default, **f.metadata}
+    return out

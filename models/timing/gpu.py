@@ -1,0 +1,187 @@
+"""The whole GPU: block dispatch across SMs, the global event loop, one launch at a time.
+
+SMs advance in global cycle order (a heap of the next cycle each SM needs), so requests reach
+the shared memory system in time order and the run is deterministic: ties go to the lower SM.
+Blocks are dispatched in order, each to the next SM with room (threads, blocks, shared memory,
+register file: registers per thread in BASE, ring entries per warp in D-FLOW), round robin at
+the start of a launch and then wherever a block finishes.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from dualflow.errors import ConfigError, KernelFault
+from dualflow.isa import Form, Kernel
+from dualflow.models.config import FunctionalConfig
+from dualflow.models.executor import BatchExecutor, Geometry
+from dualflow.models.memory import GlobalMemory
+
+from .config import GpuConfig
+from .memory.system import MemorySystem
+from .program import decode_kernel
+from .sm import Sm
+from .stats import TimingStats, diff_memory
+from .warp import Cta
+
+#: Warps whose architectural state one functional executor holds (blocks are grouped so).
+EXECUTOR_WARPS = 4096
+
+
+class Gpu:
+    """SMs and the memory system; ``run`` simulates one launch and returns its timing."""
+
+    def __init__(self, config: GpuConfig):
+        self.config = config
+        self.memory = MemorySystem(config.memory, config.num_sms, config.core_clock_mhz)
+        self.sms = [Sm(i, config.sm, self.memory, dflow=config.dflow) for i in range(config.num_sms)]
+        self.cycle = 0  # where the next launch starts
+
+    def block_footprint(self, kernel: Kernel, warps: int) -> tuple[int, int]:
+        """Shared bytes and register-file entries (32-bit registers) one block holds."""
+        per_warp = kernel.ring if self.config.dflow else max(kernel.regs, 1)
+        return kernel.shared_bytes, per_warp * self.config.sm.warp_size * warps
+
+    def run(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
+            fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray) -> TimingStats:
+        cfg = self.config
+        want = Form.DFLOW if cfg.dflow else Form.REG
+        if kernel.form is not want:
+            raise ConfigError(f"kernel {kernel.name!r} is in {kernel.form.value.upper()} form; the {cfg.mode} "
+                              f"GPU runs {want.value.upper()} form")
+        if geo.warp_size != cfg.sm.warp_size:
+            raise ConfigError(f"functional warp size {geo.warp_size} differs from the SM's {cfg.sm.warp_size}")
+        wpb = geo.warps_per_block
+        shared, registers = self.block_footprint(kernel, wpb)
+        probe = Sm(-1, cfg.sm, self.memory, dflow=cfg.dflow)
+        if not probe.fits(wpb, shared, registers):
+            raise ConfigError(
+                f"launch of {kernel.name!r}: one block ({wpb} warps, {shared} B shared, {registers} registers) "
+                f"does not fit an SM ({cfg.sm.max_threads} threads, {cfg.sm.max_ctas} blocks, "
+                f"{cfg.sm.shared_bytes} B shared, {cfg.sm.registers} registers)")
+        static = decode_kernel(kernel)
+        budget = [0]
+        limit = fconfig.max_warp_instructions
+
+        def count(pc: int, threads: int) -> None:
+            warp_counts[pc] += 1
+            thread_counts[pc] += threads
+            budget[0] += 1
+            if budget[0] > limit:
+                raise KernelFault(f"instruction budget exceeded: more than {limit} warp instructions "
+                                  "(max_warp_instructions); is the kernel looping forever?",
+                                  kernel=kernel.name, pc=pc)
+
+        for sm in self.sms:
+            sm.static, sm.kernel_name, sm.count = static, kernel.name, count
+            sm.ring, sm.local_bytes, sm.warps_per_block = kernel.ring, kernel.local_bytes, wpb
+            sm.last_cycle = -1
+        before = [(list(sm.collector.reads), list(sm.collector.writes), sm.collector.conflicts) for sm in self.sms]
+        for sm in self.sms:
+            sm.counters = type(sm.counters)(cfg.sm.schedulers, cfg.sm.register_banks)
+        start = self.cycle
+        self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
+        mem_before = self.memory.stats()
+
+        per_chunk = max(1, EXECUTOR_WARPS // wpb)
+        executors: dict[int, BatchExecutor] = {}
+        left_in_chunk: dict[int, int] = {}
+
+        def executor_for(block: int) -> tuple[BatchExecutor, int]:
+            chunk = block // per_chunk
+            if chunk not in executors:
+                start = chunk * per_chunk
+                blocks = range(start, min(start + per_chunk, geo.num_blocks))
+                executors[chunk] = BatchExecutor(kernel, geo, blocks, params, memory, fconfig, warp_counts,
+                                                 thread_counts, budget, None)
+                left_in_chunk[chunk] = len(blocks)
+            return executors[chunk], (block - chunk * per_chunk) * wpb
+
+        next_block = 0
+        heap: list[tuple[int, int]] = []
+        scheduled = [None] * len(self.sms)
+
+        def schedule(sm: Sm, cycle: int) -> None:
+            if scheduled[sm.index] is None or cycle < scheduled[sm.index]:
+                scheduled[sm.index] = cycle
+                heapq.heappush(heap, (cycle, sm.index))
+
+        entries = kernel.ring if cfg.dflow else max(kernel.regs, 1)
+
+        def place(sm: Sm, cycle: int) -> None:
+            nonlocal next_block
+            ex, first = executor_for(next_block)
+            cta = Cta(next_block, geo.threads_per_block, shared, registers)
+            sm.add_cta(cta, ex, first, wpb, cycle + cfg.sm.cta_launch_latency, entries)
+            next_block += 1
+
+        # at the start, one block per SM per pass (round robin), as a block dispatcher does
+        progress = True
+        while progress and next_block < geo.num_blocks:
+            progress = False
+            for sm in self.sms:
+                if next_block < geo.num_blocks and sm.fits(wpb, shared, registers):
+                    place(sm, start)
+                    progress = True
+                    schedule(sm, start)
+        end = start
+        while heap:
+            cycle, i = heapq.heappop(heap)
+            if scheduled[i] != cycle:
+                continue
+            scheduled[i] = None
+            sm = self.sms[i]
+            nxt = sm.tick(cycle)
+            end = max(end, cycle)
+            if sm.finished_ctas:
+                for cta in sm.finished_ctas:
+                    chunk = cta.block // per_chunk
+                    left_in_chunk[chunk] -= 1
+                    if not left_in_chunk[chunk]:
+                        del executors[chunk], left_in_chunk[chunk]  # free its architectural state
+                sm.finished_ctas.clear()
+                placed = False
+                while next_block < geo.num_blocks and sm.fits(wpb, shared, registers):
+                    place(sm, cycle)
+                    placed = True
+                if placed:
+                    nxt = cycle + 1 if nxt is None else min(nxt, cycle + 1)
+            if nxt is not None:
+                schedule(sm, nxt)
+        for sm in self.sms:  # an SM that ran out of blocks early idles until the launch ends
+            idle = end - max(sm.last_cycle, start - 1)
+            sm.counters.stalls["idle"] += idle * cfg.sm.schedulers
+        cycles = end + 1 - start
+        self.cycle = end + 1 + cfg.kernel_launch_latency
+        return self._collect(kernel, cycles, before, diff_memory(self.memory.stats(), mem_before))
+
+    def _collect(self, kernel: Kernel, cycles: int, before: list, memory: dict) -> TimingStats:
+        cfg = self.config
+        banks = cfg.sm.register_banks
+        reads, writes, conflicts = [0] * banks, [0] * banks, 0
+        wi: dict[str, int] = {}
+        ti: dict[str, int] = {}
+        stalls: dict[str, int] = {}
+        active = busy = resident = barriers = 0
+        for sm, (r0, w0, c0) in zip(self.sms, before):
+            col, cnt = sm.collector, sm.counters
+            reads = [a + b - c for a, b, c in zip(reads, col.reads, r0)]
+            writes = [a + b - c for a, b, c in zip(writes, col.writes, w0)]
+            conflicts += col.conflicts - c0
+            for k, v in cnt.warp_instructions.items():
+                wi[k] = wi.get(k, 0) + v
+            for k, v in cnt.thread_instructions.items():
+                ti[k] = ti.get(k, 0) + v
+            for k, v in cnt.stalls.items():
+                stalls[k] = stalls.get(k, 0) + v
+            active += cnt.active_cycles
+            busy += cnt.collector_busy
+            resident += cnt.resident_warps
+            barriers += cnt.barriers
+        return TimingStats(kernel=kernel.name, launches=1, cycles=cycles, num_sms=cfg.num_sms,
+                           max_warps_per_sm=cfg.sm.max_warps, collector_units=cfg.sm.collector_units,
+                           warp_instructions=wi, thread_instructions=ti, stalls=stalls, rf_reads=reads,
+                           rf_writes=writes, rf_bank_conflicts=conflicts, sm_active_cycles=active,
+                           collector_busy=busy, resident_warps=resident, barriers=barriers, memory=memory)

@@ -1,0 +1,75 @@
+"""What the timing model needs to know about each instruction of a kernel, decoded once per kernel.
+
+Everything here is derived from the one instruction-set definition (``SPECS``): unit class,
+whether the instruction produces a value, its source fields, its memory space and color, and
+how it interacts with the front end (which instructions end a fetch group because the next pc
+is only known once they execute).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dualflow.isa import SPECS, Form, Kernel, Opcode
+from dualflow.isa.opcodes import LOADS, STORES, ModKind, UnitClass
+
+#: Instructions after which fetch must wait for the instruction to complete: the next pc is a
+#: branch target, a reconvergence point or the next path of a diverged warp.
+REDIRECTS = frozenset({Opcode.BRA, Opcode.BRNZ, Opcode.BRZ, Opcode.SYNC, Opcode.EXIT})
+#: Instructions that do all their work at issue (stack push, RP bump, barrier arrival, fence):
+#: they take no collector unit and no execution unit.
+ISSUE_ONLY = frozenset({Opcode.NOP, Opcode.RPINC, Opcode.SSY, Opcode.BAR, Opcode.MEMBAR})
+
+
+@dataclass(frozen=True, slots=True)
+class StaticInstruction:
+    """Timing-relevant facts of one instruction.
+
+    Attributes
+    ----------
+    pc, op, unit: position, opcode, execution-unit class.
+    produces: writes a value (DFLOW: the ring slot at RP; REG: ``dst`` unless it is rz).
+    sources: REG: register numbers read; DFLOW: distances read (absent operands left out).
+    dst: REG destination register, or -1 (none, or DFLOW form).
+    space: "global", "shared", "local" for loads and stores, "param" for ldc, else "".
+    is_load, is_store: memory direction.
+    color: memory-ordering color (DFLOW memory instructions), else -1.
+    redirect: fetch waits for this instruction to complete (``REDIRECTS``).
+    issue_only: completes at issue, without collector or unit (``ISSUE_ONLY``).
+    """
+
+    pc: int
+    op: Opcode
+    unit: UnitClass
+    produces: bool
+    sources: tuple[int, ...]
+    dst: int
+    space: str
+    is_load: bool
+    is_store: bool
+    color: int
+    redirect: bool
+    issue_only: bool
+
+    @property
+    def is_mem(self) -> bool:
+        return self.is_load or self.is_store
+
+
+def decode_kernel(kernel: Kernel) -> list[StaticInstruction]:
+    """One ``StaticInstruction`` per pc of the kernel."""
+    dflow = kernel.form is Form.DFLOW
+    out = []
+    for pc, ins in enumerate(kernel.code):
+        spec = SPECS[ins.op]
+        fields = ins.source_fields()
+        sources = tuple(fields) if dflow else tuple(f - 1 for f in fields)
+        writes = spec.produces and (dflow or ins.dst != 0)
+        space = LOADS.get(ins.op) or STORES.get(ins.op) or ("param" if ins.op is Opcode.LDC else "")
+        out.append(StaticInstruction(
+            pc=pc, op=ins.op, unit=spec.unit, produces=writes, sources=sources,
+            dst=ins.dst - 1 if writes and not dflow else -1, space=space,
+            is_load=ins.op in LOADS or ins.op is Opcode.LDC, is_store=ins.op in STORES,
+            color=ins.mod if spec.mod is ModKind.COLOR else -1,
+            redirect=ins.op in REDIRECTS, issue_only=ins.op in ISSUE_ONLY))
+    return out

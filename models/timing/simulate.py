@@ -1,0 +1,62 @@
+"""Run one workload on the performance model and check it, as one JSON-ready result."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from dualflow.isa import Form
+from dualflow.kernels.registry import get_workload
+from dualflow.kernels.workload import WorkloadRun, run_workload
+
+from .config import GpuConfig
+from .device import TimingDevice
+from .stats import TimingStats
+
+
+@dataclass
+class SimResult:
+    """A checked workload run with its timing, per kernel and in total."""
+
+    workload: str
+    size: str
+    seed: int
+    config: GpuConfig
+    run: WorkloadRun = field(repr=False)
+    total: TimingStats
+    by_kernel: dict[str, TimingStats]
+    wall_seconds: float
+
+    @property
+    def cycles(self) -> int:
+        return self.total.cycles
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload, "size": self.size, "seed": self.seed, "mode": self.config.mode,
+            "check": self.run.verdict,
+            "functional": self.run.total.to_dict(),
+            "timing": self.total.to_dict(),
+            "kernels": {name: t.to_dict() for name, t in self.by_kernel.items()},
+            "wall_seconds": round(self.wall_seconds, 3),
+            "config": self.config.to_dict(),
+        }
+
+
+def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
+             params: dict[str, Any] | None = None) -> SimResult:
+    """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW) on the GPU ``config``."""
+    workload = get_workload(name)
+    device = TimingDevice(config)
+    form = Form.DFLOW if config.dflow else Form.REG
+    start = time.perf_counter()
+    run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device)
+    wall = time.perf_counter() - start
+    by_kernel: dict[str, TimingStats] = {}
+    for t in device.timing:
+        by_kernel[t.kernel] = by_kernel[t.kernel].merge(t) if t.kernel in by_kernel else t
+    total = device.timing[0]
+    for t in device.timing[1:]:
+        total = total.merge(t)
+    return SimResult(workload.name, size, seed, config, run, total, by_kernel, wall)

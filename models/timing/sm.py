@@ -1,0 +1,397 @@
+"""One streaming multiprocessor, cycle by cycle.
+
+Pipeline (stages evaluated in reverse order each cycle, so nothing passes two stages in one
+cycle): fetch -> instruction buffer -> issue (one warp instruction per scheduler per cycle) ->
+operand collector (bank-arbitrated register reads) -> dispatch to an execution unit ->
+writeback (limited ports, each write takes its bank for the cycle).
+
+Issue executes the instruction in the functional model (values, addresses, branch outcomes);
+everything else here only decides when things happen. The SM is event-skipping: a cycle in
+which nothing can change is never simulated; ``tick`` returns the next cycle that needs it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+from dualflow.errors import DualflowError
+from dualflow.isa.opcodes import Opcode, UnitClass
+
+from .collector import CollectorUnit, Operand, OperandCollector
+from .config import SmConfig
+from .memory.coalescer import coalesce, local_addresses
+from .memory.shared_banks import conflict_degree
+from .memory.system import MemorySystem
+from .ordering import check_reorder, must_keep_order
+from .program import StaticInstruction
+from .stats import STALL_REASONS, SmCounters
+from .warp import Cta, Warp
+
+UNIT_CLASSES = (UnitClass.INT, UnitClass.FP, UnitClass.SFU, UnitClass.MEM, UnitClass.CTRL)
+_WB, _DONE = 0, 1  # completion kinds: a result to write back, or an instruction without one
+# Stall precedence: when no warp of a scheduler issues, the cycle is charged to the reason of
+# the warp that came closest to issuing.
+_RANK = {reason: i for i, reason in enumerate(STALL_REASONS)}
+
+
+class Sm:
+    """Timing state of one SM; ``launch`` binds it to the current kernel."""
+
+    def __init__(self, index: int, config: SmConfig, memory: MemorySystem, *, dflow: bool):
+        self.index, self.cfg, self.memory, self.dflow = index, config, memory, dflow
+        self.collector = OperandCollector(config.collector_units, config.register_banks)
+        self.collector.on_wait_end = self._wait_ended
+        self.pipes = {cls: [0] * config.unit(cls).count for cls in UNIT_CLASSES}
+        self.units = {cls: config.unit(cls) for cls in UNIT_CLASSES}
+        self.ctas: list[Cta] = []
+        self.warps: list[Warp] = []
+        self.sched_warps: list[list[Warp]] = [[] for _ in range(config.schedulers)]
+        self.last_issued: list[Warp | None] = [None] * config.schedulers
+        self.completions: list[tuple] = []  # heap of (cycle, seq, kind, warp, dest, ins)
+        self.wake: list[int] = []  # heap of future cycles at which something is due
+        self.fetch_rr = 0
+        self.waiting_cus = 0  # D-FLOW: collector units holding an instruction whose operands are in flight
+        self.seq = 0
+        self.warp_age = 0
+        self.counters = SmCounters(config.schedulers, config.register_banks)
+        self.last_reasons = ["idle"] * config.schedulers
+        self.last_cycle = -1
+        self.finished_ctas: list[Cta] = []
+        self.free_slots = list(range(config.max_warps))
+        # per-launch bindings
+        self.static: list[StaticInstruction] = []
+        self.kernel_name = ""
+        self.ring = 0
+        self.local_bytes = 0
+        self.warps_per_block = 1
+        self.count: Callable[[int, int], None] | None = None
+
+    # ------------------------------------------------------------------ resources
+    def used(self) -> tuple[int, int, int, int]:
+        """Threads (warp-granular), blocks, shared bytes and registers held by resident blocks."""
+        threads = sum(len(c.warps) for c in self.ctas) * self.cfg.warp_size
+        return threads, len(self.ctas), sum(c.shared_bytes for c in self.ctas), sum(c.registers for c in self.ctas)
+
+    def fits(self, warps: int, shared_bytes: int, registers: int) -> bool:
+        threads, ctas, shared, regs = self.used()
+        cfg = self.cfg
+        return (threads + warps * cfg.warp_size <= cfg.max_threads and ctas < cfg.max_ctas
+                and shared + shared_bytes <= cfg.shared_bytes and regs + registers <= cfg.registers)
+
+    def add_cta(self, cta: Cta, executor, first_warp: int, warps: int, start: int, entries: int) -> None:
+        """Make a block resident; its warps may fetch from cycle ``start`` on."""
+        for i in range(warps):
+            slot = self.free_slots.pop(0)
+            warp = Warp(cta, executor, first_warp + i, slot, self.warp_age, slot % self.cfg.schedulers,
+                        dflow=self.dflow, entries=entries)
+            self.warp_age += 1
+            warp.fetch_pc = warp.pc
+            warp.exited = bool(executor.done[warp.w])
+            cta.warps.append(warp)
+            self.warps.append(warp)
+            self.sched_warps[warp.sched].append(warp)
+        cta.live_warps = sum(not w.exited for w in cta.warps)
+        self.ctas.append(cta)
+        for warp in cta.warps:
+            if warp.exited:
+                self._retire_warp(warp)
+        for warp in cta.warps:
+            warp.start = start
+        heapq.heappush(self.wake, start)
+
+    def _retire_warp(self, warp: Warp) -> None:
+        warp.finished = True
+        self.warps.remove(warp)
+        self.sched_warps[warp.sched].remove(warp)
+        self.free_slots.append(warp.slot)
+        self.free_slots.sort()
+        cta = warp.cta
+        if all(w.finished for w in cta.warps):
+            self.ctas.remove(cta)
+            self.finished_ctas.append(cta)
+
+    # ------------------------------------------------------------------ the cycle
+    def tick(self, t: int) -> int | None:
+        """Simulate cycle ``t``; returns the next cycle this SM needs, or None if it is idle."""
+        gap = t - self.last_cycle - 1
+        if gap > 0 and self.last_cycle >= 0:
+            self.counters.skip(gap, self.last_reasons, len(self.collector.units), len(self.warps))
+        self.last_cycle = t
+        progress = self._writeback(t)
+        progress |= self._dispatch(t)
+        progress |= self.collector.read_operands(t, self._readable)
+        progress |= self._issue(t)
+        progress |= self._fetch(t)
+        self.counters.cycle(len(self.collector.units), len(self.warps))
+        wake = self.wake
+        while wake and wake[0] <= t:
+            heapq.heappop(wake)
+        if progress:
+            return t + 1
+        if wake:
+            return wake[0]
+        if self.warps:
+            stuck = self.warps[0]
+            raise DualflowError(f"timing model deadlock on SM {self.index} at cycle {t}: {stuck.name} at pc "
+                                f"{stuck.pc} can never proceed (kernel {self.kernel_name!r}); state: "
+                                f"{self.line_trace()}")
+        return None
+
+    def _wait_ended(self) -> None:
+        self.waiting_cus -= 1
+
+    def line_trace(self) -> str:
+        """One line of state for debugging: per warp pc, buffer, in-flight count; collector units."""
+        warps = " ".join(
+            f"w{w.slot}@{w.pc}[{','.join(str(pc) for pc, _ in w.ibuf)}]{'S' if w.fetch_stalled else ''}"
+            f"{'B' if w.at_barrier else ''}{'X' if w.exited else ''}:{w.inflight}" for w in self.warps)
+        cus = " ".join(f"{cu.warp.slot}:{cu.ins.pc}/{cu.unread}" for cu in self.collector.units)
+        return f"SM{self.index} t={self.last_cycle} | {warps} | CU {cus} | done {len(self.completions)}"
+
+    # ------------------------------------------------------------------ writeback
+    def _writeback(self, t: int) -> bool:
+        q = self.completions
+        if not q or q[0][0] > t:
+            return False
+        ports = self.cfg.writeback_ports
+        deferred = []
+        progress = False
+        banks = self.cfg.register_banks
+        while q and q[0][0] <= t:
+            item = heapq.heappop(q)
+            _, _, kind, warp, dest, ins = item
+            if kind == _WB:
+                if not ports or not self.collector.claim_write((dest + warp.slot) % banks, t):
+                    deferred.append(item)
+                    continue
+                ports -= 1
+                warp.board.writeback(dest, t)
+            self._complete(warp, ins, t)
+            progress = True
+        for item in deferred:
+            heapq.heappush(q, item)
+        if deferred:
+            heapq.heappush(self.wake, t + 1)
+        return progress
+
+    def _complete(self, warp: Warp, ins: StaticInstruction, t: int) -> None:
+        warp.inflight -= 1
+        if ins.is_mem:
+            warp.mem_inflight -= 1
+        if ins.redirect:
+            warp.fetch_stalled = False
+            warp.fetch_pc = warp.pc
+        if warp.exited and not warp.inflight:
+            self._retire_warp(warp)
+
+    # ------------------------------------------------------------------ dispatch
+    def _dispatch(self, t: int) -> bool:
+        progress = False
+        blocked_warps: set[int] = set()  # BASE: warps whose older instruction has not dispatched
+        pending_mem: dict[int, list[CollectorUnit]] = {}  # D-FLOW: older undispatched memory ops per warp
+        for cu in list(self.collector.units):
+            warp, ins = cu.warp, cu.ins
+            wid = id(warp)
+            if not self.dflow and wid in blocked_warps:
+                continue
+            ready = not cu.unread and cu.ready_at <= t
+            if ready and ins.is_mem and ins.space != "param" and self.dflow:
+                older = pending_mem.get(wid, ())
+                if any(must_keep_order(o.ins, ins) for o in older):
+                    ready = False
+                else:
+                    for o in older:
+                        check_reorder(self.kernel_name, warp.name, o.ins, o.addresses[0], o.mask[0], ins,
+                                      cu.addresses[0], cu.mask[0])
+            if ready:
+                pipes = self.pipes[ins.unit]
+                free_at = min(pipes)
+                if free_at > t:
+                    heapq.heappush(self.wake, free_at)
+                    ready = False
+            if not ready:
+                blocked_warps.add(wid)
+                if ins.is_mem and ins.space != "param":
+                    pending_mem.setdefault(wid, []).append(cu)
+                continue
+            self._start(cu, t, pipes, pipes.index(free_at))
+            self.collector.remove(cu)
+            progress = True
+        return progress
+
+    def _start(self, cu: CollectorUnit, t: int, pipes: list[int], pipe: int) -> None:
+        """Send a collected instruction into pipeline ``pipe`` of its unit class."""
+        ins, warp = cu.ins, cu.warp
+        unit = self.units[ins.unit]
+        busy_until = t + unit.interval
+        if ins.is_mem:
+            if ins.space == "param":
+                done = t + unit.latency + self.cfg.const_latency
+            elif ins.space == "shared":
+                shared = self.memory.config.shared
+                access = self.memory.shared_access(t, self.index, conflict_degree(
+                    cu.addresses[0], cu.mask[0], shared.banks, shared.bank_bytes, shared.warp_parts))
+                busy_until, done = max(busy_until, access.port_free), access.done + unit.latency
+            else:
+                addrs = cu.addresses[0]
+                if ins.space == "local":
+                    addrs = local_addresses(warp.cta.block * self.warps_per_block + int(warp.ex.wid[warp.w]),
+                                            self.cfg.warp_size, addrs, self.local_bytes)
+                txs = coalesce(addrs, cu.mask[0], self.memory.config.l1.line_bytes,
+                               self.memory.config.l1.sector_bytes)
+                access = self.memory.global_access(t, self.index, txs, write=ins.is_store)
+                busy_until, done = max(busy_until, access.port_free), access.done + unit.latency
+        else:
+            done = t + unit.latency
+        pipes[pipe] = busy_until
+        self.seq += 1
+        heapq.heappush(self.completions, (done, self.seq, _WB if cu.dest >= 0 else _DONE, warp, cu.dest, ins))
+        heapq.heappush(self.wake, done)
+
+    def _readable(self, cu: CollectorUnit, op: Operand, t: int) -> bool:
+        # BASE issued only with final operands; D-FLOW waits for the producer's writeback
+        return not self.dflow or cu.warp.board.ready[op.key % self.ring] <= t
+
+    # ------------------------------------------------------------------ issue
+    def _issue(self, t: int) -> bool:
+        progress = False
+        for s, warps in enumerate(self.sched_warps):
+            if not warps:
+                self.last_reasons[s] = "idle"
+                self.counters.stall("idle", s)
+                continue
+            reason = None
+            for warp in self._order(s, warps):
+                why = self._try_issue(warp, t)
+                if why is None:
+                    self.last_issued[s] = warp
+                    reason = "issued"
+                    progress = True
+                    break
+                if reason is None or _RANK[why] < _RANK[reason]:
+                    reason = why
+            self.last_reasons[s] = reason
+            self.counters.stall(reason, s)
+        return progress
+
+    def _order(self, s: int, warps: list[Warp]) -> list[Warp]:
+        last = self.last_issued[s]
+        if self.cfg.scheduler == "gto":
+            # greedy: keep issuing from the last warp; then oldest first (warps are kept in age order)
+            if last is not None and last in warps:
+                return [last] + [w for w in warps if w is not last]
+            return warps
+        if last is not None and last in warps:
+            i = warps.index(last) + 1
+            return warps[i:] + warps[:i]
+        return warps
+
+    def _try_issue(self, warp: Warp, t: int) -> str | None:
+        """Issue the warp's next instruction if it can; otherwise say why not."""
+        if warp.exited:
+            return "drain"
+        if warp.at_barrier:
+            return "barrier"
+        if not warp.ibuf or warp.ibuf[0][1] > t:
+            return "ibuffer"
+        pc = warp.ibuf[0][0]
+        ins = self.static[pc]
+        if ins.op is Opcode.MEMBAR and warp.mem_inflight:
+            return "memory_fence"
+        needs_cu = not ins.issue_only and (ins.sources or not ins.redirect)
+        if needs_cu and not self.collector.free:
+            return "collector_full"
+        board = warp.board
+        if self.dflow:
+            rp = warp.rp
+            if ins.produces and board.guard_blocks(rp):
+                return "ring_guard"
+            if (needs_cu and (warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
+                              or self.waiting_cus >= self.cfg.dflow_waiting_per_sm)
+                    and board.waits(rp, ins.sources, t + 1)):
+                return "scoreboard"
+        elif board.blocked(ins):
+            return "scoreboard"
+        self._execute(warp, ins, pc, t, needs_cu)
+        return None
+
+    def _execute(self, warp: Warp, ins: StaticInstruction, pc: int, t: int, needs_cu: bool) -> None:
+        ex, w = warp.ex, warp.w
+        if ex.pc[w] != pc:
+            raise AssertionError(f"timing and functional models disagree on {warp.name}'s pc: {pc} vs {ex.pc[w]}")
+        warp.ibuf.popleft()
+        g = warp.g
+        mask = ex.active[g]
+        threads = int(mask.sum())
+        rp = int(ex.rp[w]) if self.dflow else 0
+        ex.handlers[pc](g, mask)
+        self.count(pc, threads)
+        self.counters.issued(ins.unit, threads)
+        if ins.op is Opcode.EXIT and ex.done[w]:
+            warp.exited = True
+        if ins.issue_only:
+            if ins.op is Opcode.BAR:
+                self.counters.barriers += 1
+            if warp.exited and not warp.inflight:
+                self._retire_warp(warp)
+            return
+        warp.inflight += 1
+        if ins.is_mem:
+            warp.mem_inflight += 1
+        board = warp.board
+        banks = self.cfg.register_banks
+        if self.dflow:
+            dest = rp % self.ring if ins.produces else -1
+            operands = [Operand((((rp - d) % self.ring) + warp.slot) % banks, rp - d) for d in ins.sources]
+            for op in operands:
+                board.add_reader(op.key)
+            if ins.produces:
+                board.issue(rp)
+        else:
+            dest = ins.dst
+            operands = [Operand((r + warp.slot) % banks, r) for r in ins.sources]
+            board.issue(ins)
+        if not needs_cu:  # bra, sync, exit: straight to the branch unit
+            self.seq += 1
+            done = t + self.units[UnitClass.CTRL].latency
+            heapq.heappush(self.completions, (done, self.seq, _DONE, warp, -1, ins))
+            heapq.heappush(self.wake, done)
+            return
+        self.seq += 1
+        cu = CollectorUnit(self.seq, warp, ins, operands, dest, len(operands), ready_at=t + 1, threads=threads)
+        if self.dflow and board.waits(rp, ins.sources, t + 1):
+            cu.waiting = True
+            warp.waiting_cus += 1
+            self.waiting_cus += 1
+        if ins.is_mem and ins.space != "param":
+            cu.addresses = ex.last_access[0]
+            cu.mask = mask
+        self.collector.add(cu)
+
+    # ------------------------------------------------------------------ fetch
+    def _fetch(self, t: int) -> bool:
+        """One warp per cycle brings up to ``fetch_width`` instructions into its buffer."""
+        warps = self.warps
+        n = len(warps)
+        if not n:
+            return False
+        cfg = self.cfg
+        for k in range(n):
+            warp = warps[(self.fetch_rr + k) % n]
+            space = cfg.ibuffer_entries - len(warp.ibuf)
+            if warp.exited or warp.fetch_stalled or space <= 0 or warp.start > t:
+                continue
+            ready = t + cfg.fetch_latency
+            pc = warp.fetch_pc
+            for _ in range(min(space, cfg.fetch_width)):
+                warp.ibuf.append((pc, ready))
+                if self.static[pc].redirect:
+                    warp.fetch_stalled = True
+                    break
+                pc += 1
+            warp.fetch_pc = pc
+            self.fetch_rr = (self.fetch_rr + k + 1) % n
+            heapq.heappush(self.wake, ready)
+            return True
+        return False
