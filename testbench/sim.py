@@ -7,8 +7,9 @@ Icarus (guarded by a file lock, so parallel pytest workers can share one build),
 test module on it with the parameters and a seed in environment variables, and returns the pass
 and fail counts read from the results XML.
 
-Benches read their parameters with ``bench_env()`` and pack or unpack the flat Verilog vectors of
-Amaranth layouts (a stream payload is one vector) with ``pack`` and ``unpack``.
+Benches read their parameters with ``bench_env()``, the layouts of the ports with ``bench_ports()``
+(written at conversion, so a bench never imports Amaranth), and pack or unpack the flat Verilog
+vectors of layouts (a stream payload is one vector) with ``pack`` and ``unpack``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from amaranth.back import verilog
-from amaranth.lib import data, wiring
-
 #: Root of every generated build directory (git-ignored).
 BUILD_ROOT = Path(__file__).resolve().parent.parent / "build" / "rtl"
 #: Environment variable carrying the bench parameters as JSON.
@@ -34,6 +32,8 @@ PARAMS_ENV = "DUALFLOW_BENCH_PARAMS"
 SEED_ENV = "DUALFLOW_BENCH_SEED"
 #: Environment variable that switches on a bench's injected error (expect-fail tests).
 INJECT_ENV = "DUALFLOW_BENCH_INJECT"
+#: Environment variable naming the JSON file that describes the ports' layouts.
+PORTS_ENV = "DUALFLOW_BENCH_PORTS"
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,20 @@ def icarus_friendly(text: str) -> str:
     return _KICK.sub(lambda mt: f"{mt.group(0)}\n{mt.group(1)}initial #0 {mt.group(2)}= 1;", text)
 
 
+#: Python sources that define the generated designs (the RTL and the bench top levels).
+_HERE = Path(__file__).resolve().parent
+DESIGN_SOURCES = (_HERE.parent / "rtl", _HERE / "blocks" / "tops.py")
+
+
+def _source_digest() -> str:
+    h = hashlib.sha256()
+    for root in DESIGN_SOURCES:
+        for path in sorted(root.rglob("*.py")) if root.is_dir() else [root]:
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def _write_if_changed(path: Path, text: str) -> None:
     # Keeping the old file (and its mtime) lets Icarus skip recompiling an unchanged design.
     if path.exists() and path.read_text() == text:
@@ -77,7 +91,7 @@ def _write_if_changed(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def run_bench(*, name: str, make_component: Callable[[], wiring.Component], params: Mapping[str, Any],
+def run_bench(*, name: str, make_component: Callable[[], Any], params: Mapping[str, Any],
               test_module: str, seed: int, inject: bool = False, extra_env: Mapping[str, str] | None = None,
               run_name: str | None = None, design: Mapping[str, Any] | None = None) -> BenchResult:
     """Generate, build and run one bench; return its pass and fail counts.
@@ -103,25 +117,39 @@ def run_bench(*, name: str, make_component: Callable[[], wiring.Component], para
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / f"{name}.v"
     runner = get_runner("icarus")
+    stamp = build_dir / "design.sha256"
+    ports = build_dir / "ports.json"
+    digest = _source_digest()
     with open(build_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            text = icarus_friendly(verilog.convert(make_component(), name=name, emit_src=False))
-            _write_if_changed(source, text)
+            # Converting is the slow part of a short run: skip it while the RTL sources are unchanged.
+            if not (source.exists() and ports.exists() and stamp.exists() and stamp.read_text() == digest):
+                from amaranth.back import verilog
+
+                component = make_component()
+                text = icarus_friendly(verilog.convert(component, name=name, emit_src=False))
+                _write_if_changed(source, text)
+                ports.write_text(json.dumps(describe_ports(component), indent=1))
+                stamp.write_text(digest)
             runner.build(sources=[source], hdl_toplevel=name, build_dir=build_dir, timescale=("1ns", "1ps"),
                          log_file=build_dir / "build.log")
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     run_dir = build_dir / (run_name or f"seed{seed}{'-inject' if inject else ''}")
     run_dir.mkdir(parents=True, exist_ok=True)
-    env = {PARAMS_ENV: json.dumps(dict(params), default=str), SEED_ENV: str(seed), INJECT_ENV: "1" if inject else "0"}
+    env = {PARAMS_ENV: json.dumps(dict(params), default=str), SEED_ENV: str(seed), INJECT_ENV: "1" if inject else "0",
+           PORTS_ENV: str(ports)}
     env.update(extra_env or {})
     results = run_dir / "results.xml"
     if results.exists():
         results.unlink()
     log = run_dir / "sim.log"
-    runner.test(test_module=test_module, hdl_toplevel=name, build_dir=build_dir, test_dir=run_dir, seed=seed,
-                extra_env=env, results_xml=str(results), timescale=("1ns", "1ps"), log_file=log)
+    try:
+        runner.test(test_module=test_module, hdl_toplevel=name, build_dir=build_dir, test_dir=run_dir, seed=seed,
+                    extra_env=env, results_xml=str(results), timescale=("1ns", "1ps"), log_file=log)
+    except SystemExit:
+        pass  # under pytest the runner exits on a failed test; the results file tells what happened
     if not results.exists():  # the simulator died before cocotb wrote anything: count as one failure
         return BenchResult(0, 1, results, log)
     total, failed = get_results(results)
@@ -136,51 +164,74 @@ def bench_env() -> tuple[dict[str, Any], int, bool]:
     return params, seed, inject
 
 
-# ---------------------------------------------------------------- layouts as flat integers
-def pack(layout: data.Layout | int, value: Any) -> int:
-    """Pack a nested dict / list / int into the integer a Verilog port of ``layout`` holds.
-
-    Struct layouts take a dict (missing fields are 0), array layouts a list, plain shapes an int.
-    """
-    if isinstance(layout, int):
-        return int(value) & ((1 << layout) - 1)
-    layout = data.Layout.cast(layout)
-    if isinstance(layout, data.ArrayLayout):
-        w = _width(layout.elem_shape)
-        out = 0
-        for i, item in enumerate(value):
-            out |= pack(_sub(layout.elem_shape), item) << (i * w)
-        return out
-    if isinstance(layout, data.StructLayout | data.UnionLayout):
-        out = 0
-        for fname, field in layout:
-            if fname in value:
-                out |= pack(_sub(field.shape), value[fname]) << field.offset
-        return out
-    raise TypeError(f"cannot pack layout {layout!r}")
+# ---------------------------------------------------------------- ports as flat integers
+# A bench must not import Amaranth: inside the simulator that import alone costs seconds per run.
+# So the runner describes every port's layout in ``ports.json`` next to the Verilog, as plain
+# JSON: an int (a plain vector of that width), {"struct": {field: [offset, sub]}, "width": w}, or
+# {"array": [length, stride, sub], "width": w}. ``pack`` and ``unpack`` read these descriptions.
 
 
-def unpack(layout: data.Layout | int, raw: int) -> Any:
-    """Inverse of ``pack``: dicts for structs, lists for arrays, ints for plain shapes."""
-    raw = int(raw)
-    if isinstance(layout, int):
-        return raw & ((1 << layout) - 1)
-    layout = data.Layout.cast(layout)
-    if isinstance(layout, data.ArrayLayout):
-        w = _width(layout.elem_shape)
-        return [unpack(_sub(layout.elem_shape), raw >> (i * w)) for i in range(layout.length)]
-    if isinstance(layout, data.StructLayout | data.UnionLayout):
-        return {fname: unpack(_sub(field.shape), raw >> field.offset) for fname, field in layout}
-    raise TypeError(f"cannot unpack layout {layout!r}")
-
-
-def _width(shape: Any) -> int:
-    if isinstance(shape, data.Layout):
-        return shape.size
+def describe_shape(shape: Any) -> Any:
+    """JSON description of an Amaranth shape or layout (see above)."""
     from amaranth.hdl import Shape
+    from amaranth.lib import data
 
-    return Shape.cast(shape).width
+    if isinstance(shape, data.ArrayLayout):
+        stride = _layout_width(shape.elem_shape)
+        return {"array": [shape.length, stride, describe_shape(shape.elem_shape)], "width": shape.size}
+    if isinstance(shape, data.StructLayout | data.UnionLayout):
+        return {"struct": {name: [f.offset, describe_shape(f.shape)] for name, f in shape}, "width": shape.size}
+    return _layout_width(shape) if isinstance(shape, data.Layout) else Shape.cast(shape).width
 
 
-def _sub(shape: Any) -> data.Layout | int:
-    return shape if isinstance(shape, data.Layout) else _width(shape)
+def _layout_width(shape: Any) -> int:
+    from amaranth.hdl import Shape
+    from amaranth.lib import data
+
+    return shape.size if isinstance(shape, data.Layout) else Shape.cast(shape).width
+
+
+def describe_ports(component: Any) -> dict[str, Any]:
+    """Every port of a component by its Verilog name (``read__0__payload``), described."""
+    ports = {}
+    for path, member, _value in component.signature.flatten(component):
+        if member.is_port:
+            ports["__".join(str(part) for part in path)] = describe_shape(member.shape)
+    return ports
+
+
+def bench_ports() -> dict[str, Any]:
+    """Inside a bench: the port descriptions of the design under test."""
+    return json.loads(Path(os.environ[PORTS_ENV]).read_text())
+
+
+def width(desc: Any) -> int:
+    return desc if isinstance(desc, int) else desc["width"]
+
+
+def pack(desc: Any, value: Any) -> int:
+    """Pack a nested dict / list / int into the integer a port of that description holds.
+
+    Structs take a dict (missing fields are 0), arrays a list, plain vectors an int.
+    """
+    if isinstance(desc, int):
+        return int(value) & ((1 << desc) - 1)
+    if "array" in desc:
+        _, stride, sub = desc["array"]
+        return sum(pack(sub, item) << (i * stride) for i, item in enumerate(value))
+    out = 0
+    for name, (offset, sub) in desc["struct"].items():
+        if name in value:
+            out |= pack(sub, value[name]) << offset
+    return out
+
+
+def unpack(desc: Any, raw: int) -> Any:
+    """Inverse of ``pack``: dicts for structs, lists for arrays, ints for plain vectors."""
+    raw = int(raw)
+    if isinstance(desc, int):
+        return raw & ((1 << desc) - 1)
+    if "array" in desc:
+        length, stride, sub = desc["array"]
+        return [unpack(sub, raw >> (i * stride)) for i in range(length)]
+    return {name: unpack(sub, raw >> offset) for name, (offset, sub) in desc["struct"].items()}

@@ -21,8 +21,8 @@ PARAMS = {
         {"core": BASE, "write_ports": 2, "cycles": 800},
     ],
     "collector": [
-        {"core": DFLOW, "write_ports": 2, "units": 2, "payload_width": 12, "tag_width": 8, "cycles": 1000},
-        {"core": BASE, "write_ports": 1, "units": 2, "payload_width": 12, "tag_width": 8, "cycles": 1000},
+        {"core": DFLOW, "write_ports": 2, "units": 2, "payload_width": 12, "tag_width": 8, "cycles": 1200},
+        {"core": BASE, "write_ports": 1, "units": 2, "payload_width": 12, "tag_width": 8, "cycles": 1200},
     ],
     "scoreboard": [
         {"core": DFLOW, "writeback_ports": 2, "cycles": 600},
@@ -51,9 +51,11 @@ def test_block_bench(name: str, index: int, seed: int) -> None:
 
 @pytest.mark.parametrize("name", list(PARAMS))
 def test_checker_catches_injected_error(name: str) -> None:
-    """The bench's model carries a deliberate bug: the run must fail."""
-    result = run_block_bench(name, PARAMS[name][0], seed=3, inject=True)
+    """The bench's model carries a deliberate bug: the run must fail, and by a reported mismatch
+    (``[MODEL] ... [RTL] ...``), not by a crash or a coverage shortfall."""
+    result = run_block_bench(name, {**PARAMS[name][0], "cycles": 300}, seed=3, inject=True)
     assert result.failed > 0, f"{name} bench passed with an injected model error; log: {result.log}"
+    assert "[MODEL]" in result.log.read_text(), f"{name} bench failed without a checker mismatch; log: {result.log}"
 
 
 @pytest.mark.slow

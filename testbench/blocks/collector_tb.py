@@ -28,10 +28,8 @@ from typing import Any
 
 import cocotb
 
-from dualflow.rtl.collector import alloc_layout, dispatch_layout
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.regfile import entry_layout, write_request_layout
-from dualflow.testbench.sim import bench_env, pack, unpack
+from dualflow.testbench.sim import bench_env, bench_ports, pack, unpack
 
 from .harness import BlockBench, chance
 
@@ -98,10 +96,11 @@ class CollectorBench(BlockBench):
         self.writes_n = params.get("write_ports", 1)
         self.tag_width = params.get("tag_width", 8)
         self.payload_width = params.get("payload_width", 16)
-        self.alayout = alloc_layout(p, payload_width=self.payload_width, tag_width=self.tag_width, units=self.units)
-        self.dlayout = dispatch_layout(p, payload_width=self.payload_width, tag_width=self.tag_width)
-        self.wlayout = write_request_layout(p)
-        self.elayout = entry_layout(p)
+        ports = bench_ports()
+        self.alayout = ports["alloc__payload"]
+        self.dlayout = ports["dispatch__0__payload"]
+        self.wlayout = ports["write__0__payload"]
+        self.elayout = ports["pending__0"]
         self.model = CollectorModel(p.warps, p.lanes, p.entries_per_warp, inject)
         # A few hot entries per warp, so that readers and producers meet often.
         self.hot = min(p.entries_per_warp, 6)

@@ -15,8 +15,7 @@ from typing import Any
 import cocotb
 
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.regfile import read_request_layout, write_request_layout
-from dualflow.testbench.sim import bench_env, pack, unpack
+from dualflow.testbench.sim import bench_env, bench_ports, pack, unpack
 
 from .harness import BlockBench, chance
 from .models import MASK32, RegisterFileModel
@@ -32,8 +31,10 @@ class RegisterFileBench(BlockBench):
         self.model = RegisterFileModel(warps=self.core.warps, lanes=self.core.lanes, banks=self.core.banks,
                                        entries=self.entries, read_ports=self.reads_n, write_ports=self.writes_n,
                                        inject=inject)
-        self.rlayout = read_request_layout(self.core)
-        self.wlayout = write_request_layout(self.core)
+        ports = bench_ports()
+        self.rlayout = ports["read__0__payload"]
+        self.wlayout = ports["write__0__payload"]
+        self.data_layout = self.wlayout["struct"]["data"][1]
         self.reads: list[tuple[int, int] | None] = [None] * self.reads_n
         self.writes: list[tuple[int, int, int, list[int]] | None] = [None] * self.writes_n
         self.expected: dict[int, tuple[int, list[int]]] = {}  # bank -> (requester, data) due this cycle
@@ -79,7 +80,7 @@ class RegisterFileBench(BlockBench):
             if want is not None and valid:
                 self.responses += 1
                 req = self.get(f"response__{b}__requester")
-                data = unpack(self.wlayout["data"].shape, self.get(f"response__{b}__data"))
+                data = unpack(self.data_layout, self.get(f"response__{b}__data"))
                 self.expect(f"response[{b}].requester", want[0], req)
                 if data != want[1]:
                     self.fail(f"response[{b}].data for requester {want[0]}: [MODEL] {[hex(x) for x in want[1]]} "

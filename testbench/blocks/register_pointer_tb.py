@@ -14,8 +14,7 @@ from typing import Any
 import cocotb
 
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.register_pointer import advance_layout, rp_width, set_layout
-from dualflow.testbench.sim import bench_env, pack
+from dualflow.testbench.sim import bench_env, bench_ports, pack, width
 
 from .harness import BlockBench, chance
 from .models import RegisterPointerModel
@@ -25,11 +24,12 @@ class RegisterPointerBench(BlockBench):
     def __init__(self, dut: Any, params: dict, seed: int, inject: bool):
         super().__init__(dut, seed)
         self.core = CoreParams(**params["core"])
-        self.bits = rp_width(self.core)
+        ports = bench_ports()
+        self.bits = width(ports["rp__0"])
         self.model = RegisterPointerModel(warps=self.core.warps, bits=self.bits, inject=inject)
         self.advance: tuple[int, int] | None = None
         self.put: tuple[int, int] | None = None
-        self.alayout, self.slayout = advance_layout(self.core), set_layout(self.core)
+        self.alayout, self.slayout = ports["advance"], ports["set"]
 
     def idle(self) -> None:
         self.set("advance", 0)

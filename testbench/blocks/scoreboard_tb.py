@@ -17,9 +17,7 @@ from typing import Any
 import cocotb
 
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.regfile import entry_layout
-from dualflow.rtl.scoreboard import check_signature
-from dualflow.testbench.sim import bench_env, pack
+from dualflow.testbench.sim import bench_env, bench_ports, pack
 
 from .harness import BlockBench, chance
 from .models import ScoreboardModel
@@ -32,10 +30,10 @@ class ScoreboardBench(BlockBench):
         self.wb_n = params.get("writeback_ports", 1)
         self.reads_n = 3 * p.collector_units
         self.model = ScoreboardModel(warps=p.warps, entries=p.entries_per_warp, dflow=p.dflow, inject=inject)
-        members = check_signature(p).members
-        self.src_layout = members["src"].shape
-        self.dst_layout = members["dst"].shape
-        self.elayout = entry_layout(p)
+        ports = bench_ports()
+        self.src_layout = ports["check__0__src"]
+        self.dst_layout = ports["check__0__dst"]
+        self.elayout = ports["issue"]
         self.hot = min(p.entries_per_warp, 5)
         self.issue_rate = self.rng.choice([0.3, 0.8])
         self.wb_rate = self.rng.choice([0.2, 0.5])

@@ -19,9 +19,7 @@ from typing import Any
 import cocotb
 
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.register_pointer import rp_width
-from dualflow.rtl.simt_stack import cmd_layout, pc_width, resp_layout
-from dualflow.testbench.sim import bench_env, pack, unpack
+from dualflow.testbench.sim import bench_env, bench_ports, pack, unpack, width
 
 from .harness import BlockBench, chance
 from .models import (
@@ -44,9 +42,11 @@ class SimtStackBench(BlockBench):
         super().__init__(dut, seed)
         self.core = p = CoreParams(**params["core"])
         self.depth = params.get("depth", 8)
-        self.rpw = rp_width(p)
+        ports = bench_ports()
+        self.clayout, self.rlayout = ports["cmd__payload"], ports["resp__payload"]
+        self.rpw = width(self.clayout["struct"]["rp"][1])
+        self.pcw = width(self.clayout["struct"]["pc"][1])
         self.model = SimtStackModel(warps=p.warps, depth=self.depth, rp_bits=self.rpw, dflow=p.dflow, inject=inject)
-        self.clayout, self.rlayout = cmd_layout(p), resp_layout(p)
         self.full = (1 << p.lanes) - 1
         self.alive = [self.full] * p.warps
         top = 1 << self.rpw
@@ -79,7 +79,7 @@ class SimtStackBench(BlockBench):
             self.alive[w] &= ~self.rng.getrandbits(p.lanes)
         if self.alive[w] == 0 and op != OP_EXIT and not m.stacks[w]:
             self.alive[w] = self.rng.getrandbits(p.lanes) or self.full  # the warp restarts
-        return {"op": op, "warp": w, "pc": self.rng.getrandbits(pc_width(p)), "mask": mask, "rp": rp,
+        return {"op": op, "warp": w, "pc": self.rng.getrandbits(self.pcw), "mask": mask, "rp": rp,
                 "alive": self.alive[w]}
 
     def drive(self) -> None:
