@@ -33,11 +33,16 @@ EXECUTOR_WARPS = 4096
 class Gpu:
     """SMs and the memory system; ``run`` simulates one launch and returns its timing."""
 
-    def __init__(self, config: GpuConfig):
+    def __init__(self, config: GpuConfig, *, record_issue: bool = False):
+        """``record_issue``: keep every issue as (cycle, block, warp, pc) in ``issue_log`` (for tests
+        and debugging; cycles count from the start of the first launch)."""
         self.config = config
         self.memory = MemorySystem(config.memory, config.num_sms, config.core_clock_mhz)
         self.sms = [Sm(i, config.sm, self.memory, dflow=config.dflow) for i in range(config.num_sms)]
         self.cycle = 0  # where the next launch starts
+        self.issue_log: list[tuple[int, int, int, int]] | None = [] if record_issue else None
+        for sm in self.sms:
+            sm.issue_log = self.issue_log
 
     def block_footprint(self, kernel: Kernel, warps: int) -> tuple[int, int]:
         """Shared bytes and register-file entries (32-bit registers) one block holds."""

@@ -13,6 +13,7 @@ which nothing can change is never simulated; ``tick`` returns the next cycle tha
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Callable
 
 from dualflow.errors import DualflowError
@@ -25,6 +26,7 @@ from .memory.shared_banks import conflict_degree
 from .memory.system import MemorySystem
 from .ordering import check_reorder, must_keep_order
 from .program import StaticInstruction
+from .scoreboard import PENDING
 from .stats import STALL_REASONS, SmCounters
 from .warp import Cta, Warp
 
@@ -58,6 +60,7 @@ class Sm:
         self.last_reasons = ["idle"] * config.schedulers
         self.last_cycle = -1
         self.finished_ctas: list[Cta] = []
+        self.issue_log: list[tuple[int, int, int, int]] | None = None  # (cycle, block, warp, pc) when recording
         self.free_slots = list(range(config.max_warps))
         # per-launch bindings
         self.static: list[StaticInstruction] = []
@@ -176,6 +179,7 @@ class Sm:
         return progress
 
     def _complete(self, warp: Warp, ins: StaticInstruction, t: int) -> None:
+        warp.stall = None
         warp.inflight -= 1
         if ins.is_mem:
             warp.mem_inflight -= 1
@@ -256,65 +260,84 @@ class Sm:
     # ------------------------------------------------------------------ issue
     def _issue(self, t: int) -> bool:
         progress = False
+        stall = self.counters.stalls
+        gto = self.cfg.scheduler == "gto"
         for s, warps in enumerate(self.sched_warps):
             if not warps:
                 self.last_reasons[s] = "idle"
-                self.counters.stall("idle", s)
+                stall["idle"] += 1
                 continue
             reason = None
-            for warp in self._order(s, warps):
-                why = self._try_issue(warp, t)
+            best = len(_RANK)
+            last = self.last_issued[s]
+            if last is not None and last.finished:
+                last = None
+            if gto:
+                # greedy: the last warp that issued first, then oldest first (warps are in age order)
+                order = warps if last is None else itertools.chain((last,), (w for w in warps if w is not last))
+            elif last is None:
+                order = warps
+            else:
+                i = warps.index(last) + 1
+                order = itertools.chain(warps[i:], warps[:i])
+            for warp in order:
+                # a cached stall holds until an event touching the warp clears it (``_unstall``)
+                why = warp.stall if warp.stall is not None and t < warp.stall_until else self._try_issue(warp, t)
                 if why is None:
                     self.last_issued[s] = warp
                     reason = "issued"
                     progress = True
                     break
-                if reason is None or _RANK[why] < _RANK[reason]:
-                    reason = why
+                rank = _RANK[why]
+                if rank < best:
+                    reason, best = why, rank
             self.last_reasons[s] = reason
-            self.counters.stall(reason, s)
+            stall[reason] += 1
         return progress
 
-    def _order(self, s: int, warps: list[Warp]) -> list[Warp]:
-        last = self.last_issued[s]
-        if self.cfg.scheduler == "gto":
-            # greedy: keep issuing from the last warp; then oldest first (warps are kept in age order)
-            if last is not None and last in warps:
-                return [last] + [w for w in warps if w is not last]
-            return warps
-        if last is not None and last in warps:
-            i = warps.index(last) + 1
-            return warps[i:] + warps[:i]
-        return warps
-
     def _try_issue(self, warp: Warp, t: int) -> str | None:
-        """Issue the warp's next instruction if it can; otherwise say why not."""
+        """Issue the warp's next instruction if it can; otherwise say why not (and remember it
+        for as long as only an event can change the answer)."""
+        warp.stall = None
         if warp.exited:
-            return "drain"
-        if warp.at_barrier:
-            return "barrier"
-        if not warp.ibuf or warp.ibuf[0][1] > t:
-            return "ibuffer"
-        pc = warp.ibuf[0][0]
+            return self._stall(warp, "drain")
+        if warp.ex.waiting[warp.w]:
+            return self._stall(warp, "barrier")
+        ibuf = warp.ibuf
+        if not ibuf:
+            return self._stall(warp, "ibuffer")
+        pc, ready = ibuf[0]
+        if ready > t:
+            return self._stall(warp, "ibuffer", ready)
         ins = self.static[pc]
         if ins.op is Opcode.MEMBAR and warp.mem_inflight:
-            return "memory_fence"
+            return self._stall(warp, "memory_fence")
         needs_cu = not ins.issue_only and (ins.sources or not ins.redirect)
-        if needs_cu and not self.collector.free:
+        if needs_cu and len(self.collector.units) >= self.collector.capacity:
             return "collector_full"
         board = warp.board
         if self.dflow:
-            rp = warp.rp
+            rp = int(warp.ex.rp[warp.w])
             if ins.produces and board.guard_blocks(rp):
-                return "ring_guard"
+                return self._stall(warp, "ring_guard")
             if (needs_cu and (warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
                               or self.waiting_cus >= self.cfg.dflow_waiting_per_sm)
                     and board.waits(rp, ins.sources, t + 1)):
-                return "scoreboard"
+                return "scoreboard"  # not cached: other warps' collector units free the limit
         elif board.blocked(ins):
-            return "scoreboard"
+            return self._stall(warp, "scoreboard")
         self._execute(warp, ins, pc, t, needs_cu)
         return None
+
+    @staticmethod
+    def _stall(warp: Warp, reason: str, until: int = PENDING) -> str:
+        warp.stall, warp.stall_until = reason, until
+        return reason
+
+    def _unstall_block(self, cta: Cta) -> None:
+        """A barrier may have been released or a warp may have left it: re-examine the block's warps."""
+        for w in cta.warps:
+            w.stall = None
 
     def _execute(self, warp: Warp, ins: StaticInstruction, pc: int, t: int, needs_cu: bool) -> None:
         ex, w = warp.ex, warp.w
@@ -326,10 +349,14 @@ class Sm:
         threads = int(mask.sum())
         rp = int(ex.rp[w]) if self.dflow else 0
         ex.handlers[pc](g, mask)
+        if self.issue_log is not None:
+            self.issue_log.append((t, warp.cta.block, int(ex.wid[w]), pc))
         self.count(pc, threads)
         self.counters.issued(ins.unit, threads)
         if ins.op is Opcode.EXIT and ex.done[w]:
             warp.exited = True
+        if ins.op is Opcode.BAR or ins.op is Opcode.EXIT:
+            self._unstall_block(warp.cta)
         if ins.issue_only:
             if ins.op is Opcode.BAR:
                 self.counters.barriers += 1
@@ -386,6 +413,7 @@ class Sm:
             pc = warp.fetch_pc
             for _ in range(min(space, cfg.fetch_width)):
                 warp.ibuf.append((pc, ready))
+                warp.stall = None
                 if self.static[pc].redirect:
                     warp.fetch_stalled = True
                     break

@@ -33,7 +33,8 @@ class Warp:
     """One resident warp."""
 
     __slots__ = ("cta", "ex", "w", "g", "slot", "age", "sched", "ibuf", "fetch_pc", "fetch_stalled",
-                 "inflight", "mem_inflight", "board", "exited", "finished", "name", "dflow", "start", "waiting_cus")
+                 "inflight", "mem_inflight", "board", "exited", "finished", "name", "dflow", "start", "waiting_cus",
+                 "stall", "stall_until")
 
     def __init__(self, cta: Cta, ex: BatchExecutor, w: int, slot: int, age: int, sched: int, *,
                  dflow: bool, entries: int):
@@ -50,6 +51,8 @@ class Warp:
         self.exited = False  # every lane has executed exit
         self.finished = False  # exited and nothing in flight
         self.waiting_cus = 0  # D-FLOW: collector units holding an operand not yet written back
+        self.stall: str | None = None  # why it could not issue, while only an event can change that
+        self.stall_until = 0  # ... or until this cycle (an instruction still being decoded)
         self.start = 0  # first cycle it may fetch (block launch latency)
         self.name = f"block {cta.block} warp {int(ex.wid[w])}"
 
@@ -68,3 +71,4 @@ class Warp:
     def operand_read(self, op: Operand) -> None:
         if self.dflow:
             self.board.read_done(op.key)
+            self.stall = None  # the ring guard may have waited for this read
