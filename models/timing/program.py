@@ -36,6 +36,10 @@ class StaticInstruction:
     color: memory-ordering color (DFLOW memory instructions), else -1.
     redirect: fetch waits for this instruction to complete (``REDIRECTS``).
     issue_only: completes at issue, without collector or unit (``ISSUE_ONLY``).
+    is_mem: a load or store (ldc included).
+    ordered: a global, shared or local access, subject to the memory-ordering rule.
+    needs_cu: goes through a collector unit (everything but issue-only instructions and
+        operand-less redirects, which go straight to the branch unit).
     """
 
     pc: int
@@ -50,10 +54,9 @@ class StaticInstruction:
     color: int
     redirect: bool
     issue_only: bool
-
-    @property
-    def is_mem(self) -> bool:
-        return self.is_load or self.is_store
+    is_mem: bool
+    ordered: bool
+    needs_cu: bool
 
 
 def decode_kernel(kernel: Kernel) -> list[StaticInstruction]:
@@ -66,10 +69,13 @@ def decode_kernel(kernel: Kernel) -> list[StaticInstruction]:
         sources = tuple(fields) if dflow else tuple(f - 1 for f in fields)
         writes = spec.produces and (dflow or ins.dst != 0)
         space = LOADS.get(ins.op) or STORES.get(ins.op) or ("param" if ins.op is Opcode.LDC else "")
+        issue_only, redirect = ins.op in ISSUE_ONLY, ins.op in REDIRECTS
         out.append(StaticInstruction(
             pc=pc, op=ins.op, unit=spec.unit, produces=writes, sources=sources,
             dst=ins.dst - 1 if writes and not dflow else -1, space=space,
             is_load=ins.op in LOADS or ins.op is Opcode.LDC, is_store=ins.op in STORES,
             color=ins.mod if spec.mod is ModKind.COLOR else -1,
-            redirect=ins.op in REDIRECTS, issue_only=ins.op in ISSUE_ONLY))
+            redirect=redirect, issue_only=issue_only, is_mem=bool(space),
+            ordered=space in ("global", "shared", "local"),
+            needs_cu=not issue_only and (bool(sources) or not redirect)))
     return out

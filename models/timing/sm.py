@@ -16,6 +16,8 @@ import heapq
 import itertools
 from collections.abc import Callable
 
+import numpy as np
+
 from dualflow.errors import DualflowError
 from dualflow.isa.opcodes import Opcode, UnitClass
 
@@ -121,9 +123,11 @@ class Sm:
         if gap > 0 and self.last_cycle >= 0:
             self.counters.skip(gap, self.last_reasons, len(self.collector.units), len(self.warps))
         self.last_cycle = t
-        progress = self._writeback(t)
-        progress |= self._dispatch(t)
-        progress |= self.collector.read_operands(t, self._readable)
+        q = self.completions
+        progress = self._writeback(t) if q and q[0][0] <= t else False
+        if self.collector.units:
+            progress |= self._dispatch(t)
+            progress |= self.collector.read_operands(t, self._readable)
         progress |= self._issue(t)
         progress |= self._fetch(t)
         self.counters.cycle(len(self.collector.units), len(self.warps))
@@ -200,7 +204,7 @@ class Sm:
             if not self.dflow and wid in blocked_warps:
                 continue
             ready = not cu.unread and cu.ready_at <= t
-            if ready and ins.is_mem and ins.space != "param" and self.dflow:
+            if ready and ins.ordered and self.dflow:
                 older = pending_mem.get(wid, ())
                 if any(must_keep_order(o.ins, ins) for o in older):
                     ready = False
@@ -216,7 +220,7 @@ class Sm:
                     ready = False
             if not ready:
                 blocked_warps.add(wid)
-                if ins.is_mem and ins.space != "param":
+                if ins.ordered:
                     pending_mem.setdefault(wid, []).append(cu)
                 continue
             self._start(cu, t, pipes, pipes.index(free_at))
@@ -312,7 +316,7 @@ class Sm:
         ins = self.static[pc]
         if ins.op is Opcode.MEMBAR and warp.mem_inflight:
             return self._stall(warp, "memory_fence")
-        needs_cu = not ins.issue_only and (ins.sources or not ins.redirect)
+        needs_cu = ins.needs_cu
         if needs_cu and len(self.collector.units) >= self.collector.capacity:
             return "collector_full"
         board = warp.board
@@ -346,7 +350,7 @@ class Sm:
         warp.ibuf.popleft()
         g = warp.g
         mask = ex.active[g]
-        threads = int(mask.sum())
+        threads = int(np.count_nonzero(mask))
         rp = int(ex.rp[w]) if self.dflow else 0
         ex.handlers[pc](g, mask)
         if self.issue_log is not None:
@@ -391,7 +395,7 @@ class Sm:
             cu.waiting = True
             warp.waiting_cus += 1
             self.waiting_cus += 1
-        if ins.is_mem and ins.space != "param":
+        if ins.ordered:
             cu.addresses = ex.last_access[0]
             cu.mask = mask
         self.collector.add(cu)
