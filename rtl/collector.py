@@ -85,6 +85,9 @@ class OperandCollector(wiring.Component):
     tag_width : bits of the opaque tag (e.g. a per-warp sequence number for the trace).
     units : number of execution units, i.e. dispatch streams (default 1).
     wakeup_ports : number of writeback broadcasts (the register file's write ports; default 1).
+    requesters : read requesters of the register file the collector shares (default and minimum
+        ``3 * collector_units``; the collector uses requesters 0 .. 3 * collector_units - 1), so
+        that ``response`` matches ``BankedRegisterFile.response`` when other units read too.
 
     Members
     -------
@@ -100,7 +103,7 @@ class OperandCollector(wiring.Component):
         chosen CU of unit u; the CU is free from the cycle after the transfer.
     read : Out(stream.Signature(read_request_layout(params))).array(3 * collector_units). Connect
         to ``BankedRegisterFile.read``; requester ``3 * cu + slot`` holds its request until granted.
-    response : In(read_response_signature(params, 3 * collector_units)).array(banks). Connect to
+    response : In(read_response_signature(params, requesters)).array(banks). Connect to
         ``BankedRegisterFile.response``.
     wakeup : In(entry_layout(params)).array(wakeup_ports). A write to (warp, index) that the
         register file accepts in this cycle (``write.valid & write.ready``).
@@ -114,7 +117,7 @@ class OperandCollector(wiring.Component):
     """
 
     def __init__(self, params: CoreParams, *, payload_width: int = 32, tag_width: int = 8, units: int = 1,
-                 wakeup_ports: int = 1):
+                 wakeup_ports: int = 1, requesters: int | None = None):
         if not isinstance(params, CoreParams):
             raise ConfigError(f"operand collector needs CoreParams, not {params!r}")
         for name, value, lo, hi in (("payload_width", payload_width, 1, 4096), ("tag_width", tag_width, 1, 64),
@@ -127,11 +130,16 @@ class OperandCollector(wiring.Component):
         self.alloc_layout = alloc_layout(params, payload_width=payload_width, tag_width=tag_width, units=units)
         self.dispatch_layout = dispatch_layout(params, payload_width=payload_width, tag_width=tag_width)
         n_req = SOURCES * params.collector_units
+        requesters = n_req if requesters is None else requesters
+        if not isinstance(requesters, int) or requesters < n_req:
+            raise ConfigError(f"operand collector requesters must be an integer >= 3 * collector_units = {n_req}, "
+                              f"not {requesters!r}")
+        self.requesters = requesters
         super().__init__({
             "alloc": In(stream.Signature(self.alloc_layout)),
             "dispatch": Out(stream.Signature(self.dispatch_layout)).array(units),
             "read": Out(stream.Signature(read_request_layout(params))).array(n_req),
-            "response": In(read_response_signature(params, n_req)).array(params.banks),
+            "response": In(read_response_signature(params, requesters)).array(params.banks),
             "wakeup": In(entry_layout(params)).array(wakeup_ports),
             "pending": Out(entry_layout(params)).array(n_req),
         })

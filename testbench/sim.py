@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,9 +75,9 @@ _HERE = Path(__file__).resolve().parent
 DESIGN_SOURCES = (_HERE.parent / "rtl", _HERE / "blocks" / "tops.py")
 
 
-def _source_digest() -> str:
+def _source_digest(sources: Sequence[Path]) -> str:
     h = hashlib.sha256()
-    for root in DESIGN_SOURCES:
+    for root in sources:
         for path in sorted(root.rglob("*.py")) if root.is_dir() else [root]:
             h.update(path.name.encode())
             h.update(path.read_bytes())
@@ -93,7 +93,8 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 def run_bench(*, name: str, make_component: Callable[[], Any], params: Mapping[str, Any],
               test_module: str, seed: int, inject: bool = False, extra_env: Mapping[str, str] | None = None,
-              run_name: str | None = None, design: Mapping[str, Any] | None = None) -> BenchResult:
+              run_name: str | None = None, design: Mapping[str, Any] | None = None,
+              sources: Sequence[Path] = DESIGN_SOURCES) -> BenchResult:
     """Generate, build and run one bench; return its pass and fail counts.
 
     Parameters
@@ -110,6 +111,8 @@ def run_bench(*, name: str, make_component: Callable[[], Any], params: Mapping[s
     design : the part of ``params`` that determines the design (hashed into the build
         directory); defaults to all of ``params``. Bench-only settings such as cycle counts
         belong outside it, so they do not cause a rebuild.
+    sources : Python files or folders that define the design; the Verilog is regenerated when
+        their contents change (default: all of ``rtl/`` and the bench tops).
     """
     from cocotb_tools.runner import get_results, get_runner
 
@@ -119,7 +122,7 @@ def run_bench(*, name: str, make_component: Callable[[], Any], params: Mapping[s
     runner = get_runner("icarus")
     stamp = build_dir / "design.sha256"
     ports = build_dir / "ports.json"
-    digest = _source_digest()
+    digest = _source_digest(sources)
     with open(build_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:

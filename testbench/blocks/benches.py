@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from amaranth.lib import wiring
@@ -55,6 +56,11 @@ def _simt_stack(params: dict[str, Any]) -> wiring.Component:
     return SimtStack(CoreParams(**params["core"]), depth=params.get("depth", 8))
 
 
+_RTL = Path(__file__).resolve().parent.parent.parent / "rtl"
+#: The files the block designs are built from (other RTL modules changing does not regenerate them).
+SOURCES = tuple(_RTL / f for f in ("params.py", "regfile.py", "collector.py", "scoreboard.py", "register_pointer.py",
+                                   "simt_stack.py")) + (Path(__file__).resolve().parent / "tops.py",)
+
 BENCHES: dict[str, BlockBench] = {b.name: b for b in (
     BlockBench("regfile", "dualflow.testbench.blocks.regfile_tb", _regfile),
     BlockBench("collector", "dualflow.testbench.blocks.collector_tb", _collector),
@@ -69,4 +75,4 @@ def run_block_bench(name: str, params: dict[str, Any], *, seed: int, inject: boo
     bench = BENCHES[name]
     design = {k: v for k, v in params.items() if k != "cycles"}
     return run_bench(name=name, make_component=lambda: bench.build(params), params=params, test_module=bench.module,
-                     seed=seed, inject=inject, design=design)
+                     seed=seed, inject=inject, design=design, sources=SOURCES)
