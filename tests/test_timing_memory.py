@@ -222,6 +222,25 @@ def test_timeline_fills_gaps_and_forgets_the_past():
     assert line.reserve(400, 1.5, 300) == 400 and line.starts == [400]
 
 
+def test_timeline_matches_a_cycle_by_cycle_occupancy_map():
+    rng = random.Random(5)
+    line, busy = Timeline(), set()
+    for _ in range(400):
+        earliest, length = rng.randrange(300), rng.randrange(0, 6)
+        if rng.random() < 0.1:
+            line.block(earliest, earliest + length)
+            busy.update(range(earliest, earliest + length))
+            continue
+        start = earliest
+        while any(c in busy for c in range(start, start + length)):
+            start += 1
+        assert line.reserve(earliest, length, 0) == start
+        busy.update(range(start, start + length))
+    assert all(s < e for s, e in zip(line.starts, line.ends))
+    assert all(e < s for e, s in zip(line.ends, line.starts[1:]))  # disjoint and not touching: merged
+    assert sum(e - s for s, e in zip(line.starts, line.ends)) == len(busy)
+
+
 def test_merge_limit_stalls_the_port_until_the_fill():
     mem = small(l1={"max_merges": 1})
     mem.global_access(0, 0, line_tx(9), write=False)

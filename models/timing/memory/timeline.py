@@ -28,7 +28,8 @@ class Timeline:
         self.ends: list[float] = []
 
     def reserve(self, earliest: float, length: float, floor: float) -> float:
-        """Book ``length`` cycles starting as soon as possible at or after ``earliest``; the start.
+        """Book ``length`` cycles starting as soon as possible at or after ``earliest``; the start
+        (``earliest`` itself when ``length`` is not positive: nothing is booked).
 
         ``floor`` is a cycle before which no future reservation can start (the caller's
         current cycle): intervals that end by then are forgotten, which keeps the lists short.
@@ -37,6 +38,8 @@ class Timeline:
         if ends and ends[0] <= floor:
             k = bisect_right(ends, floor)
             del starts[:k], ends[:k]
+        if length <= 0:
+            return earliest
         start = earliest
         i = bisect_right(ends, start)  # intervals ending by ``earliest`` are behind it
         n = len(starts)
@@ -44,8 +47,19 @@ class Timeline:
             if ends[i] > start:
                 start = ends[i]
             i += 1
-        if length > 0:
-            self.block(start, start + length)
+        # Every interval before i ends by ``start``; interval i (if any) begins at or after ``end``.
+        end = start + length
+        if i and ends[i - 1] == start:
+            if i < n and starts[i] == end:  # fills a gap exactly: join both neighbours
+                ends[i - 1] = ends[i]
+                del starts[i], ends[i]
+            else:
+                ends[i - 1] = end
+        elif i < n and starts[i] == end:
+            starts[i] = start
+        else:
+            starts.insert(i, start)
+            ends.insert(i, end)
         return start
 
     def block(self, start: float, end: float) -> None:
