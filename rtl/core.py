@@ -30,7 +30,7 @@ port of their own; the SIMT stack holds (kind, pc, mask, rp) entries per warp
 
 Parameters of this file that are not ``CoreParams`` fields (derived here, documented in
 docs/rtl.md): ``STACK_DEPTH`` SIMT-stack entries per warp, ``PARAM_WORDS`` kernel parameters,
-``RP_BITS`` / ``SEQ_BITS`` widths of RP and the trace sequence number, ``LSU_OUTSTANDING``
+``SEQ_BITS`` width of the trace sequence number (RP has ``register_pointer.rp_width`` bits), ``LSU_OUTSTANDING``
 global/local requests in flight.
 """
 
@@ -42,30 +42,35 @@ from amaranth.utils import ceil_log2
 from dualflow.isa.opcodes import SpecialReg
 
 from ._checks import reject
-from .alu import IntegerAlu, alu_input_layout
+from .alu import IntegerAlu
 from .collector import OperandCollector
 from .decode import Op, Space, Unit
 from .fetch import FetchUnit
 from .lsu import LoadStoreUnit, mem_request_layout, mem_response_layout
 from .params import CoreParams
 from .regfile import BankedRegisterFile, bank_of
+from .register_pointer import rp_width
 from .scheduler import WarpScheduler
+from .scoreboard import Scoreboard
+from .simt_stack import Op as StackOp
+from .simt_stack import SimtStack
+from .simt_stack import Status as StackStatus
+from .simt_stack import Trap as StackTrap
 from .writeback import WritebackArbiter
 
-__all__ = ["SimtCore", "info_layout", "trace_layout", "TrapCause", "STACK_DEPTH", "PARAM_WORDS", "RP_BITS",
-           "SEQ_BITS", "CFG_PARAM_BASE", "CFG_MASK_BASE"]
+__all__ = ["SimtCore", "info_layout", "trace_layout", "TrapCause", "STACK_DEPTH", "PARAM_WORDS", "SEQ_BITS",
+           "CFG_PARAM_BASE", "CFG_MASK_BASE"]
 
 STACK_DEPTH = 16
 PARAM_WORDS = 16
-RP_BITS = 16
 SEQ_BITS = 16
 LSU_OUTSTANDING = 8
 #: Configuration-port word addresses: special registers at their ``SpecialReg`` number, then
 #: the kernel parameters, then each warp's initial active mask (0: the warp does not run).
 CFG_PARAM_BASE = 16
 CFG_MASK_BASE = 32
-#: Lanes of the tid table per warp: tid.x, tid.y, tid.z and one unused row.
-TID_ROWS = 4
+#: Rows of the tid table per warp: tid.x, tid.y, tid.z and one unused row.
+TID_ROWS = 4  # testbench/core/protocol.py says the same to the bench
 
 
 class TrapCause(enum.Enum, shape=4):
@@ -88,7 +93,7 @@ def info_layout(params: CoreParams) -> data.StructLayout:
     """Side-band word of an instruction in flight: what writeback and the trace need."""
     return data.StructLayout({
         "warp": range(params.warps), "pc": range(params.imem_words), "seq": SEQ_BITS, "op": Op, "mod": 4,
-        "rp": RP_BITS, "mask": params.lanes, "dst": range(params.entries_per_warp), "writes": 1, "mem": 1,
+        "rp": rp_width(params), "mask": params.lanes, "dst": range(params.entries_per_warp), "writes": 1, "mem": 1,
         "store": 1,
     })
 
@@ -198,21 +203,15 @@ class SimtCore(wiring.Component):
         waiting = Signal(W)  # at a block barrier
         active = Array(Signal(L, name=f"w{w}_active") for w in range(W))
         alive = Array(Signal(L, name=f"w{w}_alive") for w in range(W))
-        rp = Array(Signal(RP_BITS, name=f"w{w}_rp") for w in range(W))
+        rp = Array(Signal(rp_width(p), name=f"w{w}_rp") for w in range(W))
         seq = Array(Signal(SEQ_BITS, name=f"w{w}_seq") for w in range(W))
         inflight = [Signal(8, name=f"w{w}_inflight") for w in range(W)]
-        pend = Signal(W * E)  # scoreboard: entry written by an instruction still in flight
         trap = Signal()
         trap_cause = Signal(TrapCause)
         m.d.comb += [self.trap.eq(trap), self.trap_cause.eq(trap_cause)]
 
-        # SIMT stack per warp
-        sp = Array(Signal(range(STACK_DEPTH + 1), name=f"w{w}_sp") for w in range(W))
-        st_sync = Array(Array(Signal(name=f"w{w}_st{d}_sync") for d in range(STACK_DEPTH)) for w in range(W))
-        st_pc = Array(Array(Signal(range(p.imem_words), name=f"w{w}_st{d}_pc") for d in range(STACK_DEPTH))
-                      for w in range(W))
-        st_mask = Array(Array(Signal(L, name=f"w{w}_st{d}_mask") for d in range(STACK_DEPTH)) for w in range(W))
-        st_rp = Array(Array(Signal(RP_BITS, name=f"w{w}_st{d}_rp") for d in range(STACK_DEPTH)) for w in range(W))
+        m.submodules.stack = stack = SimtStack(p, depth=STACK_DEPTH)
+        m.submodules.scoreboard = sb = Scoreboard(p, writeback_ports=1, read_ports=n_req)
 
         # ---- control unit state (declared early: issue looks at it)
         c_busy = Signal()
@@ -222,9 +221,6 @@ class SimtCore(wiring.Component):
             if p.dflow:
                 return (rp[w] - field)[:ring_bits] if ring_bits else Const(0, 1)
             return (field - 1)[:max(ring_bits, 1)]
-
-        def pending(w, idx):
-            return pend.bit_select(w * E + idx, 1)
 
         i_dst = [Signal(range(E), name=f"w{w}_i_dst") for w in range(W)]
         i_writes = [Signal(name=f"w{w}_i_writes") for w in range(W)]
@@ -243,22 +239,19 @@ class SimtCore(wiring.Component):
                 m.d.comb += [i_dst[w].eq(rp[w][:ring_bits] if ring_bits else 0), i_writes[w].eq(d.produces)]
             else:
                 m.d.comb += [i_dst[w].eq((d.dst - 1)[:max(ring_bits, 1)]), i_writes[w].eq(d.produces & (d.dst != 0))]
-            raw = Const(0, 1)
+            chk = sb.check[w]
             for k in range(3):
-                raw = raw | (i_has[w][k] & pending(w, i_src[w][k]))
-            waw = i_writes[w] & pending(w, i_dst[w])
-            guard = Const(0, 1)
-            for r in range(n_req):
-                pr = coll.pending[r]
-                guard = guard | (pr.valid & (pr.warp == w) & (pr.index == i_dst[w]))
-            hazard = (raw | waw) if not p.dflow else (waw | (i_writes[w] & guard))
+                m.d.comb += [chk.src[k].valid.eq(i_has[w][k]), chk.src[k].index.eq(i_src[w][k])]
+            m.d.comb += [chk.dst.valid.eq(i_writes[w]), chk.dst.index.eq(i_dst[w])]
+            hazard = chk.blocked
             m.d.comb += [
                 drained[w].eq(inflight[w] == 0),
                 is_ctrl[w].eq(d.unit == Unit.CTRL),
                 is_trap[w].eq(d.illegal | d.fp_trap),
             ]
             live = running[w] & ~waiting[w] & fetch.ib_valid[w] & ~trap
-            ctrl_ok = ~c_busy & ~(i_has[w][0] & pending(w, i_src[w][0]))
+            # the stack is idle whenever the control unit is (it is the stack's only user)
+            ctrl_ok = ~c_busy & stack.cmd.ready & ~chk.src_pending[0]
             ctrl_ok = ctrl_ok & Mux((d.op == Op.BAR) | (d.op == Op.MEMBAR), drained[w], 1)
             exec_ok = coll.alloc.ready & ~hazard
             m.d.comb += ready[w].eq(live & (is_trap[w] | Mux(is_ctrl[w], ctrl_ok, exec_ok)))
@@ -318,7 +311,8 @@ class SimtCore(wiring.Component):
         for k in range(3):
             has = sel([i_has[w][k] for w in range(W)])
             idx = sel([i_src[w][k] for w in range(W)])
-            m.d.comb += [a.src[k].valid.eq(has), a.src[k].index.eq(idx), a.src[k].ready.eq(~pending(iw, idx))]
+            pending_k = sel([sb.check[w].src_pending[k] for w in range(W)])
+            m.d.comb += [a.src[k].valid.eq(has), a.src[k].index.eq(idx), a.src[k].ready.eq(~pending_k)]
 
         # ---- writeback (w_) and the scoreboard
         w_ = wb.out
@@ -331,9 +325,14 @@ class SimtCore(wiring.Component):
             coll.wakeup[0].valid.eq(rfw.valid & rfw.ready), coll.wakeup[0].warp.eq(w_info.warp),
             coll.wakeup[0].index.eq(w_info.dst),
         ]
-        set_bit = Mux(i_exec & sel(i_writes), Const(1, W * E) << (iw * E + sel(i_dst)), 0)
-        clr_bit = Mux(w_write, Const(1, W * E) << (w_info.warp * E + w_info.dst), 0)
-        m.d.sync += pend.eq((pend | set_bit) & ~clr_bit)
+        m.d.comb += [
+            sb.issue.valid.eq(i_exec & sel(i_writes)), sb.issue.warp.eq(iw), sb.issue.index.eq(sel(i_dst)),
+            sb.writeback[0].valid.eq(rfw.valid & rfw.ready), sb.writeback[0].warp.eq(w_info.warp),
+            sb.writeback[0].index.eq(w_info.dst),
+        ]
+        if p.dflow:
+            for r in range(n_req):
+                m.d.comb += sb.reads[r].eq(coll.pending[r])
         for w in range(W):
             inc = i_exec & (iw == w)
             dec = wb.valid & (wb.source != 2) & (w_info.warp == w)
@@ -398,22 +397,14 @@ class SimtCore(wiring.Component):
         m.d.comb += [ctrl_out.payload.info.eq(c_info)]
         m.d.comb += [fetch.redirect_warp.eq(c_warp), fetch.redirect_pc.eq(c_next)]
 
-        top = (sp[c_warp] - 1)[:ceil_log2(STACK_DEPTH)]
-        sync_found = Signal()
-        sync_at = Signal(range(STACK_DEPTH))
-        for dd in range(STACK_DEPTH):
-            with m.If(st_sync[c_warp][dd] & (dd < sp[c_warp])):
-                m.d.comb += [sync_found.eq(1), sync_at.eq(dd)]
+        cmd = stack.cmd.payload
+        m.d.comb += [cmd.warp.eq(c_warp), cmd.rp.eq(rp[c_warp]), cmd.alive.eq(alive[c_warp])]
 
-        def push(kind_sync: bool, pc_value, mask_value):
-            with m.If(sp[c_warp] == STACK_DEPTH):
-                m.d.sync += [trap.eq(1), trap_cause.eq(TrapCause.STACK_OVERFLOW), self.trap_pc.eq(c_info.pc),
-                             self.trap_warp.eq(c_warp)]
-            with m.Else():
-                slot = sp[c_warp][:ceil_log2(STACK_DEPTH)]
-                m.d.sync += [st_sync[c_warp][slot].eq(kind_sync), st_pc[c_warp][slot].eq(pc_value),
-                             st_mask[c_warp][slot].eq(mask_value), st_rp[c_warp][slot].eq(rp[c_warp]),
-                             sp[c_warp].eq(sp[c_warp] + 1)]
+        # A stack trap (overflow, sync without ssy, empty stack with lanes alive) stops the core.
+        with m.If(stack.trap & ~trap):
+            m.d.sync += [trap.eq(1), self.trap_pc.eq(c_info.pc), self.trap_warp.eq(stack.trap_warp),
+                         trap_cause.eq(Mux(stack.trap_cause == StackTrap.OVERFLOW, TrapCause.STACK_OVERFLOW,
+                                           TrapCause.STACK_EMPTY))]
 
         def stop(cause):
             m.d.sync += [trap.eq(1), trap_cause.eq(cause), self.trap_pc.eq(c_info.pc), self.trap_warp.eq(c_warp)]
@@ -453,44 +444,38 @@ class SimtCore(wiring.Component):
                         with m.If(taken.any()):
                             m.d.sync += c_next.eq(c_target)
                         with m.If(taken.any() & not_taken.any()):
-                            push(False, c_info.pc + 1, not_taken)
+                            # push DIV(fall-through, not-taken lanes); the stack takes it at once
+                            m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.DIV), cmd.pc.eq(c_info.pc + 1),
+                                         cmd.mask.eq(not_taken)]
                             m.d.sync += active[c_warp].eq(taken)
                     with m.Case(Op.SSY):
-                        push(True, c_target, active[c_warp])
+                        m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.SSY), cmd.pc.eq(c_target),
+                                     cmd.mask.eq(active[c_warp])]
                     with m.Case(Op.SYNC):
-                        with m.If(~sync_found):
-                            stop(TrapCause.STACK_EMPTY)
-                        if p.dflow:
-                            old = st_rp[c_warp][sync_at]
-                            newer = (rp[c_warp] - old)[RP_BITS - 1] == 0  # modulo comparison
-                            with m.If(sync_found & newer):
-                                m.d.sync += old.eq(rp[c_warp])
-                        m.next = "POP"
+                        m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.SYNC)]
+                        m.next = "RESUME"
                     with m.Case(Op.EXIT):
+                        m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.EXIT),
+                                     cmd.alive.eq(alive[c_warp] & ~mask)]
                         m.d.sync += alive[c_warp].eq(alive[c_warp] & ~mask)
-                        m.next = "POP"
+                        m.next = "RESUME"
                     with m.Case(Op.BAR):
                         with m.If(alive[c_warp] & ~mask):
                             stop(TrapCause.BARRIER)
                         m.d.sync += waiting.bit_select(c_warp, 1).eq(1)
                     with m.Case(Op.RPINC):
                         m.d.sync += rp[c_warp].eq(rp[c_warp] + c_imm)
-            with m.State("POP"):
-                with m.If(sp[c_warp] == 0):
+            with m.State("RESUME"):
+                m.d.comb += stack.resp.ready.eq(1)
+                with m.If(stack.resp.valid):
+                    r = stack.resp.payload
                     m.next = "DONE"
-                    with m.If(alive[c_warp].any()):
-                        stop(TrapCause.STACK_EMPTY)
-                    with m.Else():
-                        m.d.sync += [c_redirect.eq(0), running.bit_select(c_warp, 1).eq(0),
-                                     active[c_warp].eq(0)]
-                with m.Else():
-                    e_mask = st_mask[c_warp][top] & alive[c_warp]
-                    m.d.sync += sp[c_warp].eq(sp[c_warp] - 1)
-                    with m.If(e_mask.any()):
-                        m.d.sync += [c_next.eq(st_pc[c_warp][top]), active[c_warp].eq(e_mask)]
+                    with m.If(r.status == StackStatus.RESUME):
+                        m.d.sync += [c_next.eq(r.pc), active[c_warp].eq(r.mask)]
                         if p.dflow:
-                            m.d.sync += rp[c_warp].eq(st_rp[c_warp][top])
-                        m.next = "DONE"
+                            m.d.sync += rp[c_warp].eq(r.rp)
+                    with m.Elif(r.status == StackStatus.DONE):
+                        m.d.sync += [c_redirect.eq(0), running.bit_select(c_warp, 1).eq(0), active[c_warp].eq(0)]
             with m.State("DONE"):
                 m.d.comb += ctrl_out.valid.eq(1)
                 with m.If(ctrl_out.ready):
@@ -512,11 +497,11 @@ class SimtCore(wiring.Component):
         lsu_idle = lsu.idle
         all_drained = Cat(drained).all()
         finished = launched & (running == 0) & ~c_busy & all_drained & lsu_idle
-        m.d.comb += [self.running.eq(launched & ~finished & ~trap), self.done.eq(finished)]
+        m.d.comb += [self.running.eq(launched & ~finished & ~trap), self.done.eq(finished), lsu.clear.eq(self.start)]
         with m.If(self.start):
-            m.d.sync += [launched.eq(1), trap.eq(0), trap_cause.eq(TrapCause.NONE), waiting.eq(0), pend.eq(0)]
+            m.d.sync += [launched.eq(1), trap.eq(0), trap_cause.eq(TrapCause.NONE), waiting.eq(0)]
             for w in range(W):
                 m.d.sync += [active[w].eq(cfg_mask[w]), alive[w].eq(cfg_mask[w]), rp[w].eq(0), seq[w].eq(0),
-                             sp[w].eq(0), running[w].eq(cfg_mask[w] != 0)]
+                             running[w].eq(cfg_mask[w] != 0)]
         # Every warp starts at pc 0: the fetch pc resets to 0 and redirects are only for control.
         return m

@@ -28,13 +28,13 @@ from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_i
 from dualflow.models.config import FunctionalConfig
 from dualflow.models.device import Device
 from dualflow.models.trace import Trace, TraceRecord
-from dualflow.rtl.core import CFG_MASK_BASE, CFG_PARAM_BASE, PARAM_WORDS, RP_BITS, SimtCore
+from dualflow.rtl.core import CFG_MASK_BASE, CFG_PARAM_BASE, PARAM_WORDS, SimtCore, TrapCause
 from dualflow.rtl.params import CoreParams
+from dualflow.rtl.register_pointer import rp_width
 
+from .core.protocol import JOBS_ENV, RESULTS_ENV
 from .trace_compare import CompareResult, compare_traces, write_report
 
-JOBS_ENV = "DUALFLOW_COSIM_JOBS"
-RESULTS_ENV = "DUALFLOW_COSIM_RESULTS"
 TEST_MODULE = "dualflow.testbench.core.core_tb"
 
 #: ``setup(device) -> launch parameters``: allocate and fill global memory, return the params.
@@ -217,12 +217,15 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
             if path.exists():
                 path.unlink()
     results = []
-    for case, (job, golden, dev, _before), out in zip(cases, prepared, outcome):
-        res = CaseResult(case.name, case.seed, None, cycles=out.get("cycles", 0), trap=out.get("trap"),
+    for case, (_spec, golden, dev, _before), out in zip(cases, prepared, outcome):
+        trap = out.get("trap")
+        if trap is not None:
+            trap = f"{TrapCause(trap['cause']).name} at pc {trap['pc']} warp {trap['warp']}"
+        res = CaseResult(case.name, case.seed, None, cycles=out.get("cycles", 0), trap=trap,
                          timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
         trace = rtl_trace(case.kernel, params.lanes, out.get("trace", []), params)
         res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
-                                     rp_bits=RP_BITS if params.dflow else None)
+                                     rp_bits=rp_width(params) if params.dflow else None)
         final = out.get("memory")
         if final is not None:
             want = dev.memory.words

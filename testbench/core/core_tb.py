@@ -28,12 +28,9 @@ from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge, Timer
 
 from dualflow.atomic_write import atomic_write
 from dualflow.models.memory import GlobalMemory
-from dualflow.rtl.core import LSU_OUTSTANDING, TrapCause, trace_layout
-from dualflow.rtl.lsu import mem_request_layout, mem_response_layout
-from dualflow.rtl.params import CoreParams
-from dualflow.testbench.cosim import JOBS_ENV, RESULTS_ENV
+from dualflow.testbench.core.protocol import JOBS_ENV, RESULTS_ENV, TID_ROWS
 from dualflow.testbench.global_memory import GlobalMemoryModel, MemoryModelError
-from dualflow.testbench.sim import bench_env, pack, unpack
+from dualflow.testbench.sim import bench_env, bench_ports, pack, unpack
 
 CLOCK_NS = 10
 #: Yosys's Verilog puts this register in every ``always @*`` block so that simulators evaluate the
@@ -57,12 +54,12 @@ def kick_combinational(handle: Any) -> int:
 class CoreBench:
     """Owns the clock, reset, the program loader, the memory model and the trace monitor."""
 
-    def __init__(self, dut: Any, params: CoreParams):
+    def __init__(self, dut: Any, params: dict, ports: dict):
         self.dut, self.p = dut, params
-        tag_width = max(1, (LSU_OUTSTANDING - 1).bit_length())
-        self.trace_layout = trace_layout(params)
-        self.req_layout = mem_request_layout(params, tag_width)
-        self.resp_layout = mem_response_layout(params, tag_width)
+        self.trace_desc = ports["trace"]
+        self.tid_desc = ports["tid_data"]
+        self.req_desc = ports["mem_req__payload"]
+        self.resp_desc = ports["mem_resp__payload"]
         self.clock_started = False
 
     def set(self, name: str, value: int) -> None:
@@ -105,8 +102,8 @@ class CoreBench:
         for warp, *dims in job["tid"]:
             for d, lanes in enumerate(dims):
                 self.set("tid_en", 1)
-                self.set("tid_addr", warp * 4 + d)
-                self.set("tid_data", pack(self.trace_layout["values"].shape, lanes))
+                self.set("tid_addr", warp * TID_ROWS + d)
+                self.set("tid_data", pack(self.tid_desc, lanes))
                 await FallingEdge(self.dut.clk)
         self.set("tid_en", 0)
 
@@ -116,7 +113,7 @@ class CoreBench:
         memory = GlobalMemory(1 << 30)
         memory.words = np.array(job["memory"]["words"], dtype=np.uint32)
         memory.valid = np.array(job["memory"]["valid"], dtype=bool)
-        model = GlobalMemoryModel(memory, lanes=self.p.lanes, local_bytes=job["local_bytes"],
+        model = GlobalMemoryModel(memory, lanes=self.p["lanes"], local_bytes=job["local_bytes"],
                                   rng=random.Random(job["seed"]), min_latency=job["min_latency"],
                                   max_latency=job["max_latency"])
         self.set("start", 1)
@@ -131,17 +128,17 @@ class CoreBench:
                 self.set("mem_req__ready", ready)
                 self.set("mem_resp__valid", answer is not None)
                 if answer is not None:
-                    self.set("mem_resp__payload", pack(self.resp_layout, answer))
+                    self.set("mem_resp__payload", pack(self.resp_desc, answer))
                 await ReadOnly()
                 cycles += 1
                 if self.get("trace_valid"):
-                    out["trace"].append(unpack(self.trace_layout, self.dut.trace.value))
+                    out["trace"].append(unpack(self.trace_desc, self.dut.trace.value))
                 req_valid = bool(self.get("mem_req__valid"))
-                req = unpack(self.req_layout, self.dut.mem_req__payload.value) if req_valid else None
+                req = unpack(self.req_desc, self.dut.mem_req__payload.value) if req_valid else None
                 model.sample(req_valid, req, bool(self.get("mem_resp__ready")))
                 if self.get("trap"):
-                    out["trap"] = (f"{TrapCause(self.get('trap_cause')).name} at pc {self.get('trap_pc')} "
-                                   f"warp {self.get('trap_warp')}")
+                    out["trap"] = {"cause": self.get("trap_cause"), "pc": self.get("trap_pc"),
+                                   "warp": self.get("trap_warp")}
                     break
                 if self.get("done"):
                     break
@@ -162,11 +159,10 @@ class CoreBench:
 @cocotb.test()
 async def run_launches(dut: Any) -> None:
     """Run every prepared launch and write what the core retired."""
-    bench_params, seed, _inject = bench_env()
-    params = CoreParams(**bench_params)
+    params, seed, _inject = bench_env()
     with open(os.environ[JOBS_ENV]) as src:
         jobs = json.load(src)["jobs"]
-    bench = CoreBench(dut, params)
+    bench = CoreBench(dut, params, bench_ports())
     results = []
     for job in jobs:
         results.append(await bench.run_job(job))
