@@ -12,7 +12,10 @@ backpressure. ``CollectorModel`` knows every entry's value; each dispatch is che
   store overtaken; the unit of the dispatch stream;
 - stream rules: an offered dispatch keeps its payload until accepted;
 - the ``pending`` output: every operand still waiting for its producer is listed, and nothing
-  is listed that no CU needs.
+  is listed that no CU needs;
+- the dispatch priority (gray box: which CUs hold all their operands is read from the
+  collector's ``cu<c>_collected`` signals): a new offer on stream u is the oldest instruction
+  of unit u that has its operands and that the ordering rules let go.
 
 At the end allocation stops and every instruction must drain. In DFLOW the bench also requires
 some out-of-order dispatches (coverage).
@@ -188,6 +191,7 @@ class CollectorBench(BlockBench):
     def check_dispatch(self) -> None:
         m = self.model
         fired: list[tuple[int, dict]] = []
+        new_offers: dict[int, int] = {}
         for u in range(self.units):
             valid = bool(self.get(f"dispatch__{u}__valid"))
             prev = self.offered[u]
@@ -200,14 +204,48 @@ class CollectorBench(BlockBench):
             d = unpack(self.dlayout, self.get(f"dispatch__{u}__payload"))
             if prev is not None and d != prev:
                 self.fail(f"dispatch[{u}] changed its payload while waiting: tag {prev['tag']} -> {d['tag']}")
+            if prev is None:
+                new_offers[u] = d["tag"]
             if self.ready_now[u]:
                 fired.append((u, d))
                 self.offered[u] = None
             else:
                 self.offered[u] = d
+        if new_offers:
+            self.check_priority(new_offers)
         live_before = [i for i in m.live if not i.dispatched]
         for u, d in fired:
             self.check_one(u, d, live_before)
+
+    def may_go(self, ins: Instr, live: list[Instr]) -> bool:
+        """The ordering rules alone (BASE program order, DFLOW memory colors)."""
+        older = [o for o in live if o.warp == ins.warp and o.seq < ins.seq]
+        if not self.core.dflow:
+            return not older
+        return not (ins.mem["valid"] and any(
+            o.mem["valid"] and o.mem["color"] == ins.mem["color"] and (o.mem["store"] or ins.mem["store"])
+            for o in older))
+
+    def check_priority(self, offers: dict[int, int]) -> None:
+        """New offers (unit -> tag) must pick the oldest ready instruction the rules let go."""
+        col = self.dut.collector
+        by_tag = {i.tag: i for i in self.model.live if not i.dispatched}
+        ready = []
+        for c in range(self.core.collector_units):
+            if int(getattr(col, f"cu{c}_collected").value):
+                ins = by_tag.get(int(getattr(col, f"cu{c}_tag").value))
+                if ins is None:
+                    self.fail(f"CU {c} holds a tag the model does not know")
+                    continue
+                ready.append(ins)
+        live = list(by_tag.values())
+        for u, tag in offers.items():
+            cands = [i for i in ready if i.unit == u and self.may_go(i, live)]
+            if not cands:
+                self.fail(f"dispatch[{u}] offers tag {tag} while no CU of unit {u} may go")
+                continue
+            oldest = min(cands, key=lambda i: i.seq)
+            self.expect(f"dispatch[{u}] new offer (oldest ready of the unit): tag", oldest.tag, tag)
 
     def check_one(self, u: int, d: dict, live_before: list[Instr]) -> None:
         m = self.model
