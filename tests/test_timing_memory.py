@@ -357,6 +357,23 @@ def test_flush_l1_writes_back_dirty_local_lines_and_invalidates():
     assert mem.global_access(600, 0, [Transaction(base, 0b0011, 64)], write=False).done == 640
 
 
+def test_spaces_can_bypass_the_l1():
+    mem = small(l1={"caches_global": False, "caches_local": False})
+    assert mem.global_access(0, 0, line_tx(3), write=False).done == 144
+    assert mem.global_access(500, 0, line_tx(3), write=False).done == 500 + 40  # L2 hit, never an L1 hit
+    assert not mem.l1_resident(0, 3 * LINE)
+    base = int(local_addresses(0, 32, np.zeros(32), 4)[0])
+    mem.global_access(1000, 0, [Transaction(base, 0b1111, 128)], write=True)  # written through to L2
+    assert mem.global_access(1100, 0, [Transaction(base, 0b1111, 128)], write=False).done == 1140
+    s = mem.stats()
+    assert (s["l1"]["bypassed"]["value"], s["l1"]["load_hits"]["value"], s["l2"]["writes"]["value"]) == (3, 0, 1)
+    # caching only spills
+    mem = small(l1={"caches_global": False})
+    mem.global_access(0, 0, line_tx(3), write=False)
+    mem.global_access(0, 0, [Transaction(base, 0b1111, 128)], write=True)
+    assert mem.l1_resident(0, base) and not mem.l1_resident(0, 3 * LINE)
+
+
 def test_shared_access_timing():
     mem = small(sms=1)
     latency = mem.config.shared.latency
@@ -474,6 +491,7 @@ def test_defaults_are_the_papers_rtx3080():
     (lambda: L1Config(hit_latency=0), "L1Config.hit_latency must be a positive integer, not 0"),
     (lambda: L1Config(mshr_entries=2), r"mshr_entries \(2\) must hold at least one whole line"),
     (lambda: L1Config(ways=True), "L1Config.ways must be a positive integer, not True"),
+    (lambda: L1Config(caches_local=1), "L1Config.caches_local must be True or False, not 1"),
     (lambda: SharedMemoryConfig(bank_bytes=3), "SharedMemoryConfig.bank_bytes must be a power of two"),
     (lambda: InterconnectConfig(latency=-1), "InterconnectConfig.latency must be an integer >= 0, not -1"),
     (lambda: L2Config(slice_hash="xor"), "L2Config.slice_hash must be one of linear, ipoly, not 'xor'"),

@@ -85,7 +85,7 @@ class L1Config(_Described):
     """One SM's L1 data cache: sectored, set-associative, LRU, with sector-granular MSHRs.
 
     Global stores are write-through without write-allocate; local memory is write-back with
-    write-allocate (see ``MemorySystem``).
+    write-allocate (see ``MemorySystem``); either space can bypass the L1.
     """
 
     size_bytes: int = field(default=64 * 1024, metadata=_doc("bytes", "capacity (paper Table 1: 64 KB)"))
@@ -106,9 +106,20 @@ class L1Config(_Described):
         "transactions/cycle", "transactions the L1/shared-memory port accepts per cycle; a warp access of n "
         "transactions holds the port ceil(n / this) cycles (one line per cycle, as GPGPU-Sim's L1)"))
 
+    caches_global: bool = field(default=True, metadata=_doc(
+        "", "global loads allocate in and hit the L1 (Fermi and later); False: they go to L2 as if there were "
+        "no L1 (GT200, or Fermi's -dlcm=cg), still holding MSHRs while in flight"))
+    caches_local: bool = field(default=True, metadata=_doc(
+        "", "local memory (spills) is cached in the L1, write-back with write-allocate (Fermi and later); False: "
+        "local loads and stores go to L2 like uncached global ones (GT200; or to measure what L1 caching of "
+        "spills is worth)"))
+
     def __post_init__(self) -> None:
         for name in ("size_bytes", "ways", "hit_latency", "mshr_entries", "max_merges", "transactions_per_cycle"):
             _int(self, name)
+        for name in ("caches_global", "caches_local"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"L1Config.{name} must be True or False, not {getattr(self, name)!r}")
         line = _power_of_two(self, "line_bytes")
         sector = _power_of_two(self, "sector_bytes")
         _geometry(self, self.size_bytes, self.ways, line, sector)

@@ -22,6 +22,8 @@ Paths:
   cached in L1 write-back with write-allocate, as Fermi-and-later L1s hold register spills: a
   store allocates its line without fetching and marks its sectors valid and dirty; a dirty line
   reaches L2 only when evicted. Loads behave as global loads.
+- ``l1.caches_global`` / ``l1.caches_local`` False: that space bypasses the L1 (loads go to L2
+  holding MSHRs but never hit or merge; stores write through), as on GT200.
 - Shared memory: the access holds the SM's L1/shared port one cycle per bank-conflict degree
   (the L1 and shared memory are one array on Volta and later, so they share the port).
 
@@ -161,6 +163,7 @@ class MemorySystem:
         self._bits = _SectorLists()
         self._l1_sets, self._l1_hit, self._l1_merges = l1.sets, l1.hit_latency, l1.max_merges
         self._tpc = l1.transactions_per_cycle
+        self._l1_bypass = (not l1.caches_global, not l1.caches_local)  # indexed by "is local"
         self._l1 = [SectorCache(l1.sets, l1.ways, sectors) for _ in range(num_sms)]
         self._l1_mshr = [MshrFile(l1.mshr_entries) for _ in range(num_sms)]
         self._port = [0] * num_sms
@@ -181,7 +184,7 @@ class MemorySystem:
         self.sm_accesses = [0] * num_sms
         self.sm_transactions = [0] * num_sms
         self.l1_load_tx = self.l1_hits = self.l1_misses = self.l1_sector_misses = self.l1_merges = 0
-        self.l1_missed_sectors = self.l1_mshr_stalls = self.l1_mshr_stall_cycles = 0
+        self.l1_missed_sectors = self.l1_mshr_stalls = self.l1_mshr_stall_cycles = self.l1_bypassed = 0
         self.l1_merge_stalls = self.l1_merge_stall_cycles = 0
         self.l1_store_tx = self.l1_store_hits = self.l1_store_misses = 0
         self.l1_writebacks = self.l1_writeback_sectors = self.l1_flushes = 0
@@ -272,6 +275,8 @@ class MemorySystem:
     def _l1_load(self, sm: int, c: int, line_addr: int, sectors: int) -> tuple[int, int]:
         """One load transaction passing the port at ``c``: (cycle the port moves on from it, data-back cycle)."""
         index = line_addr >> self._line_shift
+        if self._l1_bypass[line_addr >= LOCAL_BASE]:
+            return self._l1_uncached_load(sm, c, index, sectors)
         cache = self._l1[sm]
         set_index = index % self._l1_sets
         lines = cache.sets[set_index]  # SectorCache.lookup, inlined: this is the hottest path
@@ -329,6 +334,21 @@ class MemorySystem:
         self.l1_missed_sectors += count
         return issue, max(fill, wait, issue + self._l1_hit)
 
+    def _l1_uncached_load(self, sm: int, c: int, index: int, sectors: int) -> tuple[int, int]:
+        """A load transaction of a space the L1 does not cache: straight to L2, holding MSHRs."""
+        count = sectors.bit_count()
+        mshr = self._l1_mshr[sm]
+        issue = mshr.reserve(c, count)
+        if issue > c:
+            self.l1_mshr_stalls += 1
+            self.l1_mshr_stall_cycles += issue - c
+        fill = self._l2_read(issue, index, sectors)
+        mshr.allocate(fill, count)
+        self.l1_misses += 1
+        self.l1_bypassed += 1
+        self.l1_missed_sectors += count
+        return issue, fill
+
     def _l1_store(self, sm: int, c: int, line_addr: int, sectors: int) -> None:
         """One store transaction passing the port at ``c``."""
         index = line_addr >> self._line_shift
@@ -339,8 +359,8 @@ class MemorySystem:
             self.l1_store_hits += 1
         else:
             self.l1_store_misses += 1
-        if line_addr < LOCAL_BASE:
-            # global: write-through, no write-allocate; a resident line is updated in place
+        if line_addr < LOCAL_BASE or self._l1_bypass[1]:
+            # global (or uncached local): write-through, no write-allocate; a resident line is updated in place
             self._l2_write(c, index, sectors)
             return
         # local: write-back, write-allocate without fetch
@@ -510,6 +530,8 @@ class MemorySystem:
                 "load_hits": _leaf(self.l1_hits, "transactions", "loads whose sectors were all present"),
                 "load_misses": _leaf(self.l1_misses, "transactions",
                                      "loads that sent a request to L2 (each allocates MSHRs)"),
+                "bypassed": _leaf(self.l1_bypassed, "transactions",
+                                  "misses of spaces the L1 does not cache (caches_global/caches_local False)"),
                 "sector_misses": _leaf(self.l1_sector_misses, "transactions",
                                        "misses whose line was resident but lacked sectors (subset of load_misses)"),
                 "missed_sectors": _leaf(self.l1_missed_sectors, "sectors", "sectors requested from L2 by misses"),
