@@ -77,3 +77,45 @@ def test_block_bench_sweep(name: str, seed: int) -> None:
         params = {**params, "cycles": max(params["cycles"], 2000)}
         result = run_block_bench(name, params, seed=seed)
         assert result.ok, f"{name} bench failed with {params}; log: {result.log}"
+
+
+def test_bad_block_parameters_are_config_errors() -> None:
+    """Constructor arguments are checked up front with a message naming the argument."""
+    from dualflow.errors import ConfigError
+    from dualflow.rtl.collector import OperandCollector
+    from dualflow.rtl.params import CoreParams
+    from dualflow.rtl.regfile import BankedRegisterFile, RegisterBank
+    from dualflow.rtl.register_pointer import RegisterPointers
+    from dualflow.rtl.scoreboard import Scoreboard
+    from dualflow.rtl.simt_stack import SimtStack
+
+    dflow, base = CoreParams(**DFLOW), CoreParams(**BASE)
+    cases = [
+        (lambda: BankedRegisterFile(dflow, write_ports=0), "write_ports"),
+        (lambda: BankedRegisterFile(dflow, read_ports=0), "read_ports"),
+        (lambda: RegisterBank(depth=0, lanes=4), "depth"),
+        (lambda: OperandCollector(dflow, units=0), "units"),
+        (lambda: OperandCollector(dflow, requesters=3), "requesters"),
+        (lambda: Scoreboard(dflow, writeback_ports=9), "writeback_ports"),
+        (lambda: RegisterPointers(base), "DFLOW"),
+        (lambda: SimtStack(dflow, depth=0), "depth"),
+        (lambda: SimtStack({"mode": "dflow"}), "CoreParams"),
+    ]
+    for make, word in cases:
+        with pytest.raises(ConfigError, match=word):
+            make()
+
+
+def test_port_descriptions_round_trip() -> None:
+    """The benches' pack/unpack agree with Amaranth's layout of a nested payload."""
+    from amaranth.lib import data
+
+    from dualflow.testbench.sim import describe_shape, pack, unpack
+
+    layout = data.StructLayout({"a": 3, "b": data.ArrayLayout(data.StructLayout({"x": 1, "y": 5}), 3), "c": 7})
+    desc = describe_shape(layout)
+    value = {"a": 5, "b": [{"x": 1, "y": 17}, {"x": 0, "y": 31}, {"x": 1, "y": 0}], "c": 99}
+    raw = pack(desc, value)
+    assert unpack(desc, raw) == value
+    const = data.Const(layout, raw)  # Amaranth reads the same bits back as the same fields
+    assert (const.a, const.b[1].y, const.c) == (5, 31, 99)
