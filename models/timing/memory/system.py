@@ -24,8 +24,9 @@ Paths:
   reaches L2 only when evicted. Loads behave as global loads.
 - ``l1.caches_global`` / ``l1.caches_local`` False: that space bypasses the L1 (loads go to L2
   holding MSHRs but never hit or merge; stores write through), as on GT200.
-- Shared memory: the access holds the SM's L1/shared port one cycle per bank-conflict degree
-  (the L1 and shared memory are one array on Volta and later, so they share the port).
+- Shared memory: the access holds the SM's L1/shared port ``shared.bank_interval`` cycles per
+  bank round (``conflict_degree``); the L1 and shared memory are one array on Volta and later,
+  so they share the port.
 
 Timing of a warp access of ``n`` transactions issued at ``t``: it starts at
 ``s = max(t, port free)``; transaction ``i`` passes the port at ``s + i // transactions_per_cycle``
@@ -37,9 +38,10 @@ channel's data bus) on an L2 miss, and returns through the slice's reply port an
 interconnect latency. ``Access.done`` is the latest transaction's data (loads) or the port
 release (stores).
 
-Simplified: one reply per miss regardless of SM ejection bandwidth; lines in flight can be
-evicted (their waiting requests still get their data); a partly written sector counts as
-written whole; DRAM has no banks, rows or refresh; L2 write acknowledgements are not modelled.
+Simplified: tag arrays and MSHR files see requests in the order they are made; SM ejection
+bandwidth is not modelled; lines in flight can be evicted (their waiting requests still get
+their data); a partly written sector counts as written whole; DRAM has no banks, rows or
+refresh; L2 write acknowledgements are not modelled. docs/memory-system.md has the details.
 """
 
 from __future__ import annotations
