@@ -114,7 +114,3 @@ class MshrFile:
         """Hold ``count`` entries until cycle ``release`` (call after ``reserve``)."""
         heapq.heappush(self.busy, (release, count))
         self.used += count
-
-    def in_use(self, cycle: int) -> int:
-        """Entries busy at ``cycle``."""
-        return sum(count for release, count in self.busy if release > cycle)
