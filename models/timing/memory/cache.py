@@ -27,15 +27,18 @@ class Line:
         Per sector, the cycle from which its data is present (``INVALID`` if not valid).
     merges : list[int]
         Per sector, requests merged into its in-flight fill so far.
+    latest : int
+        max(ready): when it has passed, no sector is in flight (spares a hit the per-sector scan).
     """
 
-    __slots__ = ("valid", "dirty", "ready", "merges")
+    __slots__ = ("valid", "dirty", "ready", "merges", "latest")
 
     def __init__(self, sectors: int):
         self.valid = 0
         self.dirty = 0
         self.ready = [INVALID] * sectors
         self.merges = [0] * sectors
+        self.latest = INVALID
 
 
 class SectorCache:

@@ -290,13 +290,14 @@ class MemorySystem:
         else:
             lines.move_to_end(index)
             missing = sectors & ~line.valid
-            ready = line.ready
-            for k in bits[sectors & line.valid]:
-                r = ready[k]
-                if r > c:  # fill still in flight
-                    pending |= 1 << k
-                    if r > wait:
-                        wait = r
+            if line.latest > c:  # some fill still in flight: which of ours?
+                ready = line.ready
+                for k in bits[sectors & line.valid]:
+                    r = ready[k]
+                    if r > c:
+                        pending |= 1 << k
+                        if r > wait:
+                            wait = r
         if not missing:
             if not pending:
                 self.l1_hits += 1
@@ -331,6 +332,8 @@ class MemorySystem:
             ready[k] = fill
             merges[k] = 0
         line.valid |= missing
+        if fill > line.latest:
+            line.latest = fill
         mshr.allocate(fill, count)
         self.l1_misses += 1
         self.l1_missed_sectors += count
@@ -376,6 +379,8 @@ class MemorySystem:
                 ready[k] = c
         line.valid |= sectors
         line.dirty |= sectors
+        if c > line.latest:
+            line.latest = c
 
     def _l1_write_back(self, c: int, index: int, dirty: int) -> None:
         self.l1_writebacks += 1
@@ -409,13 +414,14 @@ class MemorySystem:
         else:
             lines.move_to_end(index)
             missing = sectors & ~line.valid
-            ready = line.ready
-            for k in bits[sectors & line.valid]:
-                r = ready[k]
-                if r > t:
-                    pending |= 1 << k
-                    if r > wait:
-                        wait = r
+            if line.latest > t:  # some fill still in flight: which of ours?
+                ready = line.ready
+                for k in bits[sectors & line.valid]:
+                    r = ready[k]
+                    if r > t:
+                        pending |= 1 << k
+                        if r > wait:
+                            wait = r
         self.l2_reads += 1
         if not missing:
             if not pending:
@@ -455,6 +461,8 @@ class MemorySystem:
                 ready[k] = fill
                 merges[k] = 0
             line.valid |= missing
+            if fill > line.latest:
+                line.latest = fill
             mshr.allocate(fill, count)
             self.l2_read_misses += 1
             self.l2_missed_sectors += count
@@ -483,6 +491,8 @@ class MemorySystem:
                 ready[k] = t
         line.valid |= sectors
         line.dirty |= sectors
+        if t > line.latest:
+            line.latest = t
 
     def flush_l1(self, cycle: int) -> None:
         """Invalidate every SM's L1 at ``cycle`` (as GPUs do between kernel launches; Accel-Sim SM86
