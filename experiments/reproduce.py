@@ -30,8 +30,12 @@ from dualflow.isa import Form
 from dualflow.kernels.registry import get_workload
 
 PAPER_FOUR = ("gaussian", "lud", "pathfinder", "nn")
-WARPS = (8, 16, 24, 32, 48, 64)
+WARPS = (8, 16, 32, 48, 64)
 MODES = ("base", "dflow")
+#: The study needs warps-per-SM limits that bind, so each workload runs on a slice of the GPU that
+#: its largest launch fills with 64 warps per SM: (size, SMs). At the default size the paper's
+#: small inputs fit the 68-SM GPU many times over, so they would never reach the limit.
+STUDY_SLICES = {"gaussian": ("small", 4), "lud": ("small", 1), "pathfinder": ("medium", 2), "nn": ("small", 2)}
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,15 @@ def rf_entries_per_thread(workload: str, mode: str) -> int:
     return max((k.ring if mode == "dflow" else max(k.regs, 1)) for k in module)
 
 
+def study_slice(name: str, size: str, study_sms: int | None) -> tuple[str, int]:
+    """Input size and SM count of a workload in the warps study (``STUDY_SLICES``, unless the run
+    asks for another size, or ``study_sms`` is given)."""
+    default_size, sms = STUDY_SLICES.get(name, (size, 1))
+    if size != "small":
+        default_size = size
+    return default_size, study_sms or sms
+
+
 def plan(size: str, seed: int, preset: str, workloads: Iterable[str], warps: Iterable[int],
          study_sms: int | None) -> list[Job]:
     jobs = []
@@ -88,10 +101,13 @@ def plan(size: str, seed: int, preset: str, workloads: Iterable[str], warps: Ite
         for mode in MODES:
             jobs.append(Job("paper", name, mode, size, seed, preset, 64, None))
     for name in workloads:
+        wsize, sms = study_slice(name, size, study_sms)
         for w in warps:
             for mode in MODES:
-                jobs.append(Job("warps", name, mode, size, seed, preset, w, study_sms))
-    return jobs
+                jobs.append(Job("warps", name, mode, wsize, seed, preset, w, sms))
+    # longest first, so that parallel workers finish together
+    cost = {"paper": 4, "medium": 2, "small": 1}
+    return sorted(jobs, key=lambda j: (-cost.get(j.size, 0), j.workload != "pathfinder"))
 
 
 def run_all(jobs: list[Job], workers: int, out: Path, progress=sys.stderr) -> list[dict]:
@@ -149,7 +165,8 @@ def warps_study(rows: list[dict]) -> tuple[list[dict], list[dict]]:
         if r["experiment"] != "warps":
             continue
         rf_bytes = r["warps"] * 32 * r["rf_entries_per_thread"] * 4
-        points.append({"workload": r["workload"], "mode": r["mode"], "warps": r["warps"], "cycles": r["cycles"],
+        points.append({"workload": r["workload"], "size": r["size"], "sms": r["num_sms"], "mode": r["mode"],
+                       "warps": r["warps"], "cycles": r["cycles"],
                        "ipc": r["ipc"], "rf_entries_per_thread": r["rf_entries_per_thread"],
                        "rf_kib": round(rf_bytes / 1024, 1)})
     matches = []

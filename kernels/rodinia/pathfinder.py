@@ -31,6 +31,9 @@ class Pathfinder(Workload):
     sizes = {
         # 2 blocks (252 columns each), 3 launches: iterations 2, 2, 1 (a shorter final pyramid)
         "tiny": {"cols": 300, "rows": 6, "pyramid_height": 2},
+        # 18 blocks (236 columns each, the last one ragged), 3 launches of 10 iterations: 144 warps, enough
+        # to fill two SMs with 64 warps each (the warps-per-SM study of `dualflow reproduce`)
+        "medium": {"cols": 4096, "rows": 31, "pyramid_height": 10},
         # 70 blocks (236 columns each, the last one ragged), 8 launches: iterations 10 x 7, then 7
         "small": {"cols": 16384, "rows": 78, "pyramid_height": 10},
         # Rodinia's run script: 463 blocks, 5 launches (20, 20, 20, 20, 19)

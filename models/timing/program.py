@@ -30,6 +30,7 @@ class StaticInstruction:
     pc, op, unit: position, opcode, execution-unit class.
     produces: writes a value (DFLOW: the ring slot at RP; REG: ``dst`` unless it is rz).
     sources: REG: register numbers read; DFLOW: distances read (absent operands left out).
+    unique_sources: the same without repeats: one register-file read each.
     dst: REG destination register, or -1 (none, or DFLOW form).
     space: "global", "shared", "local" for loads and stores, "param" for ldc, else "".
     is_load, is_store: memory direction.
@@ -47,6 +48,7 @@ class StaticInstruction:
     unit: UnitClass
     produces: bool
     sources: tuple[int, ...]
+    unique_sources: tuple[int, ...]
     dst: int
     space: str
     is_load: bool
@@ -72,6 +74,7 @@ def decode_kernel(kernel: Kernel) -> list[StaticInstruction]:
         issue_only, redirect = ins.op in ISSUE_ONLY, ins.op in REDIRECTS
         out.append(StaticInstruction(
             pc=pc, op=ins.op, unit=spec.unit, produces=writes, sources=sources,
+            unique_sources=tuple(dict.fromkeys(sources)),
             dst=ins.dst - 1 if writes and not dflow else -1, space=space,
             is_load=ins.op in LOADS or ins.op is Opcode.LDC, is_store=ins.op in STORES,
             color=ins.mod if spec.mod is ModKind.COLOR else -1,

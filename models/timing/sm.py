@@ -284,22 +284,33 @@ class Sm:
             else:
                 i = warps.index(last) + 1
                 order = itertools.chain(warps[i:], warps[:i])
-            for warp in order:
-                # a cached stall holds until an event touching the warp clears it (``_unstall``)
-                why = warp.stall if warp.stall is not None and t < warp.stall_until else self._try_issue(warp, t)
-                if why is None:
-                    self.last_issued[s] = warp
-                    reason = "issued"
-                    progress = True
+            # D-FLOW prefers instructions whose operands are ready; only if none can issue does it
+            # send one ahead into a collector unit to wait there (the out-of-order window)
+            passes = (False, True) if self.dflow else (True,)
+            if self.dflow:
+                order = list(order)
+            for allow_wait in passes:
+                for warp in order:
+                    # a cached stall holds until an event touching the warp clears it (``_unstall``)
+                    if warp.stall is not None and t < warp.stall_until:
+                        why = warp.stall
+                    else:
+                        why = self._try_issue(warp, t, allow_wait)
+                    if why is None:
+                        self.last_issued[s] = warp
+                        reason = "issued"
+                        progress = True
+                        break
+                    rank = _RANK[why]
+                    if rank < best:
+                        reason, best = why, rank
+                if reason == "issued" or best != _RANK["scoreboard"]:
                     break
-                rank = _RANK[why]
-                if rank < best:
-                    reason, best = why, rank
             self.last_reasons[s] = reason
             stall[reason] += 1
         return progress
 
-    def _try_issue(self, warp: Warp, t: int) -> str | None:
+    def _try_issue(self, warp: Warp, t: int, allow_wait: bool = True) -> str | None:
         """Issue the warp's next instruction if it can; otherwise say why not (and remember it
         for as long as only an event can change the answer)."""
         warp.stall = None
@@ -324,7 +335,7 @@ class Sm:
             rp = int(warp.ex.rp[warp.w])
             if ins.produces and board.guard_blocks(rp):
                 return self._stall(warp, "ring_guard")
-            if (needs_cu and (warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
+            if (needs_cu and (not allow_wait or warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
                               or self.waiting_cus >= self.cfg.dflow_waiting_per_sm)
                     and board.waits(rp, ins.sources, t + 1)):
                 return "scoreboard"  # not cached: other warps' collector units free the limit
@@ -374,14 +385,15 @@ class Sm:
         banks = self.cfg.register_banks
         if self.dflow:
             dest = rp % self.ring if ins.produces else -1
-            operands = [Operand((((rp - d) % self.ring) + warp.slot) % banks, rp - d) for d in ins.sources]
+            # an operand named twice is read once
+            operands = [Operand((((rp - d) % self.ring) + warp.slot) % banks, rp - d) for d in ins.unique_sources]
             for op in operands:
                 board.add_reader(op.key)
             if ins.produces:
                 board.issue(rp)
         else:
             dest = ins.dst
-            operands = [Operand((r + warp.slot) % banks, r) for r in ins.sources]
+            operands = [Operand((r + warp.slot) % banks, r) for r in ins.unique_sources]
             board.issue(ins)
         if not needs_cu:  # bra, sync, exit: straight to the branch unit
             self.seq += 1
