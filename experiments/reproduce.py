@@ -26,16 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from dualflow.atomic_write import atomic_write
+from dualflow.errors import ConfigError
 from dualflow.isa import Form
 from dualflow.kernels.registry import get_workload
 
 PAPER_FOUR = ("gaussian", "lud", "pathfinder", "nn")
 WARPS = (8, 16, 32, 48, 64)
 MODES = ("base", "dflow")
+#: Input size of each workload at the default ``--size default``: the paper's kind of input (every
+#: thread fits on the GPU at once) at a cost that keeps the whole run in minutes.
+DEFAULT_SIZES = {"gaussian": "small", "lud": "small", "pathfinder": "medium", "nn": "small"}
 #: The study needs warps-per-SM limits that bind, so each workload runs on a slice of the GPU that
-#: its largest launch fills with 64 warps per SM: (size, SMs). At the default size the paper's
-#: small inputs fit the 68-SM GPU many times over, so they would never reach the limit.
-STUDY_SLICES = {"gaussian": ("small", 4), "lud": ("small", 1), "pathfinder": ("medium", 2), "nn": ("small", 2)}
+#: its largest launch fills with 64 warps per SM: (size at ``--size default``, SMs). On all 68 SMs
+#: these inputs would never reach the limit.
+STUDY_SLICES = {"gaussian": ("medium", 1), "lud": ("small", 1), "pathfinder": ("medium", 2), "nn": ("small", 2)}
 
 
 @dataclass(frozen=True)
@@ -86,12 +90,14 @@ def rf_entries_per_thread(workload: str, mode: str) -> int:
 
 
 def study_slice(name: str, size: str, study_sms: int | None) -> tuple[str, int]:
-    """Input size and SM count of a workload in the warps study (``STUDY_SLICES``, unless the run
-    asks for another size, or ``study_sms`` is given)."""
-    default_size, sms = STUDY_SLICES.get(name, (size, 1))
-    if size != "small":
-        default_size = size
-    return default_size, study_sms or sms
+    """Input size and SM count of a workload in the warps study (``STUDY_SLICES`` at the default
+    size; an explicit size applies to every run; ``study_sms`` overrides the SM count)."""
+    default_size, sms = STUDY_SLICES.get(name, ("small", 1))
+    return (default_size if size == "default" else size), study_sms or sms
+
+
+def figure_size(name: str, size: str) -> str:
+    return DEFAULT_SIZES.get(name, "small") if size == "default" else size
 
 
 def plan(size: str, seed: int, preset: str, workloads: Iterable[str], warps: Iterable[int],
@@ -99,7 +105,7 @@ def plan(size: str, seed: int, preset: str, workloads: Iterable[str], warps: Ite
     jobs = []
     for name in workloads:
         for mode in MODES:
-            jobs.append(Job("paper", name, mode, size, seed, preset, 64, None))
+            jobs.append(Job("paper", name, mode, figure_size(name, size), seed, preset, 64, None))
     for name in workloads:
         wsize, sms = study_slice(name, size, study_sms)
         for w in warps:
@@ -220,7 +226,7 @@ def summary_text(fig: list[dict], matches: list[dict], meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def reproduce(out: Path, size: str = "small", seed: int = 1, preset: str = "paper-rtx3080",
+def reproduce(out: Path, size: str = "default", seed: int = 1, preset: str = "paper-rtx3080",
               workloads: Iterable[str] = PAPER_FOUR, warps: Iterable[int] = WARPS, study_sms: int | None = None,
               workers: int | None = None, progress=sys.stderr) -> str:
     """Run everything, write the tables and plots under ``out``, return the printed summary."""
@@ -228,7 +234,10 @@ def reproduce(out: Path, size: str = "small", seed: int = 1, preset: str = "pape
 
     workloads, warps = tuple(workloads), tuple(warps)
     for name in workloads:
-        get_workload(name)  # a bad name fails before any simulation starts
+        wl = get_workload(name)  # a bad name or size fails before any simulation starts
+        for s in {figure_size(name, size), study_slice(name, size, study_sms)[0]}:
+            if s not in wl.sizes:
+                raise ConfigError(f"workload {name} has no size {s!r} (have: {', '.join(wl.sizes)})")
     jobs = plan(size, seed, preset, workloads, warps, study_sms)
     workers = workers or min(len(jobs), os.cpu_count() or 1)
     start = time.perf_counter()

@@ -99,6 +99,9 @@ class Gaussian(Workload):
         "tiny": {"n": 4, "matrix": "random"},
         # the 4 x 4 example of Rodinia's usage text (matrix4.txt, `./gaussian -f matrix4.txt`)
         "matrix4": {"n": 4, "matrix": "matrix4"},
+        # create_matrix(32): 31 + 31 launches, Fan2 grid 8 x 8 blocks: 64 one-warp blocks, enough to fill
+        # one SM with 64 warps (the warps-per-SM study of `dualflow reproduce`)
+        "medium": {"n": 32, "matrix": "create"},
         # create_matrix(64): 63 + 63 launches, Fan2 grid 16 x 16 blocks
         "small": {"n": 64, "matrix": "create"},
         # Rodinia's run script: `./gaussian -s 16`: 15 + 15 launches, Fan2 grid 4 x 4 blocks

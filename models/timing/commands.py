@@ -92,7 +92,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("reproduce", help="the paper's figures 9 and 10 and the warps-per-SM / register-file study")
     p.add_argument("workloads", nargs="*", help="workloads (default: gaussian lud pathfinder nn)")
-    p.add_argument("--size", default="small", help="input size (default small; paper = the Rodinia sizes)")
+    p.add_argument("--size", default="default",
+                   help="input size of every run (default: per workload, see docs/timing-model.md; "
+                        "paper = the Rodinia sizes, hours)")
     p.add_argument("--preset", choices=sorted(PRESETS), default="paper-rtx3080")
     p.add_argument("--warps", help="warps-per-SM points of the study, comma separated (default 8,16,24,32,48,64)")
     p.add_argument("--study-sms", type=int, default=None,
