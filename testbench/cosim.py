@@ -73,6 +73,7 @@ class CaseResult:
     memory_mismatches: list[str] = field(default_factory=list)
     error: str | None = None
     mem_stats: dict = field(default_factory=dict)
+    rtl: Trace | None = None  #: the RTL's records in retirement order (out of order within a warp)
 
     @property
     def ok(self) -> bool:
@@ -193,8 +194,11 @@ def rtl_trace(kernel: Kernel, lanes: int, raw: list[dict], params: CoreParams) -
 
 
 def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int = 1,
-              report_dir: str | Path | None = None, max_print: int = 10) -> list[CaseResult]:
-    """Run every case on the golden model and on the RTL core built with ``params``."""
+              report_dir: str | Path | None = None, max_print: int = 10, inject: bool = False) -> list[CaseResult]:
+    """Run every case on the golden model and on the RTL core built with ``params``.
+
+    ``inject``: the bench corrupts one value of every case's RTL trace (an expect-fail check that
+    the comparison can fail)."""
     from .sim import build_dir_for, run_bench
 
     prepared = [_job(params, case) for case in cases]
@@ -207,7 +211,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
     atomic_write(jobs_path, json.dumps({"params": params.to_dict(), "jobs": [j for j, *_ in prepared]}))
     try:
         bench = run_bench(name=name, make_component=lambda: SimtCore(params), params=params.to_dict(),
-                          test_module=TEST_MODULE, seed=bench_seed, run_name=f"run-{tag}",
+                          test_module=TEST_MODULE, seed=bench_seed, run_name=f"run-{tag}", inject=inject,
                           extra_env={JOBS_ENV: str(jobs_path), RESULTS_ENV: str(results_path)})
         if not results_path.exists():
             raise DualflowError(f"the core bench wrote no results (log: {bench.log})")
@@ -224,6 +228,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
         res = CaseResult(case.name, case.seed, None, cycles=out.get("cycles", 0), trap=trap,
                          timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
         trace = rtl_trace(case.kernel, params.lanes, out.get("trace", []), params)
+        res.rtl = trace
         res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
                                      rp_bits=rp_width(params) if params.dflow else None)
         final = out.get("memory")

@@ -54,8 +54,8 @@ def kick_combinational(handle: Any) -> int:
 class CoreBench:
     """Owns the clock, reset, the program loader, the memory model and the trace monitor."""
 
-    def __init__(self, dut: Any, params: dict, ports: dict):
-        self.dut, self.p = dut, params
+    def __init__(self, dut: Any, params: dict, ports: dict, inject: bool = False):
+        self.dut, self.p, self.inject = dut, params, inject
         self.trace_desc = ports["trace"]
         self.tid_desc = ports["tid_data"]
         self.req_desc = ports["mem_req__payload"]
@@ -132,7 +132,12 @@ class CoreBench:
                 await ReadOnly()
                 cycles += 1
                 if self.get("trace_valid"):
-                    out["trace"].append(unpack(self.trace_desc, self.dut.trace.value))
+                    record = unpack(self.trace_desc, self.dut.trace.value)
+                    if self.inject and record["info"]["writes"] and "injected" not in out:
+                        lane = (record["info"]["mask"] & -record["info"]["mask"]).bit_length() - 1
+                        record["values"][lane] ^= 1  # the expect-fail run: one wrong bit
+                        out["injected"] = True
+                    out["trace"].append(record)
                 req_valid = bool(self.get("mem_req__valid"))
                 req = unpack(self.req_desc, self.dut.mem_req__payload.value) if req_valid else None
                 model.sample(req_valid, req, bool(self.get("mem_resp__ready")))
@@ -159,10 +164,10 @@ class CoreBench:
 @cocotb.test()
 async def run_launches(dut: Any) -> None:
     """Run every prepared launch and write what the core retired."""
-    params, seed, _inject = bench_env()
+    params, seed, inject = bench_env()
     with open(os.environ[JOBS_ENV]) as src:
         jobs = json.load(src)["jobs"]
-    bench = CoreBench(dut, params, bench_ports())
+    bench = CoreBench(dut, params, bench_ports(), inject)
     results = []
     for job in jobs:
         results.append(await bench.run_job(job))
