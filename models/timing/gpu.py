@@ -70,9 +70,13 @@ class Gpu:
         budget = [0]
         limit = fconfig.max_warp_instructions
 
+        # counted in Python lists (cheaper per call than numpy scalars), added to the arrays at the end
+        warps_at = [0] * len(kernel.code)
+        threads_at = [0] * len(kernel.code)
+
         def count(pc: int, threads: int) -> None:
-            warp_counts[pc] += 1
-            thread_counts[pc] += threads
+            warps_at[pc] += 1
+            threads_at[pc] += threads
             budget[0] += 1
             if budget[0] > limit:
                 raise KernelFault(f"instruction budget exceeded: more than {limit} warp instructions "
@@ -155,6 +159,8 @@ class Gpu:
                     nxt = cycle + 1 if nxt is None else min(nxt, cycle + 1)
             if nxt is not None:
                 schedule(sm, nxt)
+        warp_counts += np.array(warps_at, dtype=np.int64)
+        thread_counts += np.array(threads_at, dtype=np.int64)
         for sm in self.sms:  # an SM that ran out of blocks early idles until the launch ends
             idle = end - max(sm.last_cycle, start - 1)
             sm.counters.stalls["idle"] += idle * cfg.sm.schedulers

@@ -27,7 +27,7 @@ class StaticInstruction:
 
     Attributes
     ----------
-    pc, op, unit: position, opcode, execution-unit class.
+    pc, op, unit, unit_name: position, opcode, execution-unit class and its name.
     produces: writes a value (DFLOW: the ring slot at RP; REG: ``dst`` unless it is rz).
     sources: REG: register numbers read; DFLOW: distances read (absent operands left out).
     unique_sources: the same without repeats: one register-file read each.
@@ -46,6 +46,7 @@ class StaticInstruction:
     pc: int
     op: Opcode
     unit: UnitClass
+    unit_name: str
     produces: bool
     sources: tuple[int, ...]
     unique_sources: tuple[int, ...]
@@ -73,7 +74,7 @@ def decode_kernel(kernel: Kernel) -> list[StaticInstruction]:
         space = LOADS.get(ins.op) or STORES.get(ins.op) or ("param" if ins.op is Opcode.LDC else "")
         issue_only, redirect = ins.op in ISSUE_ONLY, ins.op in REDIRECTS
         out.append(StaticInstruction(
-            pc=pc, op=ins.op, unit=spec.unit, produces=writes, sources=sources,
+            pc=pc, op=ins.op, unit=spec.unit, unit_name=spec.unit.value, produces=writes, sources=sources,
             unique_sources=tuple(dict.fromkeys(sources)),
             dst=ins.dst - 1 if writes and not dflow else -1, space=space,
             is_load=ins.op in LOADS or ins.op is Opcode.LDC, is_store=ins.op in STORES,

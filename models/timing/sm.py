@@ -360,14 +360,14 @@ class Sm:
             raise AssertionError(f"timing and functional models disagree on {warp.name}'s pc: {pc} vs {ex.pc[w]}")
         warp.ibuf.popleft()
         g = warp.g
-        mask = ex.active[g]
+        mask = ex.active[w:w + 1].copy()  # a slice is cheaper than ex.active[g]; copied, as handlers change it
         threads = int(np.count_nonzero(mask))
         rp = int(ex.rp[w]) if self.dflow else 0
         ex.handlers[pc](g, mask)
         if self.issue_log is not None:
             self.issue_log.append((t, warp.cta.block, int(ex.wid[w]), pc))
         self.count(pc, threads)
-        self.counters.issued(ins.unit, threads)
+        self.counters.issued(ins.unit_name, threads)
         if ins.op is Opcode.EXIT and ex.done[w]:
             warp.exited = True
         if ins.op is Opcode.BAR or ins.op is Opcode.EXIT:

@@ -61,9 +61,10 @@ class SmCounters:
         self.collector_busy += n * collector_busy
         self.resident_warps += n * warps
 
-    def issued(self, unit: UnitClass, threads: int) -> None:
-        self.warp_instructions[unit.value] += 1
-        self.thread_instructions[unit.value] += threads
+    def issued(self, unit: str, threads: int) -> None:
+        """``unit``: the unit class's name (``UnitClass.value``)."""
+        self.warp_instructions[unit] += 1
+        self.thread_instructions[unit] += threads
 
 
 def _stat(value, unit: str, description: str) -> dict:
