@@ -52,6 +52,8 @@ class Sm:
         self.warps: list[Warp] = []
         self.sched_warps: list[list[Warp]] = [[] for _ in range(config.schedulers)]
         self.last_issued: list[Warp | None] = [None] * config.schedulers
+        # per scheduler: up to which cycle its last answer (no issue, and why) still holds
+        self.sched_clean_until = [0] * config.schedulers
         self.completions: list[tuple] = []  # heap of (cycle, seq, kind, warp, dest, ins)
         self.wake: list[int] = []  # heap of future cycles at which something is due
         self.fetch_rr = 0
@@ -92,6 +94,8 @@ class Sm:
                         dflow=self.dflow, entries=entries)
             self.warp_age += 1
             warp.fetch_pc = warp.pc
+            warp.sched_clean = self.sched_clean_until
+            self.sched_clean_until[warp.sched] = 0
             warp.exited = bool(executor.done[warp.w])
             cta.warps.append(warp)
             self.warps.append(warp)
@@ -107,6 +111,7 @@ class Sm:
 
     def _retire_warp(self, warp: Warp) -> None:
         warp.finished = True
+        self.sched_clean_until[warp.sched] = 0
         self.warps.remove(warp)
         self.sched_warps[warp.sched].remove(warp)
         self.free_slots.append(warp.slot)
@@ -183,7 +188,7 @@ class Sm:
         return progress
 
     def _complete(self, warp: Warp, ins: StaticInstruction, t: int) -> None:
-        warp.stall = None
+        self._dirty(warp)
         warp.inflight -= 1
         if ins.is_mem:
             warp.mem_inflight -= 1
@@ -266,13 +271,18 @@ class Sm:
         progress = False
         stall = self.counters.stalls
         gto = self.cfg.scheduler == "gto"
+        clean = self.sched_clean_until
         for s, warps in enumerate(self.sched_warps):
             if not warps:
                 self.last_reasons[s] = "idle"
                 stall["idle"] += 1
                 continue
+            if clean[s] > t:  # no event concerned any of its warps: the same answer as last cycle
+                stall[self.last_reasons[s]] += 1
+                continue
             reason = None
             best = len(_RANK)
+            until = PENDING  # while every warp's stall is cached, the answer holds until the earliest expires
             last = self.last_issued[s]
             if last is not None and last.finished:
                 last = None
@@ -296,6 +306,10 @@ class Sm:
                         why = warp.stall
                     else:
                         why = self._try_issue(warp, t, allow_wait)
+                    if warp.stall is None:
+                        until = 0  # issued, or a stall that other warps' progress can end
+                    elif warp.stall_until < until:
+                        until = warp.stall_until
                     if why is None:
                         self.last_issued[s] = warp
                         reason = "issued"
@@ -307,8 +321,14 @@ class Sm:
                 if reason == "issued" or best != _RANK["scoreboard"]:
                     break
             self.last_reasons[s] = reason
+            clean[s] = until
             stall[reason] += 1
         return progress
+
+    def _dirty(self, warp: Warp) -> None:
+        """An event concerned ``warp``: re-examine it, and its scheduler, next time."""
+        warp.stall = None
+        self.sched_clean_until[warp.sched] = 0
 
     def _try_issue(self, warp: Warp, t: int, allow_wait: bool = True) -> str | None:
         """Issue the warp's next instruction if it can; otherwise say why not (and remember it
@@ -352,7 +372,7 @@ class Sm:
     def _unstall_block(self, cta: Cta) -> None:
         """A barrier may have been released or a warp may have left it: re-examine the block's warps."""
         for w in cta.warps:
-            w.stall = None
+            self._dirty(w)
 
     def _execute(self, warp: Warp, ins: StaticInstruction, pc: int, t: int, needs_cu: bool) -> None:
         ex, w = warp.ex, warp.w
@@ -429,7 +449,7 @@ class Sm:
             pc = warp.fetch_pc
             for _ in range(min(space, cfg.fetch_width)):
                 warp.ibuf.append((pc, ready))
-                warp.stall = None
+                self._dirty(warp)
                 if self.static[pc].redirect:
                     warp.fetch_stalled = True
                     break

@@ -34,7 +34,7 @@ class Warp:
 
     __slots__ = ("cta", "ex", "w", "g", "slot", "age", "sched", "ibuf", "fetch_pc", "fetch_stalled",
                  "inflight", "mem_inflight", "board", "exited", "finished", "name", "dflow", "start", "waiting_cus",
-                 "stall", "stall_until")
+                 "stall", "stall_until", "sched_clean")
 
     def __init__(self, cta: Cta, ex: BatchExecutor, w: int, slot: int, age: int, sched: int, *,
                  dflow: bool, entries: int):
@@ -53,6 +53,7 @@ class Warp:
         self.waiting_cus = 0  # D-FLOW: collector units holding an operand not yet written back
         self.stall: str | None = None  # why it could not issue, while only an event can change that
         self.stall_until = 0  # ... or until this cycle (an instruction still being decoded)
+        self.sched_clean: list[int] = []  # the SM's per-scheduler validity of its last answer
         self.start = 0  # first cycle it may fetch (block launch latency)
         self.name = f"block {cta.block} warp {int(ex.wid[w])}"
 
@@ -72,3 +73,4 @@ class Warp:
         if self.dflow:
             self.board.read_done(op.key)
             self.stall = None  # the ring guard may have waited for this read
+            self.sched_clean[self.sched] = 0
