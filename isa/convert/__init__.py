@@ -19,9 +19,10 @@ from dualflow.isa.kernel import DEFAULT_DMAX, DEFAULT_RING, Kernel, Module
 from dualflow.isa.opcodes import Form, Opcode
 
 from .cfg import ConvertError, build_cfg, natural_loops
-from .codegen import CodeGen, Emitted, block_code_order
+from .codegen import MARGIN, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
 from .surgery import isolate_critical_edges
+from .unroll import Loop, single_block_loops, unroll
 
 __all__ = ["ConvertError", "ConversionReport", "convert_kernel", "convert_module"]
 
@@ -29,6 +30,15 @@ __all__ = ["ConvertError", "ConversionReport", "convert_kernel", "convert_module
 REFINE_ROUNDS = 4
 #: Weight of an instruction per loop level it sits in, for choosing between rounds.
 LOOP_WEIGHT = 16
+#: Choices tried, each by regenerating the kernel and keeping it if its loop-weighted overhead is
+#: lower: loops unrolled, then sets of loop invariants or of values live across an if/else put
+#: in local memory (a bound on conversion time, independent of the machine).
+UNROLL_TRIALS = 6
+MEMORY_TRIALS = 16
+#: Code generations (all trials and refinement rounds) after which no further trial starts.
+GEN_BUDGET = 24
+#: Refinement rounds of a memory trial (it starts from the best frames found so far).
+TRIAL_ROUNDS = 2
 
 
 @dataclass
@@ -44,7 +54,9 @@ class ConversionReport:
     causes: list[str] = field(default_factory=list)
     source_pc: list[int | None] = field(default_factory=list)
     static_reg: int = 0
-    duplicated: int = 0  #: instructions of tiny joins copied onto a split edge (each copy runs instead of the original)
+    #: translations beyond one per REG instruction: tiny joins copied onto split edges, bodies of
+    #: unrolled loops (each copy runs instead of the original, never in addition to it)
+    duplicated: int = 0
     rounds: int = 0
     spill_bytes: int = 0
 
@@ -56,21 +68,49 @@ class ConversionReport:
         return out
 
 
-def _loop_depth(cfg) -> dict[int, int]:
-    """Loop nesting depth per block."""
-    depth: dict[int, int] = {}
-    for body in natural_loops(cfg).values():
+def _weights(cfg, origin: list[int | None], unrolled: set[int]) -> dict[int, float]:
+    """How often each block runs, relative to the others: LOOP_WEIGHT per loop level it sits in,
+    halved inside a loop written twice (each copy runs every other iteration)."""
+    weight: dict[int, float] = {}
+    for header, body in natural_loops(cfg).items():
+        first = cfg.blocks[header].first_pc
+        factor = LOOP_WEIGHT / (2 if first in unrolled else 1)
         for n in body:
-            depth[n] = depth.get(n, 0) + 1
-    return depth
+            weight[n] = weight.get(n, 1) * factor
+    return weight
 
 
-def _cost(gen: CodeGen, depth: dict[int, int]) -> int:
-    total = 0
+def _cost(gen: CodeGen, weight: dict[int, float], origin: list[int | None]) -> float:
+    """Loop-weighted count of the instructions the conversion adds."""
+    total = 0.0
     for bid, bc in gen.codes.items():
-        w = LOOP_WEIGHT ** depth.get(bid, 0)
-        total += w * sum(1 for e in bc.body + bc.tail + bc.term if e.cause != "orig")
+        added = sum(1 for e in bc.body + bc.tail + bc.term
+                    if e.cause != "orig" or (e.pc is not None and origin[e.pc] is None))
+        total += weight.get(bid, 1) * added
     return total
+
+
+@dataclass
+class _Plan:
+    """One way to convert a kernel: the REG code (maybe with loops unrolled) and its generation."""
+
+    kernel: Kernel
+    origin: list[int | None]
+    cfg: object
+    gen: CodeGen
+    cost: float
+    rounds: int
+    weight: dict[int, float]
+    memory: dict[int, set[int]] = field(default_factory=dict)
+    stored: dict[int, set[int]] = field(default_factory=dict)
+
+
+def _plan(kernel: Kernel, origin: list[int | None], unrolled: set[int], dmax: int, spill_base: int) -> _Plan:
+    cfg = build_cfg(kernel)
+    isolate_critical_edges(cfg)
+    weight = _weights(cfg, origin, unrolled)
+    gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, {}, {})
+    return _Plan(kernel, origin, cfg, gen, cost, rounds, weight)
 
 
 def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
@@ -82,26 +122,90 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
         raise ConvertError(f"ring {ring} must exceed dmax {dmax}")
     if dmax < 2 * 4 + 4:
         raise ConvertError(f"dmax {dmax} is too small for the converter (at least 12)")
-    cfg = build_cfg(kernel)
-    isolate_critical_edges(cfg)
-    depth = _loop_depth(cfg)
     spill_base = kernel.local_bytes
-    best, best_cost, frames, rounds = None, None, {}, 0
-    for _ in range(REFINE_ROUNDS):
+    identity: list[int | None] = list(range(len(kernel.code)))
+    best = _plan(kernel, identity, set(), dmax, spill_base)
+    rounds = best.rounds
+    # Single-block loops written twice, one at a time, kept where the relays saved on the back
+    # edge outweigh what the doubled body costs (it must still fit in the ring's reach).
+    chosen: list[Loop] = []
+    base = best
+    first = {blk.first_pc: blk.id for blk in base.cfg.blocks if blk.copy_of is None}
+    loops = [lp for lp in single_block_loops(kernel, (dmax - MARGIN) // 2)
+             if _added(base.gen, {first.get(lp.start)})]  # a loop that costs nothing gains nothing
+    for lp in loops[:UNROLL_TRIALS]:
+        if rounds >= GEN_BUDGET:
+            break
+        done = unroll(kernel, chosen + [lp])
+        plan = _plan(done.kernel, done.origin, set(done.loops), dmax, spill_base)
+        rounds += plan.rounds
+        if plan.cost < best.cost:
+            best, chosen = plan, chosen + [lp]
+    gen = best.gen
+    # Then values in local memory: the invariants of a loop, reloaded where used instead of
+    # relayed (once or more) every iteration, and values live across an if/else whose paths
+    # outrun the ring's reach, stored once at its ssy instead of relayed on every path. A loop
+    # crowded with invariants gains only when most leave the ring, so each loop first tries all
+    # of them; single invariants move in or out last. Hottest code first.
+    hot = best.weight
+    headers = sorted(gen.loops, key=lambda h: (-hot.get(h, 1), gen.rpo_index[h]))
+    invariants = {h: gen.invariants(h) for h in headers}
+    regions = sorted(gen.region_candidates().items(),
+                     key=lambda item: (-hot.get(best.cfg.regions[item[0]].ssy_block, 1), item[0]))
+    costly = {h for h in headers if _added(gen, gen.loops[h])}
+    trials = [("loop", h, invariants[h]) for h in headers if invariants[h] and h in costly]
+    trials += [("region", rid, regs) for rid, regs in regions if _added(gen, best.cfg.regions[rid].blocks)]
+    trials += [("loop", h, {r}) for h in headers for r in sorted(invariants[h])
+               if len(invariants[h]) > 1 and h in costly]
+    for kind, key, regs in trials[:MEMORY_TRIALS]:
+        if rounds >= GEN_BUDGET:
+            break
+        if kind == "region":
+            rounds += _try(best, best.memory, {**best.stored, key: regs})
+            continue
+        now = best.memory.get(key, set())
+        rounds += _try(best, {**best.memory, key: now ^ regs if len(regs) == 1 else set(regs)}, best.stored)
+    return _link(kernel, best, dmax, ring, rounds)
+
+
+def _added(gen: CodeGen, blocks) -> int:
+    """Instructions the conversion added to these blocks."""
+    return sum(1 for b in blocks if b in gen.codes
+               for e in gen.codes[b].body + gen.codes[b].tail + gen.codes[b].term if e.cause != "orig")
+
+
+def _try(best: _Plan, memory: dict[int, set[int]], stored: dict[int, set[int]]) -> int:
+    """Generate ``best``'s kernel with these memory choices, starting from its loop frames; adopt
+    them if cheaper."""
+    gen, cost, rounds = _generate(best.cfg, best.gen.dmax, best.gen.spill_base, best.weight, best.origin,
+                                  memory, stored, {h: best.gen.frames[h] for h in best.gen.loops
+                                                   if h in best.gen.frames}, TRIAL_ROUNDS)
+    if cost < best.cost:
+        best.gen, best.cost, best.memory, best.stored = gen, cost, memory, stored
+    return rounds
+
+
+def _generate(cfg, dmax: int, spill_base: int, weight: dict[int, float], origin: list[int | None],
+              memory: dict[int, set[int]], stored: dict[int, set[int]], frames: dict[int, dict] | None = None,
+              max_rounds: int = REFINE_ROUNDS) -> tuple[CodeGen, float, int]:
+    """Generate the kernel, refining loop-header frames from the latches; the cheapest round."""
+    best, best_cost, frames, rounds = None, None, dict(frames or {}), 0
+    for _ in range(max_rounds):
         rounds += 1
-        gen = CodeGen(cfg, dmax, spill_base, frames)
+        gen = CodeGen(cfg, dmax, spill_base, frames, memory, stored)
         gen.run()
-        cost = _cost(gen, depth)
+        cost = _cost(gen, weight, origin)
         if best is None or cost < best_cost:
             best, best_cost = gen, cost
         proposals = {h: f for h, f in gen.proposals.items() if gen.frames.get(h) != f}
         if not proposals:
             break
         frames = {**frames, **{h: gen.frames[h] for h in gen.frames if h in gen.proposals}, **proposals}
-    return _link(kernel, cfg, best, dmax, ring, rounds)
+    return best, best_cost, rounds
 
 
-def _link(kernel: Kernel, cfg, gen: CodeGen, dmax: int, ring: int, rounds: int) -> tuple[Kernel, ConversionReport]:
+def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tuple[Kernel, ConversionReport]:
+    cfg, gen, origin = plan.cfg, plan.gen, plan.origin
     order = block_code_order(cfg, set(gen.codes))
     start: dict[int, int] = {}
     emitted: list[Emitted] = []
@@ -115,7 +219,7 @@ def _link(kernel: Kernel, cfg, gen: CodeGen, dmax: int, ring: int, rounds: int) 
         if e.target is not None:
             ins = Instruction(ins.op, a=ins.a, b=ins.b, c=ins.c, mod=ins.mod, bimm=True, imm=start[e.target])
         code.append(ins)
-    code = assign_colors(kernel, code, [e.pc for e in emitted])
+    code = assign_colors(plan.kernel, code, [e.pc for e in emitted])
     labels = {}
     for bid in order:
         blk = cfg.blocks[bid]
@@ -125,11 +229,13 @@ def _link(kernel: Kernel, cfg, gen: CodeGen, dmax: int, ring: int, rounds: int) 
     out = Kernel(name=kernel.name, form=Form.DFLOW, code=code, params=list(kernel.params),
                  shared_bytes=kernel.shared_bytes, local_bytes=kernel.local_bytes + spill_bytes,
                  ring=ring, dmax=dmax, labels=labels)
-    report = ConversionReport(kernel.name, [e.cause for e in emitted], [e.pc for e in emitted],
+    # Source pcs of the kernel as given; the exit branch an unrolled loop gains is overhead.
+    source = [None if e.pc is None else origin[e.pc] for e in emitted]
+    causes = ["branch" if e.cause == "orig" and src is None else e.cause for e, src in zip(emitted, source)]
+    translated = [src for c, src in zip(causes, source) if c == "orig"]
+    report = ConversionReport(kernel.name, causes, source,
                               static_reg=sum(1 for i in kernel.code if i.op is not Opcode.NOP), rounds=rounds,
-                              duplicated=sum(len(gen.codes[b].body + gen.codes[b].term) for b in order
-                                             if cfg.blocks[b].copy_of is not None and cfg.blocks[b].copy_of >= 0),
-                              spill_bytes=spill_bytes)
+                              duplicated=len(translated) - len(set(translated)), spill_bytes=spill_bytes)
     return out, report
 
 

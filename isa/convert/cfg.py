@@ -69,6 +69,7 @@ class Cfg:
     blocks: list[Block]
     regions: dict[int, Region]
     entry: int = 0
+    analysis: object | None = None  #: codegen.Analysis, once computed (after the edge surgery)
 
     def where(self, block: Block) -> str:
         pc = block.first_pc

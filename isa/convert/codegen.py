@@ -43,11 +43,10 @@ class Val:
     recipe: Instruction | None = None  # recomputes it (s2r, ldc, mov imm)
     spilled: bool = False  # its local-memory slot holds it
     ident: int = field(default_factory=lambda: next(_ident))  # same value, relayed or not
-    epoch: int = field(default_factory=lambda: next(_ident))  # when it was last put in the ring
 
     def moved(self, pos: int | None) -> Val:
         """The same ring entry in another block's coordinates (or dropped from the ring)."""
-        return Val(pos, self.recipe, self.spilled, self.ident, self.epoch)
+        return Val(pos, self.recipe, self.spilled, self.ident)
 
     def placed(self, pos: int) -> Val:
         """The same value, put in the ring again (relayed, recomputed or reloaded) at ``pos``."""
@@ -75,37 +74,95 @@ class BlockCode:
     done: bool = False
 
 
+@dataclass
+class Analysis:
+    """What code generation needs to know about a CFG, whatever the choices it tries."""
+
+    order: list[int]
+    rpo_index: dict[int, int]
+    kinds: dict[int, JoinKind]
+    live_in: dict[int, set[int]]
+    live_out: dict[int, set[int]]
+    recipes: dict[int, dict[int, Instruction]]
+    loops: dict[int, set[int]]
+    loop_defs: dict[int, set[int]]  #: registers each loop writes
+    parked: dict[int, set[int]]  #: values live through each loop, neither used nor changed in it
+    use_order: dict[int, dict[int, int]] = field(default_factory=dict)  #: filled on demand
+    block_info: dict[int, tuple] = field(default_factory=dict)  #: per block: liveness, next uses (on demand)
+
+
+def analyze(cfg: Cfg) -> Analysis:
+    """The analyses of ``cfg``, computed once (the converter generates code many times)."""
+    cached = getattr(cfg, "analysis", None)
+    if cached is not None:
+        return cached
+    order = cfg.rpo()
+    rpo_index = {b: i for i, b in enumerate(order)}
+    live_in, live_out = liveness(cfg)
+    recipes = reaching_recipes(cfg, order)
+    loops = natural_loops(cfg)
+    loop_defs, parked = {}, {}
+    for header, body in loops.items():
+        code = [ins for b in body for ins in cfg.blocks[b].code]
+        loop_defs[header] = {defines(ins) for ins in code} - {None}
+        touched = loop_defs[header].union(*(uses(ins) for ins in code))
+        parked[header] = live_in[header] - touched - set(recipes[header])
+    a = Analysis(order, rpo_index, classify(cfg, rpo_index), live_in, live_out, recipes, loops, loop_defs, parked)
+    cfg.analysis = a
+    return a
+
+
 class CodeGen:
-    def __init__(self, cfg: Cfg, dmax: int, spill_base: int, loop_frames: dict[int, dict[int, int]] | None = None):
+    def __init__(self, cfg: Cfg, dmax: int, spill_base: int, loop_frames: dict[int, dict[int, int]] | None = None,
+                 in_memory_invariants: dict[int, set[int]] | None = None,
+                 region_memory: dict[int, set[int]] | None = None):
         self.cfg, self.dmax, self.spill_base = cfg, dmax, spill_base
-        self.order = cfg.rpo()
-        self.rpo_index = {b: i for i, b in enumerate(self.order)}
-        self.kinds = classify(cfg, self.rpo_index)
-        self.live_in, self.live_out = liveness(cfg)
-        self.recipes = reaching_recipes(cfg, self.order)
+        a = analyze(cfg)
+        self.order, self.rpo_index, self.kinds = a.order, a.rpo_index, a.kinds
+        self.live_in, self.live_out, self.recipes = a.live_in, a.live_out, a.recipes
+        self.loops, self.loop_defs, self._use_order = a.loops, a.loop_defs, a.use_order
+        self.block_info = a.block_info
         self.frames: dict[int, dict[int, int]] = dict(loop_frames or {})
-        self.fixed_loop_frames = set(self.frames)
         self.header_idents: dict[int, dict[int, int]] = {}
-        self.header_epoch: dict[int, int] = {}
         self.codes: dict[int, BlockCode] = {}
-        # Values live through a loop but neither used nor changed in it are parked in local
-        # memory around the loop instead of being relayed every iteration.
-        self.parked: dict[int, set[int]] = {}
         self.in_memory: dict[int, set[int]] = {}  # forward plain join -> values it receives in memory
-        self.loops = natural_loops(cfg)
-        self._use_order: dict[int, dict[int, int]] = {}
-        for header, body in self.loops.items():
-            touched = set()
-            for b in body:
-                for ins in cfg.blocks[b].code:
-                    touched.update(uses(ins))
-                    if defines(ins) is not None:
-                        touched.add(defines(ins))
-            self.parked[header] = self.live_in[header] - touched - set(self.recipes[header])
+        # Values live through a loop but neither used nor changed in it are parked in local
+        # memory around the loop instead of being relayed every iteration; so are the invariants
+        # chosen to live in memory (reloaded where used instead of relayed every iteration).
+        self.parked = {h: set(regs) for h, regs in a.parked.items()}
+        for header, regs in (in_memory_invariants or {}).items():
+            self.parked[header] |= regs & self.invariants(header)
+        for header in self.loops:
+            # A frame from another trial may hold values parked here, or miss values parked
+            # there: the former leave the frame, the latter arrive through memory.
+            if header in self.frames:
+                frame = {r: p for r, p in self.frames[header].items() if r not in self.parked[header]}
+                for r in self.live_in[header] - set(self.recipes[header]) - self.parked[header] - set(frame):
+                    frame[r] = None
+                self.frames[header] = frame
+        # Values live across an acyclic ssy region, chosen to be stored at its ssy: paths too long
+        # for the ring's reach would otherwise relay them on every path to the join.
+        self.region_memory = {rid: regs - set(self.recipes.get(cfg.regions[rid].join, {}))
+                              for rid, regs in (region_memory or {}).items()}
         self.spilled_regs: set[int] = set()
         self.proposals: dict[int, dict[int, int]] = {}
 
     # ------------------------------------------------------------------ helpers
+    def region_candidates(self) -> dict[int, set[int]]:
+        """Acyclic ssy regions with values live across them that could be stored at the ssy."""
+        out = {}
+        for rid, region in sorted(self.cfg.regions.items()):
+            if region.cyclic or region.join not in self.rpo_index:
+                continue
+            regs = self.live_in[region.join] - set(self.recipes[region.join])
+            if regs:
+                out[rid] = regs
+        return out
+
+    def invariants(self, header: int) -> set[int]:
+        """Values live into a loop, used in it, never redefined in it, and not recomputable."""
+        return self.live_in[header] - self.loop_defs[header] - set(self.recipes[header]) - self.parked[header]
+
     def use_order(self, join: int) -> dict[int, int]:
         """Registers by the order of their first use from the start of ``join`` onwards (within
         its loop if it is a loop header), following blocks in reverse postorder."""
@@ -139,6 +196,13 @@ class CodeGen:
 
     def distance(self, bc: BlockCode, reg: int, blk: Block) -> int:
         d = bc.cur - bc.layout[reg].pos
+        if not 1 <= d <= self.dmax:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: distance {d} for r{reg} outside 1..{self.dmax}")
+        return d
+
+    def reach(self, bc: BlockCode, pos: int, reg: int, blk: Block) -> int:
+        """The distance from the current RP to ``pos``, checked to be encodable."""
+        d = bc.cur - pos
         if not 1 <= d <= self.dmax:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: distance {d} for r{reg} outside 1..{self.dmax}")
         return d
@@ -182,11 +246,12 @@ class CodeGen:
             far = nxt is not None and nxt > limit
             crowded = len(ring_vals) >= limit // 2 or bc.cur - v.pos + len(old) - 1 > self.dmax
             if far or crowded:
-                self.emit(bc, Instruction(Opcode.STL, b=bc.cur - v.pos, imm=self.spill_addr(r)), "spill", where)
+                self.emit(bc, Instruction(Opcode.STL, b=self.reach(bc, v.pos, r, blk), imm=self.spill_addr(r)),
+                          "spill", where)
                 self.spilled_regs.add(r)
                 bc.layout[r] = Val(None, v.recipe, True, v.ident)
                 continue
-            self.emit(bc, Instruction(Opcode.MOV, b=bc.cur - v.pos), "relay-dmax", where)
+            self.emit(bc, Instruction(Opcode.MOV, b=self.reach(bc, v.pos, r, blk)), "relay-dmax", where)
             bc.layout[r] = v.placed(bc.cur - 1)
             ring_vals.append(r)
 
@@ -211,11 +276,10 @@ class CodeGen:
             v = bc.layout.get(r)
             # A loop invariant still where the header had it must be relayed by the latch; one
             # the body already put in the ring again (e.g. to keep it in reach) can stay there.
-            invariant = (invariant_idents is not None and v is not None and invariant_idents.get(r) == v.ident
-                         and v.epoch <= self.header_epoch.get(join, -1))
+            invariant = invariant_idents is not None and r not in self.loop_defs.get(join, ())
             if v is not None and v.pos is not None and not invariant:
                 dist[r] = bc.cur - v.pos
-        natural = {r: d for r, d in dist.items() if d <= cap}
+        natural = dict(dist)
         while True:
             k = len(keep) - len(natural)
             fits = {r: d for r, d in natural.items() if d + k <= depth}
@@ -355,7 +419,7 @@ class CodeGen:
         if v is None:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: r{r} needed at a join has no value")
         if v.pos is not None and bc.cur - v.pos <= self.dmax:
-            self.emit(bc, Instruction(Opcode.MOV, b=bc.cur - v.pos), cause, bc.tail)
+            self.emit(bc, Instruction(Opcode.MOV, b=self.reach(bc, v.pos, r, blk)), cause, bc.tail)
         elif v.recipe is not None:
             self.emit(bc, v.recipe, "remat", bc.tail)
         elif v.spilled:
@@ -372,11 +436,11 @@ class CodeGen:
         where = bc.tail if where is None else where
         self.materialize(bc, r, where, blk)
         v = bc.layout[r]
-        self.emit(bc, Instruction(Opcode.STL, b=bc.cur - v.pos, imm=self.spill_addr(r)), "spill", where)
+        self.emit(bc, Instruction(Opcode.STL, b=self.reach(bc, v.pos, r, blk), imm=self.spill_addr(r)), "spill", where)
         self.spilled_regs.add(r)
         bc.layout[r] = Val(v.pos, v.recipe, True, v.ident)
 
-    def spill_all(self, bc: BlockCode, regs, blk: Block) -> None:
+    def spill_all(self, bc: BlockCode, regs, blk: Block, where: list[Emitted] | None = None) -> None:
         """Store several values: first those in the ring (stores do not move RP, so none of them
         drifts), then those to recompute or reload, each stored as soon as it is produced."""
         todo = [r for r in sorted(regs) if r in bc.layout and not bc.layout[r].spilled]
@@ -387,10 +451,10 @@ class CodeGen:
             in_ring += [r for r, v in bc.layout.items() if r not in todo and v.pos is not None
                         and v.recipe is None and not v.spilled and bc.cur - v.pos + produced >= self.dmax]
         for r in sorted(in_ring, key=lambda x: bc.layout[x].pos):
-            self.spill(bc, r, blk)
+            self.spill(bc, r, blk, where)
         for r in todo:
             if r not in in_ring:
-                self.spill(bc, r, blk)
+                self.spill(bc, r, blk, where)
 
     def emit_spills_for(self, bc: BlockCode, join: int, blk: Block) -> None:
         """Tail of a predecessor of a memory join: store every carried live value."""
@@ -445,7 +509,6 @@ class CodeGen:
                 layout[r] = Val(frame[r])
             idents[r] = layout[r].ident
         self.header_idents[bid] = idents
-        self.header_epoch[bid] = next(_ident)
         return layout, None
 
     def padded_join(self, blk: Block, preds: list[int]) -> tuple[dict[int, Val], int | None]:
@@ -457,10 +520,10 @@ class CodeGen:
                 raise ConvertError(f"{self.cfg.where(blk)}: internal: padded join with an unready predecessor")
             codes.append(pcode)
         # Frame from the path that advanced furthest: it needs no padding. A value every path
-        # has in its local-memory slot, and the longest has not brought back, stays there.
+        # has in its local-memory slot stays there: a ring frame slot would cost an instruction
+        # on every path that does not hold it there, a reload at most one later.
         longest = max(codes, key=lambda c: c.offset0 + c.cur)
-        in_memory = {r for r in self.live_in[bid] - set(self.recipes[bid])
-                     if all(c.layout[r].spilled for c in codes) and longest.layout[r].pos is None}
+        in_memory = {r for r in self.live_in[bid] - set(self.recipes[bid]) if all(c.layout[r].spilled for c in codes)}
         frame = self.propose_frame(longest, bid, in_memory=in_memory)
         for c in codes:  # values arriving through memory are stored first: that may recompute them
             self.spill_all(c, [r for r, p in frame.items() if p is None], self.cfg.blocks[c.block])
@@ -511,14 +574,21 @@ class CodeGen:
         bc.layout, bc.offset0 = self.entry_layout(blk)
         term = blk.terminator
         body = blk.code[:-1] if term is not None else blk.code
-        after = live_after_each(blk.code, self.live_out[bid])
-        next_use = self._next_uses(body)
+        info = self.block_info.get(bid)
+        if info is None:
+            after = live_after_each(blk.code, self.live_out[bid])
+            # Registers whose value dies at each instruction (everything not live, at the first).
+            dies = [(after[k - 1] | {defines(body[k])}) - {None} - after[k] for k in range(1, len(body))]
+            dies.insert(0, set())  # the first instruction sweeps the whole layout
+            info = self.block_info[bid] = (after, self._next_uses(body), [uses(ins) for ins in body],
+                                           [after[k] | set(uses(ins)) for k, ins in enumerate(body)], dies)
+        after, next_use, sources, needed, dies = info
         for k, ins in enumerate(body):
             pc = blk.pcs[k]
             if ins.op is Opcode.NOP:
                 continue
-            srcs = uses(ins)
-            self.keep_in_reach(bc, after[k] | set(srcs), bc.body, blk, next_use[k])
+            srcs = sources[k]
+            self.keep_in_reach(bc, needed[k], bc.body, blk, next_use[k])
             for r in srcs:
                 self.materialize(bc, r, bc.body, blk)
             fields = {}
@@ -533,6 +603,9 @@ class CodeGen:
             if ins.op is Opcode.SSY:
                 rid = self._region_of_ssy(blk, k)
                 target = self.cfg.regions[rid].join
+                if rid in self.region_memory:
+                    # Stored once here, the values need no relay on any path of the region.
+                    self.spill_all(bc, self.region_memory[rid] & set(bc.layout), blk, bc.body)
                 imm = 0
                 if anchor(self.cfg, (blk.stack or ()) + (rid,)) == rid:
                     bc.offset0 = -bc.cur
@@ -542,9 +615,13 @@ class CodeGen:
             reg = defines(ins)
             if spec.produces and reg is not None:
                 bc.layout[reg] = Val(bc.cur - 1, recipe_of(ins))
-            for r in list(bc.layout):
-                if r not in after[k]:
-                    del bc.layout[r]
+            if k == 0:
+                for r in list(bc.layout):
+                    if r not in after[0]:
+                        del bc.layout[r]
+            else:
+                for r in dies[k]:
+                    bc.layout.pop(r, None)
         bc.pending = blk
         self.after_body(bc, blk)
 
@@ -597,18 +674,28 @@ class CodeGen:
                 before = BlockCode(bc.block, layout=dict(bc.layout), cur=bc.cur)
                 self.proposals[s] = self.propose_frame(before, s, invariant_idents=self.header_idents.get(s, {}))
             self.spill_all(bc, self.parked.get(s, ()), blk)
+            self.spill_all(bc, [r for r, p in frame.items() if p is None], blk)
             term = blk.terminator
             cond = uses(term)[0] if term is not None and term.op in (Opcode.BRNZ, Opcode.BRZ) and uses(term) else None
-            # Values the other successor needs must not drift out of reach during the tail:
-            # those that would are stored (a store does not move RP, so the frame is unaffected).
+            # Values the other successor needs must still be in the ring after the tail: those the
+            # tail would push past Dmax are stored (a store does not move RP, so the frame and the
+            # tail's length are unaffected). Decided against the tail's final length, after every
+            # recomputation or store the tail itself needs.
             others = set().union(*(self.live_in[o] for o in succs if o != s)) - {cond}
-            n = self.settle_tail(bc, frame, blk, None, cond)
-            reach = self.dmax - (n if n is not None else self.min_tail(bc, frame)) - 2
-            for r in sorted(others):
-                v = bc.layout.get(r)
-                if v is not None and v.pos is not None and bc.cur - v.pos > reach and v.recipe is None:
+            while True:
+                n = self.settle_tail(bc, frame, blk, None, cond)
+                if n is None:
+                    raise ConvertError(f"{self.cfg.where(blk)}: internal: no tail meets the join's frame")
+                far = [r for r in sorted(others)
+                       if self._needs_ring(bc, r) and bc.cur + n - bc.layout[r].pos > self.dmax]
+                if not far:
+                    break
+                for r in far:
                     self.spill(bc, r, blk)  # keeps its ring position for the frame; reloaded past reach
-            self.emit_tail(bc, frame, blk, cond=cond)
+            start = bc.cur
+            self.emit_tail(bc, frame, blk, n, cond=cond)
+            if bc.cur - start != n:
+                raise ConvertError(f"{self.cfg.where(blk)}: internal: tail of {bc.cur - start} positions, planned {n}")
         self.finish(bc)
 
     # ------------------------------------------------------------------ driver

@@ -1,0 +1,98 @@
+"""Unrolling of single-block loops by two (``isa/convert/unroll.py``): the unrolled REG kernel
+runs exactly like the original for every trip count, lane-dependent ones included, and the
+converter keeps it only where it saves back-edge relays."""
+
+from __future__ import annotations
+
+import numpy as np
+from random_programs import Launch, make_inputs, run
+
+from dualflow.isa import Opcode, assemble
+from dualflow.isa.convert import convert_kernel
+from dualflow.isa.convert.unroll import single_block_loops, unroll
+
+# Each lane loops (tid % 7) + 1 times: odd and even trip counts in one warp, lanes leaving at
+# every iteration (the divergent-loop idiom: the exit falls through to the region's sync). Two
+# invariants (r6, r7) live through the loop cost a relay per iteration unless it is unrolled.
+DIVERGENT = """
+.kernel divergent_trips
+.form reg
+.param in out n
+    s2r r0, %tid.x
+    iand r1, r0, 7
+    iadd r1, r1, 1
+    ldc r6, in
+    ldc r7, out
+    ldg r8, [r6+4]
+    mov r2, 0
+    mov r3, 0
+    ssy JOIN
+LOOP:
+    imad r3, r2, r2, r3
+    iadd r3, r3, r8
+    iadd r2, r2, 1
+    isetp.lt r4, r2, r1
+    brnz r4, LOOP
+    sync
+JOIN:
+    ishl r5, r0, 2
+    iadd r5, r7, r5
+    stg [r5], r3
+    stg [r5+128], r2
+    exit
+"""
+
+# A uniform loop whose exit is not a lone sync or exit: the first copy leaves through a `bra`.
+UNIFORM = """
+.kernel uniform_trips
+.form reg
+.param in out n
+    s2r r0, %tid.x
+    ldc r1, n
+    ldc r6, in
+    ldc r7, out
+    mov r2, 0
+    mov r3, 0
+LOOP:
+    ldg r8, [r6]
+    iadd r3, r3, r8
+    iadd r6, r6, 4
+    iadd r2, r2, 1
+    isetp.lt r4, r2, r1
+    brnz r4, LOOP
+    ishl r5, r0, 2
+    iadd r5, r7, r5
+    stg [r5], r3
+    exit
+"""
+
+
+def _outputs(kernel, n: int) -> np.ndarray:
+    return run(kernel, Launch(1, 32, 1), n, 2, make_inputs(3))
+
+
+def test_unrolled_reg_kernel_runs_like_the_original():
+    for text in (DIVERGENT, UNIFORM):
+        kernel = assemble(text).only
+        loops = single_block_loops(kernel, 64)
+        assert len(loops) == 1
+        done = unroll(kernel, loops)
+        body = loops[0].end - loops[0].start + 1
+        assert len(done.kernel.code) == len(kernel.code) + body + 1
+        assert done.origin.count(None) == (0 if text is DIVERGENT else 1)  # only the exit's bra is new
+        for n in (1, 2, 3, 8):
+            assert np.array_equal(_outputs(done.kernel, n), _outputs(kernel, n))
+
+
+def test_converter_unrolls_where_it_saves_relays():
+    for text in (DIVERGENT, UNIFORM):
+        kernel = assemble(text).only
+        for dmax, ring in [(12, 13), (16, 20), (31, 32), (100, 128)]:
+            dk, report = convert_kernel(kernel, dmax=dmax, ring=ring)
+            for n in (1, 2, 3, 8):
+                assert np.array_equal(_outputs(dk, n), _outputs(kernel, n)), (text, dmax, n)
+            nonnop = sum(1 for ins in kernel.code if ins.op is not Opcode.NOP)
+            assert report.causes.count("orig") - report.duplicated == nonnop == report.static_reg
+            assert {pc for c, pc in zip(report.causes, report.source_pc) if c == "orig"} == set(range(len(kernel.code)))
+    dk, report = convert_kernel(assemble(DIVERGENT).only, dmax=31, ring=32)
+    assert report.duplicated >= 5  # the loop body was written twice
