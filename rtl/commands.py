@@ -1,12 +1,105 @@
 """Command-line actions of the RTL part: ``dualflow rtl generate``, ``dualflow cosim``, ``dualflow synth``.
 
-``add_commands`` registers them on the ``dualflow`` parser; each is added here as its part lands.
+Every ``CoreParams`` field is an option (``--lanes 8``, ``--collector-units 4``, ...); a value the
+core cannot take is reported as an error naming the field and the rule, with a non-zero exit.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+
+from .params import MODES, SCHEDULERS, CoreParams
+
+_CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
+
+
+def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
+    for f in dataclasses.fields(CoreParams):
+        if f.name in skip:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        if f.name in _CHOICES:
+            p.add_argument(flag, choices=_CHOICES[f.name], default=None, help=f"default {f.default}")
+        else:
+            p.add_argument(flag, type=int, default=None, metavar="N", help=f"default {f.default}")
+
+
+def _params(args, **override) -> CoreParams:
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(CoreParams)
+              if getattr(args, f.name, None) is not None}
+    values.update(override)
+    return CoreParams(**values)
+
+
+def cmd_generate(args) -> int:
+    from .generate import write_core_verilog
+
+    params = _params(args)
+    path = write_core_verilog(params, args.output, name=args.name)
+    print(f"wrote {path} ({params.mode}, {params.lanes} lanes, {params.warps} warps)")
+    return 0
+
+
+def cmd_cosim(args) -> int:
+    from dualflow.testbench.cosim import program_case, run_cosim
+
+    params = _params(args)
+    case = program_case(args.program, params, kernel_name=args.kernel, block=args.block, seed=args.seed,
+                        values=args.value or [], buffer_words=args.buffer_words, max_cycles=args.max_cycles)
+    (result,) = run_cosim(params, [case], report_dir=args.report, waves=args.waves, max_print=args.max_print)
+    print(result.summary())
+    if args.waves and result.waves:
+        print(f"waveform: {result.waves}")
+    return 0 if result.ok else 1
+
+
+def cmd_synth(args) -> int:
+    from dualflow.atomic_write import atomic_write
+    from dualflow.synth.yosys import compare_table, synthesize
+
+    modes = MODES if args.mode is None else (args.mode,)
+    reports = {mode: synthesize(_params(args, mode=mode)) for mode in modes}
+    if len(reports) == 2:
+        print(compare_table(reports["base"], reports["dflow"]))
+    else:
+        (report,) = reports.values()
+        for block in report.blocks:
+            print(f"{block.name:<40} {block.cells * block.instances:>10,} cells {block.memory_bits:>10,} memory bits")
+        print(f"total {report.total()}")
+    if args.json:
+        atomic_write(args.json, json.dumps({m: r.to_dict() for m, r in reports.items()}, indent=1) + "\n")
+    return 0
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the RTL subcommands on the top-level subparsers."""
+    rtl = sub.add_parser("rtl", help="the RTL SIMT core: generate Verilog")
+    rtl_sub = rtl.add_subparsers(dest="rtl_command", required=True, metavar="ACTION")
+    p = rtl_sub.add_parser("generate", help="write the core's Verilog")
+    _add_param_options(p)
+    p.add_argument("-o", "--output", required=True, help="Verilog file to write (atomically)")
+    p.add_argument("--name", help="top-level module name (default dualflow_core_<mode>)")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("cosim", help="run a program on the RTL core (Icarus) and compare with the golden model")
+    p.add_argument("program", help="assembly file (.s); a REG-form kernel is converted for a dflow core")
+    _add_param_options(p)
+    p.add_argument("--kernel", help="kernel to run when the file has several")
+    p.add_argument("--block", type=int, default=None, help="threads in the block (default lanes x warps)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the inputs and of the memory latencies")
+    p.add_argument("--value", action="append", metavar="PARAM=INT",
+                   help="an integer kernel parameter (others get a buffer of random words)")
+    p.add_argument("--buffer-words", type=int, default=1024, help="words per buffer parameter (default 1024)")
+    p.add_argument("--max-cycles", type=int, default=100000)
+    p.add_argument("--max-print", type=int, default=10, help="mismatches printed (default 10)")
+    p.add_argument("--report", help="folder for the JSON comparison report")
+    p.add_argument("--waves", action="store_true", help="also dump a VCD waveform of the run")
+    p.set_defaults(func=cmd_cosim)
+
+    p = sub.add_parser("synth", help="synthesize the core with Yosys: cells per block, BASE and DFLOW side by side")
+    _add_param_options(p)
+    p.add_argument("--json", help="also write the statistics as JSON")
+    p.set_defaults(func=cmd_synth)
+

@@ -74,6 +74,7 @@ class CaseResult:
     error: str | None = None
     mem_stats: dict = field(default_factory=dict)
     rtl: Trace | None = None  #: the RTL's records in retirement order (out of order within a warp)
+    waves: str | None = None  #: waveform file of the run (``waves=True``)
 
     @property
     def ok(self) -> bool:
@@ -194,11 +195,13 @@ def rtl_trace(kernel: Kernel, lanes: int, raw: list[dict], params: CoreParams) -
 
 
 def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int = 1,
-              report_dir: str | Path | None = None, max_print: int = 10, inject: bool = False) -> list[CaseResult]:
+              report_dir: str | Path | None = None, max_print: int = 10, inject: bool = False,
+              waves: bool = False) -> list[CaseResult]:
     """Run every case on the golden model and on the RTL core built with ``params``.
 
     ``inject``: the bench corrupts one value of every case's RTL trace (an expect-fail check that
-    the comparison can fail)."""
+    the comparison can fail). ``waves``: build with waveform dumping (its own build directory) and
+    name the waveform file in each result."""
     from .sim import build_dir_for, run_bench
 
     prepared = [_job(params, case) for case in cases]
@@ -209,12 +212,17 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
     jobs_path = bdir / f"jobs-{tag}.json"
     results_path = bdir / f"results-{tag}.json"
     atomic_write(jobs_path, json.dumps({"params": params.to_dict(), "jobs": [j for j, *_ in prepared]}))
+    wave_file = None
     try:
-        bench = run_bench(name=name, make_component=lambda: SimtCore(params), params=params.to_dict(),
-                          test_module=TEST_MODULE, seed=bench_seed, run_name=f"run-{tag}", inject=inject,
-                          extra_env={JOBS_ENV: str(jobs_path), RESULTS_ENV: str(results_path)})
+        env = {JOBS_ENV: str(jobs_path), RESULTS_ENV: str(results_path)}
+        if waves:
+            log, wave_file = _run_with_waves(name, params, env, bench_seed)
+        else:
+            log = run_bench(name=name, make_component=lambda: SimtCore(params), params=params.to_dict(),
+                            test_module=TEST_MODULE, seed=bench_seed, run_name=f"run-{tag}", inject=inject,
+                            extra_env=env).log
         if not results_path.exists():
-            raise DualflowError(f"the core bench wrote no results (log: {bench.log})")
+            raise DualflowError(f"the core bench wrote no results (log: {log})")
         outcome = json.loads(results_path.read_text())
     finally:
         for path in (jobs_path, results_path):
@@ -229,6 +237,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
                          timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
         trace = rtl_trace(case.kernel, params.lanes, out.get("trace", []), params)
         res.rtl = trace
+        res.waves = wave_file
         res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
                                      rp_bits=rp_width(params) if params.dflow else None)
         final = out.get("memory")
@@ -246,3 +255,83 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
                                 "memory_mismatches": res.memory_mismatches, "mem_stats": res.mem_stats})
         results.append(res)
     return results
+
+
+def _run_with_waves(name: str, params: CoreParams, env: dict, seed: int) -> tuple[Path, str | None]:
+    """Build and run the core bench with waveform dumping, in a build directory of its own."""
+    from amaranth.back import verilog
+    from cocotb_tools.runner import get_runner
+
+    from .sim import PARAMS_ENV, PORTS_ENV, SEED_ENV, build_dir_for, describe_ports, icarus_friendly
+
+    bdir = build_dir_for(f"{name}-waves", params.to_dict())
+    bdir.mkdir(parents=True, exist_ok=True)
+    source = bdir / f"{name}.v"
+    core = SimtCore(params)
+    source.write_text(icarus_friendly(verilog.convert(core, name=name, emit_src=False)))
+    ports = bdir / "ports.json"
+    ports.write_text(json.dumps(describe_ports(core)))
+    runner = get_runner("icarus")
+    runner.build(sources=[source], hdl_toplevel=name, build_dir=bdir, timescale=("1ns", "1ps"), waves=True,
+                 log_file=bdir / "build.log")
+    log = bdir / "sim.log"
+    try:
+        runner.test(test_module=TEST_MODULE, hdl_toplevel=name, build_dir=bdir, test_dir=bdir, seed=seed,
+                    timescale=("1ns", "1ps"), waves=True, log_file=log,
+                    extra_env={**env, PARAMS_ENV: json.dumps(params.to_dict()), SEED_ENV: str(seed),
+                               PORTS_ENV: str(ports)})
+    except SystemExit:
+        pass  # a failed cocotb test; the results file tells
+    dumps = sorted(list(bdir.glob("*.fst")) + list(bdir.glob("*.vcd")), key=lambda p: p.stat().st_mtime)
+    return log, str(dumps[-1]) if dumps else None
+
+
+def program_case(path: str | Path, params: CoreParams, *, kernel_name: str | None = None, block: int | None = None,
+                 seed: int = 1, values: Sequence[str] = (), buffer_words: int = 1024,
+                 max_cycles: int = 100000) -> CosimCase:
+    """A case from an assembly file: the kernel (a REG-form one is converted for a DFLOW core),
+    integer parameters from ``values`` (``NAME=INT``), every other parameter a buffer of
+    ``buffer_words`` random words (seeded)."""
+    from dualflow.isa import assemble_file
+    from dualflow.isa.convert import convert_kernel
+
+    module = assemble_file(path)
+    kernels = list(module)
+    if kernel_name is not None:
+        try:
+            kernel = module[kernel_name]
+        except KeyError as exc:
+            raise ConfigError(str(exc.args[0])) from None
+    elif len(kernels) == 1:
+        kernel = kernels[0]
+    else:
+        raise ConfigError(f"{path}: several kernels ({', '.join(k.name for k in kernels)}); choose one with --kernel")
+    if params.dflow and kernel.form is Form.REG:
+        kernel, _report = convert_kernel(kernel, dmax=params.dmax, ring=params.ring)
+    elif not params.dflow and kernel.form is Form.DFLOW:
+        raise ConfigError(f"{path}: kernel {kernel.name!r} is DFLOW form; a base core runs REG-form kernels")
+    given: dict[str, int] = {}
+    for item in values:
+        key, sep, text = item.partition("=")
+        try:
+            given[key] = int(text, 0)
+        except ValueError:
+            sep = ""
+        if not sep or key not in kernel.params:
+            raise ConfigError(f"--value {item!r}: expected NAME=INT with NAME one of the kernel's parameters "
+                              f"({', '.join(kernel.params) or 'none'})")
+    if buffer_words < 1:
+        raise ConfigError(f"--buffer-words must be positive, not {buffer_words}")
+
+    def setup(dev: Device) -> list[int]:
+        rng = np.random.default_rng(seed)
+        out = []
+        for name in kernel.params:
+            if name in given:
+                out.append(given[name])
+            else:
+                out.append(dev.upload(rng.integers(0, 1 << 32, size=buffer_words, dtype=np.uint64).astype(np.uint32)))
+        return out
+
+    return CosimCase(Path(path).stem, kernel, block or params.lanes * params.warps, setup, seed=seed,
+                     max_cycles=max_cycles)
