@@ -75,6 +75,7 @@ class CaseResult:
     mem_stats: dict = field(default_factory=dict)
     rtl: Trace | None = None  #: the RTL's records in retirement order (out of order within a warp)
     waves: str | None = None  #: waveform file of the run (``waves=True``)
+    sim_seconds: float = 0.0  #: wall time of the simulated run (from start to done, in the simulator)
 
     @property
     def ok(self) -> bool:
@@ -237,6 +238,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
                          timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
         trace = rtl_trace(case.kernel, params.lanes, out.get("trace", []), params)
         res.rtl = trace
+        res.sim_seconds = float(out.get("sim_seconds", 0.0))
         res.waves = wave_file
         res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
                                      rp_bits=rp_width(params) if params.dflow else None)

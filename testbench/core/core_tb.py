@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
 from typing import Any
 
 import cocotb
@@ -121,6 +122,7 @@ class CoreBench:
         self.set("start", 0)
         out: dict = {"name": job["name"], "trace": [], "cycles": 0}
         cycles = 0
+        started = time.perf_counter()
         try:
             while True:
                 await FallingEdge(self.dut.clk)
@@ -153,6 +155,7 @@ class CoreBench:
         except MemoryModelError as exc:
             out["error"] = str(exc)
         await RisingEdge(self.dut.clk)
+        out["sim_seconds"] = time.perf_counter() - started
         out["cycles"] = cycles
         out["memory"] = memory.words.tolist()
         st = model.stats
