@@ -116,8 +116,9 @@ def plan(size: str, seed: int, preset: str, workloads: Iterable[str], warps: Ite
     return sorted(jobs, key=lambda j: (-cost.get(j.size, 0), j.workload != "pathfinder"))
 
 
-def run_all(jobs: list[Job], workers: int, out: Path, progress=sys.stderr) -> list[dict]:
+def run_all(jobs: list[Job], workers: int, out: Path, progress=None) -> list[dict]:
     """Run every job (in parallel when ``workers`` > 1), keeping each full result under ``out/runs``."""
+    progress = progress or sys.stderr
     rows: list[dict] = []
     start = time.perf_counter()
     done = 0
@@ -228,7 +229,7 @@ def summary_text(fig: list[dict], matches: list[dict], meta: dict) -> str:
 
 def reproduce(out: Path, size: str = "default", seed: int = 1, preset: str = "paper-rtx3080",
               workloads: Iterable[str] = PAPER_FOUR, warps: Iterable[int] = WARPS, study_sms: int | None = None,
-              workers: int | None = None, progress=sys.stderr) -> str:
+              workers: int | None = None, progress=None) -> str:
     """Run everything, write the tables and plots under ``out``, return the printed summary."""
     from .plots import plot_figure9_10, plot_warps_study
 
