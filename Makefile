@@ -18,7 +18,7 @@ iverilog:
 	@command -v iverilog >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog; }
 
 run: $(STAMP)
-	$(BIN)/dualflow demo
+	$(BIN)/dualflow reproduce -o results
 
 test: $(STAMP) iverilog
 	$(BIN)/python -m pytest -n 2
@@ -28,6 +28,7 @@ test-all: $(STAMP) iverilog
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/functional_speed.py
+	$(BIN)/python benchmarks/timing_speed.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
