@@ -1,0 +1,93 @@
+"""The fetch unit (rtl/fetch.py) and the writeback arbiter (rtl/writeback.py) on their own."""
+
+from __future__ import annotations
+
+from amaranth.lib import data
+from amaranth.sim import Simulator
+
+from dualflow.isa import Instruction, Opcode
+from dualflow.rtl.fetch import FetchUnit
+from dualflow.rtl.params import CoreParams
+from dualflow.rtl.writeback import WritebackArbiter
+
+PROGRAM = [
+    Instruction(Opcode.IADD, dst=1, a=1, bimm=True, imm=1),
+    Instruction(Opcode.IMUL, dst=2, a=1, b=1),
+    Instruction(Opcode.BRA, bimm=True, imm=5),  # control: the warp's fetch stops here
+    Instruction(Opcode.NOP),
+    Instruction(Opcode.NOP),
+    Instruction(Opcode.EXIT),
+]
+
+
+def _run(dut, bench, clock: bool = True):
+    sim = Simulator(dut)
+    if clock:
+        sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_fetch_buffers_each_warp_in_order_and_stops_at_control():
+    params = CoreParams(mode="base", lanes=4, warps=2, imem_words=16)
+    dut = FetchUnit(params)
+    seen: dict[int, list[tuple[int, int]]] = {0: [], 1: []}
+
+    async def bench(ctx):
+        for addr, ins in enumerate(PROGRAM):
+            ctx.set(dut.load_en, 1)
+            ctx.set(dut.load_addr, addr)
+            ctx.set(dut.load_data, ins.encode())
+            await ctx.tick()
+        ctx.set(dut.load_en, 0)
+        ctx.set(dut.enable, 0b11)
+        redirected = False
+        for cycle in range(40):
+            consume = 0
+            for w in range(2):
+                if ctx.get(dut.ib_valid[w]) and (w == 0 or cycle % 3 == 0):  # warp 1 drains slowly
+                    seen[w].append((ctx.get(dut.ib_pc[w]), ctx.get(dut.ib_inst[w].op).value))
+                    consume |= 1 << w
+            ctx.set(dut.consume, consume)
+            ctx.set(dut.redirect_valid, 0)
+            if cycle == 25 and not redirected:  # the "control unit" resolves warp 0's bra
+                ctx.set(dut.redirect_valid, 1)
+                ctx.set(dut.redirect_warp, 0)
+                ctx.set(dut.redirect_pc, 5)
+                redirected = True
+            await ctx.tick()
+        ctx.set(dut.consume, 0)
+
+    _run(dut, bench)
+    ops = {w: [pc for pc, _ in seen[w]] for w in seen}
+    # warp 0: up to the branch, nothing after it until redirected, then the target
+    assert ops[0] == [0, 1, 2, 5], ops
+    # warp 1 is never redirected: it stops after its branch
+    assert ops[1] == [0, 1, 2], ops
+    assert seen[0][2][1] == int(Opcode.BRA) and seen[0][3][1] == int(Opcode.EXIT)
+
+
+def test_writeback_priority_and_waiting_flag():
+    layout = data.StructLayout({"id": 8})
+    dut = WritebackArbiter(layout)
+    log: list[tuple[int, int, int]] = []
+
+    async def bench(ctx):
+        # cycle: (alu_valid, lsu_valid, ctrl_valid)
+        for cycle, (av, lv, cv) in enumerate([(1, 1, 1), (0, 1, 1), (0, 0, 1), (1, 0, 0), (0, 0, 0)]):
+            ctx.set(dut.alu_valid, av)
+            ctx.set(dut.alu, {"id": 10 + cycle})
+            ctx.set(dut.lsu.valid, lv)
+            ctx.set(dut.lsu.payload, {"id": 20 + cycle})
+            ctx.set(dut.ctrl.valid, cv)
+            ctx.set(dut.ctrl.payload, {"id": 30 + cycle})
+            if ctx.get(dut.valid):
+                log.append((ctx.get(dut.source), ctx.get(dut.out.id), ctx.get(dut.others_waiting)))
+            else:
+                log.append((-1, 0, ctx.get(dut.others_waiting)))
+            assert ctx.get(dut.lsu.ready) == (lv and not av)
+            assert ctx.get(dut.ctrl.ready) == (cv and not av and not lv)
+            await ctx.delay(1e-6)
+
+    _run(dut, bench, clock=False)
+    assert log == [(0, 10, 1), (1, 21, 1), (2, 32, 1), (0, 13, 0), (-1, 0, 0)]
