@@ -355,14 +355,27 @@ class Sm:
             rp = int(warp.ex.rp[warp.w])
             if ins.produces and board.guard_blocks(rp):
                 return self._stall(warp, "ring_guard")
-            if (needs_cu and (not allow_wait or warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
-                              or self.waiting_cus >= self.cfg.dflow_waiting_per_sm)
-                    and board.waits(rp, ins.sources, t + 1)):
+            if needs_cu and board.waits(rp, ins.sources, t + 1) and (
+                    not allow_wait or warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
+                    or self.waiting_cus >= self.cfg.dflow_waiting_per_sm
+                    or not self._unblocks_next(warp, ins, rp, t)):
                 return "scoreboard"  # not cached: other warps' collector units free the limit
         elif board.blocked(ins):
             return self._stall(warp, "scoreboard")
         self._execute(warp, ins, pc, t, needs_cu)
         return None
+
+    def _unblocks_next(self, warp: Warp, ins: StaticInstruction, rp: int, t: int) -> bool:
+        """D-FLOW: is sending ``ins`` ahead to wait worth a collector unit? Only if the warp's next
+        buffered instruction could then issue: it neither reads ``ins``'s result nor waits itself.
+        (A dependent chain gains nothing from waiting in collector units, and takes them from others.)"""
+        if len(warp.ibuf) < 2 or ins.redirect:
+            return False
+        nxt = self.static[warp.ibuf[1][0]]
+        rp2 = rp + 1 if ins.produces else rp
+        if ins.produces and any(rp2 - d == rp for d in nxt.sources):
+            return False
+        return not warp.board.waits(rp2, nxt.sources, t + 1)
 
     @staticmethod
     def _stall(warp: Warp, reason: str, until: int = PENDING) -> str:
