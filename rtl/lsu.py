@@ -81,7 +81,10 @@ class LoadStoreUnit(wiring.Component):
     o: Out(stream.Signature(lsu_output_layout)), one performed instruction.
     mem_req: Out(stream.Signature(mem_request_layout)), global/local requests.
     mem_resp: In(stream.Signature(mem_response_layout)), their answers, by tag, in any order.
-    idle: Out(1), nothing in flight and nothing held.
+    clear: In(1), zero the shared memory (at launch: the functional model starts every block
+        with zeroed shared memory); takes ``shared_words / banks`` cycles, during which a shared
+        access waits (global and local ones go on).
+    idle: Out(1), nothing in flight, nothing held, not clearing.
     """
 
     def __init__(self, params: CoreParams, *, info_width: int, outstanding: int = 8):
@@ -98,7 +101,7 @@ class LoadStoreUnit(wiring.Component):
             "o": Out(stream.Signature(lsu_output_layout(params, info_width))),
             "mem_req": Out(stream.Signature(mem_request_layout(params, self.tag_width))),
             "mem_resp": In(stream.Signature(mem_response_layout(params, self.tag_width))),
-            "idle": Out(1),
+            "clear": In(1), "idle": Out(1),
         })
 
     def elaborate(self, platform) -> Module:
@@ -113,7 +116,16 @@ class LoadStoreUnit(wiring.Component):
         h_valid = Signal()
         h = Signal(lsu_input_layout(p, self.info_width))
         h_addr = Signal(_lanes(L))
-        m.d.comb += self.i.ready.eq(~h_valid)
+        rows = max(1, self.shared_words // nb)
+        clearing = Signal()
+        clear_row = Signal(range(rows))
+        with m.If(self.clear):
+            m.d.sync += [clearing.eq(1), clear_row.eq(0)]
+        with m.Elif(clearing):
+            m.d.sync += clear_row.eq(clear_row + 1)
+            with m.If(clear_row == rows - 1):
+                m.d.sync += clearing.eq(0)
+        m.d.comb += self.i.ready.eq(~h_valid & ~self.clear)
         with m.If(self.i.valid & self.i.ready):
             m.d.sync += [h_valid.eq(1), h.eq(self.i.payload)]
             for n in range(L):
@@ -172,11 +184,11 @@ class LoadStoreUnit(wiring.Component):
         word = [h_addr[n][2:2 + word_bits] for n in range(L)]
         bank_of_lane = [word[n][:bank_bits] if bank_bits else Const(0, 1) for n in range(L)]
         row_of_lane = [word[n][bank_bits:] for n in range(L)]
-        with m.If(h_valid & is_shared & ~sh_active):
+        with m.If(h_valid & is_shared & ~sh_active & ~clearing):
             m.d.sync += [sh_active.eq(1), sh_pending.eq(h.mask)]
         served = Const(0, L)
         for b in range(nb):
-            bank = memory.Memory(shape=unsigned(32), depth=max(1, self.shared_words // nb), init=[])
+            bank = memory.Memory(shape=unsigned(32), depth=rows, init=[])
             m.submodules[f"shared_bank{b}"] = bank
             rd = bank.read_port(transparent_for=())
             wr = bank.write_port()
@@ -184,11 +196,13 @@ class LoadStoreUnit(wiring.Component):
             pick = lowest_set(m, wants, L, f"sh_pick{b}")
             lane = onehot_index(pick, L)
             go = sh_active & wants.any()
-            rows = Signal(range(max(2, self.shared_words // nb)), name=f"sh_row{b}")
+            row = Signal(range(max(2, rows)), name=f"sh_row{b}")
             for n in range(L):
                 with m.If(pick[n]):
-                    m.d.comb += [rows.eq(row_of_lane[n]), wr.data.eq(h.b[n])]
-            m.d.comb += [rd.addr.eq(rows), wr.addr.eq(rows), rd.en.eq(go & ~h.store), wr.en.eq(go & h.store)]
+                    m.d.comb += [row.eq(row_of_lane[n]), wr.data.eq(h.b[n])]
+            m.d.comb += [rd.addr.eq(row), wr.addr.eq(row), rd.en.eq(go & ~h.store), wr.en.eq(go & h.store)]
+            with m.If(clearing):
+                m.d.comb += [wr.addr.eq(clear_row), wr.data.eq(0), wr.en.eq(1)]
             m.d.sync += [sh_rd_valid[b].eq(go & ~h.store), sh_rd_lane[b].eq(lane)]
             for n in range(L):
                 with m.If(sh_rd_valid[b] & (sh_rd_lane[b] == n)):
@@ -213,5 +227,5 @@ class LoadStoreUnit(wiring.Component):
                 with m.If(resp.payload.tag == t):
                     m.d.sync += [busy[t].eq(0), o.info.eq(s_info[t]), o.addrs.eq(s_addr[t]),
                                  o.data.eq(s_data[t])]
-        m.d.comb += self.idle.eq(~h_valid & ~o_valid & (busy == 0))
+        m.d.comb += self.idle.eq(~h_valid & ~o_valid & (busy == 0) & ~clearing)
         return m

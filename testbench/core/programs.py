@@ -10,21 +10,39 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
 from dualflow.isa import DEFAULT_DMAX, DEFAULT_RING, Form, Kernel, assemble
 from dualflow.isa.convert import convert_kernel
+from dualflow.kernels import rodinia
 from dualflow.models.device import Device
 
 
 @dataclass(frozen=True)
 class Program:
-    """A REG-form source, its block shape and its memory set-up."""
+    """A REG-form source, its block shape and its memory set-up (``kernel_name``: which kernel of
+    the source, when it has several)."""
 
     source: str
     block: int | tuple[int, ...]
     setup: Callable[[Device], list[int]] | None = None
+    kernel_name: str | None = None
+
+
+def _nw_tile(dev: Device) -> list[int]:
+    """Rodinia nw, first launch (one 16x16 tile, one block): random substitution scores, gap
+    penalties on the border, as the workload generates them."""
+    rng = np.random.default_rng(7)
+    dim, penalty = 32, 10
+    cols = dim + 1
+    ref = np.zeros((cols, cols), np.int32)
+    ref[1:, 1:] = rng.integers(-4, 12, size=(dim, dim))
+    score = np.zeros((cols, cols), np.int32)
+    score[1:, 0] = -np.arange(1, cols) * penalty
+    score[0, 1:] = -np.arange(1, cols) * penalty
+    return [dev.upload(ref), dev.upload(score), cols, penalty, 1, dim // 16]
 
 
 def _inputs(n: int, seed: int) -> np.ndarray:
@@ -335,6 +353,9 @@ PROGRAMS: dict[str, Program] = {
     "memory_order": Program(MEMORY_ORDER, 16, _in_out(64, 3 * 64 + 16)),
     "local": Program(LOCAL, 16, _out(16)),
     "ooo": Program(OOO, 8, _in_out(64, 128)),
+    # an integer workload kernel as the project ships it: 31 anti-diagonal steps over a shared
+    # tile, a barrier per step, lanes idle by thread index
+    "nw_tile": Program((Path(rodinia.__file__).parent / "nw.s").read_text(), 16, _nw_tile, "needle_cuda_shared_1"),
 }
 
 
@@ -342,7 +363,9 @@ PROGRAMS: dict[str, Program] = {
 def kernel(name: str, form: Form, ring: int = DEFAULT_RING, dmax: int = DEFAULT_DMAX) -> Kernel:
     """Program ``name`` as a kernel in ``form`` (DFLOW: converted from the REG source for a ring
     of ``ring`` entries and distances up to ``dmax``)."""
-    k = assemble(PROGRAMS[name].source, f"<{name}>").only
+    prog = PROGRAMS[name]
+    module = assemble(prog.source, f"<{name}>")
+    k = module[prog.kernel_name] if prog.kernel_name else module.only
     if form is Form.DFLOW:
         k, _report = convert_kernel(k, dmax=dmax, ring=ring)
     return k
