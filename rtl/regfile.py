@@ -65,6 +65,7 @@ def read_response_signature(params: CoreParams, requesters: int) -> wiring.Signa
 
 
 def rows_per_warp(params: CoreParams) -> int:
+    """Rows one warp occupies in every bank: ceil(entries_per_warp / banks)."""
     return -(-params.entries_per_warp // params.banks)
 
 
@@ -78,10 +79,8 @@ def bank_of(params: CoreParams, warp, index):
 
 def row_of(params: CoreParams, warp, index):
     """Row of entry (warp, index) inside its bank (expression or int, like ``bank_of``)."""
-    bits = ceil_log2(params.banks)
-    if isinstance(warp, int) and isinstance(index, int):
-        return warp * rows_per_warp(params) + (index >> bits)
-    return warp * rows_per_warp(params) + (index >> bits)
+    # banks is a power of two, so the shift is index // banks for ints and signals alike.
+    return warp * rows_per_warp(params) + (index >> ceil_log2(params.banks))
 
 
 def _encode(onehot, n: int):

@@ -128,7 +128,6 @@ class CollectorBench(BlockBench):
 
     # ------------------------------------------------------------------ drivers
     def new_instruction(self) -> Instr:
-        m = self.model
         warp = self.rng.randrange(self.core.warps)
         sources = [self.rng.randrange(self.hot) if chance(self.rng, 0.7) else None for _ in range(3)]
         is_mem = chance(self.rng, 0.4)
@@ -138,7 +137,6 @@ class CollectorBench(BlockBench):
                     mem=mem, payload=self.rng.getrandbits(self.payload_width), sources=sources,
                     expected=[None] * 3)
         self.seq += 1
-        del m
         return ins
 
     def drive(self) -> None:
