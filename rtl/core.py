@@ -24,14 +24,15 @@ program order per warp by ``seq``.
 
 Control (``c_``): one control instruction at a time, in order per warp (its warp stops fetching
 until the control unit redirects it): branches read their condition through a register-file read
-port of their own; the SIMT stack holds (kind, pc, mask, rp) entries per warp
-(docs/isa.md "Control flow"); ``bar`` and ``membar`` wait until the warp has nothing in flight
-(``bar`` then waits for the block), ``exit`` retires lanes and pops.
+port of their own; the shared ``SimtStack`` holds the (kind, pc, mask, rp) entries of every warp
+(docs/isa.md "Control flow") and the shared ``Scoreboard`` does the issue checks; ``bar`` and
+``membar`` wait until the warp has nothing in flight (``bar`` then waits for the block),
+``exit`` retires lanes and pops.
 
 Parameters of this file that are not ``CoreParams`` fields (derived here, documented in
 docs/rtl.md): ``STACK_DEPTH`` SIMT-stack entries per warp, ``PARAM_WORDS`` kernel parameters,
-``SEQ_BITS`` width of the trace sequence number (RP has ``register_pointer.rp_width`` bits), ``LSU_OUTSTANDING``
-global/local requests in flight.
+``SEQ_BITS`` width of the trace sequence number (RP has ``register_pointer.rp_width`` bits),
+``LSU_OUTSTANDING`` global/local requests in flight.
 """
 
 from amaranth import Array, Cat, Const, Module, Mux, Signal, unsigned
@@ -142,9 +143,7 @@ class SimtCore(wiring.Component):
         if not isinstance(params, CoreParams):
             raise reject(self, f"SimtCore needs CoreParams, not {params!r}")
         self.params = params
-        info_w = info_layout(params).size
         self.lsu_tag_width = max(1, ceil_log2(LSU_OUTSTANDING))
-        del info_w
         pcs = range(params.imem_words)
         super().__init__({
             "load_en": In(1), "load_addr": In(pcs), "load_data": In(64),
