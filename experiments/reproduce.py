@@ -68,11 +68,18 @@ class Job:
 
 def run_job(job: Job) -> dict[str, Any]:
     """Simulate one job; returns its summary row plus the full result (for ``runs/``)."""
+    from dualflow.models.timing.gpu import BlockDoesNotFit
     from dualflow.models.timing.presets import preset
     from dualflow.models.timing.simulate import simulate
 
     config = preset(job.preset).replace(**job.settings())
-    result = simulate(job.workload, config, size=job.size, seed=job.seed)
+    try:
+        result = simulate(job.workload, config, size=job.size, seed=job.seed)
+    except BlockDoesNotFit as exc:  # fewer warps per SM than one block has: no such design point
+        row = {**asdict(job), "cycles": None, "ipc": None, "warp_instructions": None,
+               "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
+               "check": f"infeasible: {exc}", "wall_seconds": 0.0}
+        return {"row": row, "full": {"job": asdict(job), "infeasible": str(exc), "config": config.to_dict()}}
     t = result.total
     row = {**asdict(job), "cycles": t.cycles, "ipc": round(t.ipc, 4),
            "warp_instructions": t.total_warp_instructions,
@@ -169,7 +176,7 @@ def warps_study(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     workload, the register-file size at which D-FLOW first matches BASE's full-size performance."""
     points = []
     for r in rows:
-        if r["experiment"] != "warps":
+        if r["experiment"] != "warps" or r["cycles"] is None:  # skip points where a block cannot fit
             continue
         rf_bytes = r["warps"] * 32 * r["rf_entries_per_thread"] * 4
         points.append({"workload": r["workload"], "size": r["size"], "sms": r["num_sms"], "mode": r["mode"],
@@ -197,7 +204,8 @@ def _csv(rows: list[dict]) -> str:
     if not rows:
         return ""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    fields = list(dict.fromkeys(k for r in rows for k in r))  # rows of infeasible runs have fewer
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return buf.getvalue()

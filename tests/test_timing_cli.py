@@ -41,7 +41,8 @@ def test_bad_input_is_one_clear_line(args, message, capsys, tmp_path):
 
 def test_reproduce_writes_tables_and_plots(tmp_path, capsys):
     out = tmp_path / "res"
-    assert main(["reproduce", "nn", "lud", "--size", "tiny", "--warps", "8,64", "-j", "1", "-o", str(out)]) == 0
+    # gaussian's Fan1 blocks have 16 warps: its 8-warp points cannot exist and are reported, not run
+    assert main(["reproduce", "nn", "gaussian", "--size", "tiny", "--warps", "8,64", "-j", "1", "-o", str(out)]) == 0
     text = capsys.readouterr().out
     assert "Figures 9 and 10" in text and "Warps-per-SM study" in text
     for name in ("figure9_10", "warps_study", "warps_study_match", "runs"):
@@ -49,12 +50,16 @@ def test_reproduce_writes_tables_and_plots(tmp_path, capsys):
     assert (out / "figure9_10.png").stat().st_size > 1000
     assert (out / "warps_study.png").stat().st_size > 1000
     fig = list(csv.DictReader((out / "figure9_10.csv").read_text().splitlines()))
-    assert [r["workload"] for r in fig] == ["nn", "lud"]
+    assert [r["workload"] for r in fig] == ["nn", "gaussian"]
     for r in fig:
         assert float(r["speedup"]) == pytest.approx(int(r["base_cycles"]) / int(r["dflow_cycles"]), rel=1e-3)
     points = json.loads((out / "warps_study.json").read_text())
     assert {(p["workload"], p["mode"], p["warps"]) for p in points} == {
-        (w, m, n) for w in ("nn", "lud") for m in ("base", "dflow") for n in (8, 64)}
+        (w, m, n) for w in ("nn", "gaussian") for m in ("base", "dflow") for n in (8, 64)} - {
+        ("gaussian", "base", 8), ("gaussian", "dflow", 8)}
+    runs_table = list(csv.DictReader((out / "runs.csv").read_text().splitlines()))
+    infeasible = [r for r in runs_table if r["check"].startswith("infeasible")]
+    assert {(r["workload"], r["warps"]) for r in infeasible} == {("gaussian", "8")}
     runs = sorted((out / "runs").glob("*.json"))
     assert len(runs) == 12
     one = json.loads(runs[0].read_text())

@@ -26,6 +26,11 @@ from .sm import Sm
 from .stats import TimingStats, diff_memory
 from .warp import Cta
 
+
+class BlockDoesNotFit(ConfigError):
+    """A launch's block needs more than an empty SM offers (threads, blocks, shared memory, registers)."""
+
+
 #: Warps whose architectural state one functional executor holds (blocks are grouped so).
 EXECUTOR_WARPS = 4096
 
@@ -62,7 +67,7 @@ class Gpu:
         shared, registers = self.block_footprint(kernel, wpb)
         probe = Sm(-1, cfg.sm, self.memory, dflow=cfg.dflow)
         if not probe.fits(wpb, shared, registers):
-            raise ConfigError(
+            raise BlockDoesNotFit(
                 f"launch of {kernel.name!r}: one block ({wpb} warps, {shared} B shared, {registers} registers) "
                 f"does not fit an SM ({cfg.sm.max_threads} threads, {cfg.sm.max_ctas} blocks, "
                 f"{cfg.sm.shared_bytes} B shared, {cfg.sm.registers} registers)")
