@@ -123,12 +123,7 @@ class Device:
         """Run ``kernel`` over the whole grid; returns its statistics and, on request, its trace."""
         if trace is None:
             trace = self.trace_default
-        self.launches.append(LaunchRecord(kernel.name, grid, block, list(params)))
-        geo = Geometry(_dim3(grid, "grid"), _dim3(block, "block"), self.config.warp_size)
-        words = self._check_launch(kernel, geo, params)
-        n = len(kernel.code)
-        warp_counts = np.zeros(n, dtype=np.int64)
-        thread_counts = np.zeros(n, dtype=np.int64)
+        geo, words, warp_counts, thread_counts = self._begin_launch(kernel, grid, block, params)
         budget = [0]
         records: list[TraceRecord] | None = [] if trace else None
         per_batch = max(1, self.config.batch_warps // geo.warps_per_block)
@@ -141,16 +136,30 @@ class Device:
             if records is not None:  # keep what retired before the fault: it is what one debugs
                 self.traces.append(self._trace(kernel, geo, words, records, partial=True))
             raise
-        stats = LaunchStats.from_counts(kernel, warp_counts, thread_counts, blocks=geo.num_blocks,
-                                        threads=geo.num_blocks * geo.threads_per_block,
-                                        warps=geo.num_blocks * geo.warps_per_block,
-                                        warp_size=geo.warp_size)
-        self.history.append(stats)
+        stats = self._end_launch(kernel, geo, warp_counts, thread_counts)
         result_trace = None
         if records is not None:
             result_trace = self._trace(kernel, geo, words, records)
             self.traces.append(result_trace)
         return LaunchResult(stats, result_trace)
+
+    def _begin_launch(self, kernel: Kernel, grid, block, params: Sequence):
+        """Log and check a launch; returns its geometry, parameter words and zeroed per-pc counters."""
+        self.launches.append(LaunchRecord(kernel.name, grid, block, list(params)))
+        geo = Geometry(_dim3(grid, "grid"), _dim3(block, "block"), self.config.warp_size)
+        words = self._check_launch(kernel, geo, params)
+        n = len(kernel.code)
+        return geo, words, np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+
+    def _end_launch(self, kernel: Kernel, geo: Geometry, warp_counts: np.ndarray,
+                    thread_counts: np.ndarray) -> LaunchStats:
+        """The launch's statistics from its per-pc counters, kept in ``history``."""
+        stats = LaunchStats.from_counts(kernel, warp_counts, thread_counts, blocks=geo.num_blocks,
+                                        threads=geo.num_blocks * geo.threads_per_block,
+                                        warps=geo.num_blocks * geo.warps_per_block,
+                                        warp_size=geo.warp_size)
+        self.history.append(stats)
+        return stats
 
     def _trace(self, kernel: Kernel, geo: Geometry, words: np.ndarray, records: list[TraceRecord],
                partial: bool = False) -> Trace:

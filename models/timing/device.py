@@ -10,14 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-import numpy as np
-
 from dualflow.errors import ConfigError
 from dualflow.isa import Kernel
 from dualflow.models.config import FunctionalConfig
-from dualflow.models.device import Device, LaunchRecord, LaunchResult, _dim3
-from dualflow.models.executor import Geometry
-from dualflow.models.stats import LaunchStats
+from dualflow.models.device import Device, LaunchResult
 
 from .config import GpuConfig
 from .gpu import Gpu
@@ -40,18 +36,10 @@ class TimingDevice(Device):
                params: Sequence = (), *, trace: bool | None = None) -> LaunchResult:
         if trace:
             raise ConfigError("the timing device does not record retirement traces; use the functional Device")
-        self.launches.append(LaunchRecord(kernel.name, grid, block, list(params)))
-        geo = Geometry(_dim3(grid, "grid"), _dim3(block, "block"), self.config.warp_size)
-        words = self._check_launch(kernel, geo, params)
-        n = len(kernel.code)
-        warp_counts = np.zeros(n, dtype=np.int64)
-        thread_counts = np.zeros(n, dtype=np.int64)
+        geo, words, warp_counts, thread_counts = self._begin_launch(kernel, grid, block, params)
         start = time.perf_counter()
         timing = self.gpu.run(kernel, geo, words, self.memory, self.config, warp_counts, thread_counts)
         self.sim_seconds += time.perf_counter() - start
-        stats = LaunchStats.from_counts(kernel, warp_counts, thread_counts, blocks=geo.num_blocks,
-                                        threads=geo.num_blocks * geo.threads_per_block,
-                                        warps=geo.num_blocks * geo.warps_per_block, warp_size=geo.warp_size)
-        self.history.append(stats)
+        stats = self._end_launch(kernel, geo, warp_counts, thread_counts)
         self.timing.append(timing)
         return LaunchResult(stats, None)
