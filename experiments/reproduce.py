@@ -78,14 +78,15 @@ def run_job(job: Job) -> dict[str, Any]:
     except BlockDoesNotFit as exc:  # fewer warps per SM than one block has: no such design point
         row = {**asdict(job), "cycles": None, "ipc": None, "warp_instructions": None,
                "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
-               "check": f"infeasible: {exc}", "wall_seconds": 0.0}
+               "sm_registers": config.sm.registers, "check": f"infeasible: {exc}", "wall_seconds": 0.0}
         return {"row": row, "full": {"job": asdict(job), "infeasible": str(exc), "config": config.to_dict()}}
     t = result.total
     row = {**asdict(job), "cycles": t.cycles, "ipc": round(t.ipc, 4),
            "warp_instructions": t.total_warp_instructions,
            **{f"wi_{k}": v for k, v in sorted(t.warp_instructions.items())},
            "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
-           "check": result.run.verdict, "wall_seconds": round(result.wall_seconds, 2)}
+           "sm_registers": config.sm.registers, "check": result.run.verdict,
+           "wall_seconds": round(result.wall_seconds, 2)}
     return {"row": row, "full": result.to_dict()}
 
 
@@ -178,7 +179,10 @@ def warps_study(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     for r in rows:
         if r["experiment"] != "warps" or r["cycles"] is None:  # skip points where a block cannot fit
             continue
-        rf_bytes = r["warps"] * 32 * r["rf_entries_per_thread"] * 4
+        # the register file the resident warps occupy: the warp limit, or fewer if registers run out first
+        per_warp = 32 * r["rf_entries_per_thread"]
+        resident = min(r["warps"], r["sm_registers"] // per_warp)
+        rf_bytes = resident * per_warp * 4
         points.append({"workload": r["workload"], "size": r["size"], "sms": r["num_sms"], "mode": r["mode"],
                        "warps": r["warps"], "cycles": r["cycles"],
                        "ipc": r["ipc"], "rf_entries_per_thread": r["rf_entries_per_thread"],
