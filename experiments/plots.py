@@ -50,7 +50,7 @@ def plot_figure9_10(rows: list[dict], path: Path) -> None:
     b.set_xticks(list(x), [f"{n}\nB | D" for n in names])
     b.set_ylabel("warp-instructions / BASE total")
     b.set_title("Figure 10: executed instructions by class")
-    b.legend(fontsize=8)
+    b.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _save(fig, path)
 
 
