@@ -76,6 +76,16 @@ def test_core_matches_golden_model(mode: str, tmp_path):
     assert any(r.mem_stats["reordered"] for r in results)  # the memory model did answer out of order
 
 
+@pytest.mark.parametrize("set_name", ["l8w2", "l4w8"])
+@pytest.mark.parametrize("mode", ["dflow", "base"])
+def test_other_parameter_sets(mode: str, set_name: str):
+    """The other two parameter sets (8 lanes, LRR, 3 collector units; 8 warps, ring 64) in the default
+    suite, on divergence and a lane-dependent loop; the full sweep over every program and three
+    seeds is ``test_core_sweep`` (slow)."""
+    params = CoreParams(mode=mode, **PARAM_SETS[set_name])
+    _check(run_cosim(params, _cases(params, ["diverge", "loop"], seeds=[2])))
+
+
 def test_injected_error_is_caught():
     """Expect-fail: the bench flips one bit of one RTL record; the comparison must fail on it."""
     params = CoreParams(mode="dflow", **PARAM_SETS["l4w4"])
