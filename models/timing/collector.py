@@ -37,7 +37,6 @@ class CollectorUnit:
     ready_at: int = 0  # first cycle it may dispatch (after its last operand read)
     addresses: np.ndarray | None = field(default=None, repr=False)  # memory: per-lane byte addresses
     mask: np.ndarray | None = field(default=None, repr=False)  # active lanes at issue
-    threads: int = 0  # active lanes
     waiting: bool = False  # D-FLOW: issued before an operand was written back
 
 
@@ -53,10 +52,6 @@ class OperandCollector:
         self.conflicts = 0  # read requests that lost their bank to another access that cycle
         self._bank_busy = [-1] * banks  # cycle in which each bank was last granted
         self.on_wait_end = lambda: None  # the SM counts collector units whose operands were in flight
-
-    @property
-    def free(self) -> int:
-        return self.capacity - len(self.units)
 
     def add(self, cu: CollectorUnit) -> None:
         self.units.append(cu)  # issue order is age order, so the list stays sorted

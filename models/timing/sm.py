@@ -435,7 +435,7 @@ class Sm:
             heapq.heappush(self.wake, done)
             return
         self.seq += 1
-        cu = CollectorUnit(self.seq, warp, ins, operands, dest, len(operands), ready_at=t + 1, threads=threads)
+        cu = CollectorUnit(self.seq, warp, ins, operands, dest, len(operands), ready_at=t + 1)
         if self.dflow and board.waits(rp, ins.sources, t + 1):
             cu.waiting = True
             warp.waiting_cus += 1
