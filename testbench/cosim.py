@@ -197,8 +197,10 @@ def rtl_trace(kernel: Kernel, lanes: int, raw: list[dict], params: CoreParams) -
 
 def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int = 1,
               report_dir: str | Path | None = None, max_print: int = 10, inject: bool = False,
-              waves: bool = False) -> list[CaseResult]:
+              waves: bool = False, simulator: str = "icarus") -> list[CaseResult]:
     """Run every case on the golden model and on the RTL core built with ``params``.
+
+    ``simulator``: the HDL simulator that runs the core (``run_bench``'s choice).
 
     ``inject``: the bench corrupts one value of every case's RTL trace (an expect-fail check that
     the comparison can fail). ``waves``: build with waveform dumping (its own build directory) and
@@ -221,7 +223,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
         else:
             log = run_bench(name=name, make_component=lambda: SimtCore(params), params=params.to_dict(),
                             test_module=TEST_MODULE, seed=bench_seed, run_name=f"run-{tag}", inject=inject,
-                            extra_env=env).log
+                            extra_env=env, simulator=simulator).log
         if not results_path.exists():
             raise DualflowError(f"the core bench wrote no results (log: {log})")
         outcome = json.loads(results_path.read_text())

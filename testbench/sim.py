@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dualflow.errors import ConfigError
+
 #: Root of every generated build directory (git-ignored).
 BUILD_ROOT = Path(__file__).resolve().parent.parent / "build" / "rtl"
 #: Environment variable carrying the bench parameters as JSON.
@@ -94,7 +96,7 @@ def _write_if_changed(path: Path, text: str) -> None:
 def run_bench(*, name: str, make_component: Callable[[], Any], params: Mapping[str, Any],
               test_module: str, seed: int, inject: bool = False, extra_env: Mapping[str, str] | None = None,
               run_name: str | None = None, design: Mapping[str, Any] | None = None,
-              sources: Sequence[Path] = DESIGN_SOURCES) -> BenchResult:
+              sources: Sequence[Path] = DESIGN_SOURCES, simulator: str = "icarus") -> BenchResult:
     """Generate, build and run one bench; return its pass and fail counts.
 
     Parameters
@@ -113,13 +115,16 @@ def run_bench(*, name: str, make_component: Callable[[], Any], params: Mapping[s
         belong outside it, so they do not cause a rebuild.
     sources : Python files or folders that define the design; the Verilog is regenerated when
         their contents change (default: all of ``rtl/`` and the bench tops).
+    simulator : cocotb runner name; only ``"icarus"`` is supported so far.
     """
     from cocotb_tools.runner import get_results, get_runner
 
     build_dir = build_dir_for(name, params if design is None else design)
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / f"{name}.v"
-    runner = get_runner("icarus")
+    if simulator != "icarus":
+        raise ConfigError(f"unsupported simulator {simulator!r}: only icarus is supported so far")
+    runner = get_runner(simulator)
     stamp = build_dir / "design.sha256"
     ports = build_dir / "ports.json"
     digest = _source_digest(sources)
