@@ -43,13 +43,15 @@ Setup = Callable[[Device], Sequence[int]]
 
 @dataclass
 class CosimCase:
-    """One launch of one block on the core.
+    """One launch on the core: every block of the grid, one after the other.
 
     Attributes
     ----------
     name: label for reports. kernel: the kernel (its form must match the core's mode).
     block: block shape (threads; at most lanes * warps). setup: fills memory, returns params.
-    seed: the memory model's seed for this case. max_cycles: give up after this many cycles.
+    seed: the memory model's seed for this case. max_cycles: give up after this many cycles
+    (per block). grid: grid shape; the core holds one block, so the bench runs them in linear
+    order (x fastest), global memory carrying over, as a GPU with one SM would.
     """
 
     name: str
@@ -60,6 +62,7 @@ class CosimCase:
     max_cycles: int = 20000
     min_latency: int = 1
     max_latency: int = 40
+    grid: int | tuple[int, ...] = 1
 
 
 @dataclass
@@ -76,6 +79,7 @@ class CaseResult:
     rtl: Trace | None = None  #: the RTL's records in retirement order (out of order within a warp)
     waves: str | None = None  #: waveform file of the run (``waves=True``)
     sim_seconds: float = 0.0  #: wall time of the simulated run (from start to done, in the simulator)
+    blocks: int = 0  #: blocks the core ran (all of the grid unless it stopped early)
 
     @property
     def ok(self) -> bool:
@@ -111,6 +115,9 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
     if k.form is not want:
         raise ConfigError(f"{case.name}: kernel {k.name!r} is {k.form.value.upper()} form; a {params.mode} core "
                           f"runs {want.value.upper()} form")
+    for what, dims in (("block", case.block), ("grid", case.grid)):
+        if not all(isinstance(d, int) and d >= 1 for d in _dim3(dims)) or len(_dim3(dims)) != 3:
+            raise ConfigError(f"{case.name}: {what} {dims!r} must be 1 to 3 positive integers")
     bx, by, bz = _dim3(case.block)
     if bx * by * bz > params.lanes * params.warps:
         raise ConfigError(f"{case.name}: block of {bx * by * bz} threads exceeds the core's "
@@ -140,14 +147,18 @@ def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Devi
     before = Device(config)  # the memory image the RTL starts from
     before.memory.words = dev.memory.words.copy()
     before.memory.valid = dev.memory.valid.copy()
-    trace = dev.launch(case.kernel, grid=1, block=_dim3(case.block), params=launch_params, trace=True).trace
+    gx, gy, gz = _dim3(case.grid)
+    trace = dev.launch(case.kernel, grid=(gx, gy, gz), block=_dim3(case.block), params=launch_params,
+                       trace=True).trace
     bx, by, bz = _dim3(case.block)
     threads = bx * by * bz
     nwarps = -(-threads // L)
     cfg = {int(SpecialReg.NTID_X): bx, int(SpecialReg.NTID_Y): by, int(SpecialReg.NTID_Z): bz,
-           int(SpecialReg.CTAID_X): 0, int(SpecialReg.CTAID_Y): 0, int(SpecialReg.CTAID_Z): 0,
-           int(SpecialReg.NCTAID_X): 1, int(SpecialReg.NCTAID_Y): 1, int(SpecialReg.NCTAID_Z): 1,
+           int(SpecialReg.NCTAID_X): gx, int(SpecialReg.NCTAID_Y): gy, int(SpecialReg.NCTAID_Z): gz,
            int(SpecialReg.NWARPID): nwarps}
+    # Per block, in the functional model's linear order: the block's ctaid registers.
+    blocks = [{str(int(SpecialReg.CTAID_X)): x, str(int(SpecialReg.CTAID_Y)): y, str(int(SpecialReg.CTAID_Z)): z}
+              for z in range(gz) for y in range(gy) for x in range(gx)]
     for i, word in enumerate(trace.config["params"]):
         cfg[CFG_PARAM_BASE + i] = word
     tid_rows = []
@@ -159,7 +170,7 @@ def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Devi
             tid_rows.append([w, [x % bx for x in t], [(x // bx) % by for x in t], [x // (bx * by) for x in t]])
     words = [ins.encode() for ins in case.kernel.code]
     job = {"name": case.name, "seed": case.seed, "words": words, "cfg": {str(k): v for k, v in cfg.items()},
-           "tid": tid_rows, "local_bytes": case.kernel.local_bytes, "max_cycles": case.max_cycles,
+           "tid": tid_rows, "blocks": blocks, "local_bytes": case.kernel.local_bytes, "max_cycles": case.max_cycles,
            "min_latency": case.min_latency, "max_latency": case.max_latency,
            "memory": {"words": before.memory.words.tolist(), "valid": before.memory.valid.tolist()}}
     return job, trace, dev, before
@@ -187,7 +198,8 @@ def rtl_trace(kernel: Kernel, lanes: int, raw: list[dict], params: CoreParams) -
 
         writes = bool(info["writes"])
         records.append(TraceRecord(
-            block=0, warp=info["warp"], seq=info["seq"], pc=info["pc"], op=op_name(info["op"], info["mod"], form),
+            block=r["block"], warp=info["warp"], seq=info["seq"], pc=info["pc"],
+            op=op_name(info["op"], info["mod"], form),
             rp=info["rp"] if params.dflow else None, mask=mask, dst=info["dst"] if writes else None,
             values=lanes_of(r["values"]) if writes else None,
             addrs=lanes_of(r["addrs"]) if info["mem"] else None,
@@ -235,12 +247,14 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
     for case, (_spec, golden, dev, _before), out in zip(cases, prepared, outcome):
         trap = out.get("trap")
         if trap is not None:
-            trap = f"{TrapCause(trap['cause']).name} at pc {trap['pc']} warp {trap['warp']}"
+            trap = (f"{TrapCause(trap['cause']).name} at pc {trap['pc']} block {trap.get('block', 0)} "
+                    f"warp {trap['warp']}")
         res = CaseResult(case.name, case.seed, None, cycles=out.get("cycles", 0), trap=trap,
                          timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
         trace = rtl_trace(case.kernel, params.lanes, out.get("trace", []), params)
         res.rtl = trace
         res.sim_seconds = float(out.get("sim_seconds", 0.0))
+        res.blocks = int(out.get("blocks", 0))
         res.waves = wave_file
         res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
                                      rp_bits=rp_width(params) if params.dflow else None)

@@ -14,7 +14,7 @@ import pytest
 from dualflow.errors import ConfigError
 from dualflow.isa import Form
 from dualflow.rtl.params import CoreParams
-from dualflow.testbench.core.programs import PROGRAMS, kernel
+from dualflow.testbench.core.programs import PROGRAMS, directed_case, kernel
 from dualflow.testbench.cosim import CosimCase, run_cosim
 
 #: Parameter sets: (name, CoreParams fields). Programs run 16 threads (ooo: 8).
@@ -23,20 +23,11 @@ PARAM_SETS = {
     "l8w2": dict(lanes=8, warps=2, banks=2, collector_units=3, alu_latency=1, scheduler="lrr"),
     "l4w8": dict(lanes=4, warps=8, banks=8, collector_units=6, alu_latency=3, scheduler="gto", ring=64, regs=24),
 }
-DEFAULT_PROGRAMS = ("alu", "diverge", "shared_reduce", "memory_order", "ooo")
+DEFAULT_PROGRAMS = ("alu", "diverge", "shared_reduce", "memory_order", "ooo", "grid")
 
 
 def _cases(params: CoreParams, names, seeds) -> list[CosimCase]:
-    form = Form.DFLOW if params.dflow else Form.REG
-    cases = []
-    for seed in seeds:
-        for name in names:
-            prog = PROGRAMS[name]
-            slow_memory = name == "ooo"  # a load that surely outlives the independent work behind it
-            cases.append(CosimCase(f"{name}", kernel(name, form, ring=params.ring), prog.block, prog.setup,
-                                   seed=seed, min_latency=40 if slow_memory else 1,
-                                   max_latency=60 if slow_memory else 40))
-    return cases
+    return [directed_case(name, params, seed=seed) for seed in seeds for name in names]
 
 
 def _check(results) -> None:
@@ -74,6 +65,10 @@ def test_core_matches_golden_model(mode: str, tmp_path):
     assert early, "no warp ran both the load and the independent instruction"
     assert any(early.values()) if mode == "dflow" else not any(early.values()), early
     assert any(r.mem_stats["reordered"] for r in results)  # the memory model did answer out of order
+    # A grid of 3 x 2 blocks of 2 warps runs block after block: every block's records matched.
+    grid = next(r for r in results if r.name == "grid")
+    assert grid.blocks == 6 and grid.compare.warps == 12
+    assert {rec.block for rec in grid.rtl.records} == set(range(6))
 
 
 @pytest.mark.parametrize("set_name", ["l8w2", "l4w8"])

@@ -1,11 +1,12 @@
 """cocotb bench of the SIMT core: runs the launches ``testbench/cosim.py`` prepared and dumps what
 the core retired.
 
-For each job: reset, load the program through the instruction-memory port, write special
-registers, parameters, initial warp masks and the tid table through the configuration ports,
-pulse ``start``, then step cycle by cycle: the global-memory model (random latency, out of order,
-backpressure) answers the core's requests, and every record on the retirement-trace port is
-collected. The job ends when the core reports ``done`` (or traps, or runs out of cycles).
+For each job (one launch) and each of its blocks in turn: reset, load the program through the
+instruction-memory port, write special registers (the block's ctaid), parameters, initial warp
+masks and the tid table through the configuration ports, pulse ``start``, then step cycle by
+cycle: the global-memory model (random latency, out of order, backpressure) answers the core's
+requests, and every record on the retirement-trace port is collected. A block ends when the core
+reports ``done`` (or traps, or runs out of cycles); global memory carries over to the next block.
 Results (trace records, cycles, trap, final global memory) go to the JSON file the host names;
 the host compares them with the golden model, so this bench only fails on a broken protocol.
 
@@ -87,14 +88,14 @@ class CoreBench:
             await FallingEdge(self.dut.clk)
         self.set("rst", 0)
 
-    async def write_ports(self, job: dict) -> None:
+    async def write_ports(self, job: dict, block: dict) -> None:
         for addr, word in enumerate(job["words"]):
             self.set("load_en", 1)
             self.set("load_addr", addr)
             self.set("load_data", word)
             await FallingEdge(self.dut.clk)
         self.set("load_en", 0)
-        for addr, value in job["cfg"].items():
+        for addr, value in {**job["cfg"], **block}.items():
             self.set("cfg_en", 1)
             self.set("cfg_addr", int(addr))
             self.set("cfg_data", value & 0xFFFFFFFF)
@@ -109,18 +110,35 @@ class CoreBench:
         self.set("tid_en", 0)
 
     async def run_job(self, job: dict) -> dict:
-        await self.reset()
-        await self.write_ports(job)
+        """Every block of the launch in linear order; global memory carries over, cycles add up."""
         memory = GlobalMemory(1 << 30)
         memory.words = np.array(job["memory"]["words"], dtype=np.uint32)
         memory.valid = np.array(job["memory"]["valid"], dtype=bool)
-        model = GlobalMemoryModel(memory, lanes=self.p["lanes"], local_bytes=job["local_bytes"],
-                                  rng=random.Random(job["seed"]), min_latency=job["min_latency"],
-                                  max_latency=job["max_latency"])
+        rng = random.Random(job["seed"])
+        out: dict = {"name": job["name"], "trace": [], "cycles": 0, "blocks": 0, "sim_seconds": 0.0}
+        totals = {"requests": 0, "loads": 0, "stores": 0, "reordered": 0, "max_in_flight": 0}
+        for index, block in enumerate(job["blocks"]):
+            # local memory is per thread: a fresh model per block, the same global memory
+            model = GlobalMemoryModel(memory, lanes=self.p["lanes"], local_bytes=job["local_bytes"], rng=rng,
+                                      min_latency=job["min_latency"], max_latency=job["max_latency"])
+            await self.run_block(job, index, block, model, out)
+            st = model.stats
+            for key in ("requests", "loads", "stores", "reordered"):
+                totals[key] += getattr(st, key)
+            totals["max_in_flight"] = max(totals["max_in_flight"], st.max_in_flight)
+            out["blocks"] += 1
+            if "trap" in out or "timeout" in out or "error" in out:
+                break
+        out["memory"] = memory.words.tolist()
+        out["mem_stats"] = totals
+        return out
+
+    async def run_block(self, job: dict, index: int, block: dict, model: GlobalMemoryModel, out: dict) -> None:
+        await self.reset()
+        await self.write_ports(job, block)
         self.set("start", 1)
         await FallingEdge(self.dut.clk)
         self.set("start", 0)
-        out: dict = {"name": job["name"], "trace": [], "cycles": 0}
         cycles = 0
         started = time.perf_counter()
         try:
@@ -135,6 +153,7 @@ class CoreBench:
                 cycles += 1
                 if self.get("trace_valid"):
                     record = unpack(self.trace_desc, self.dut.trace.value)
+                    record["block"] = index
                     if self.inject and record["info"]["writes"] and "injected" not in out:
                         lane = (record["info"]["mask"] & -record["info"]["mask"]).bit_length() - 1
                         record["values"][lane] ^= 1  # the expect-fail run: one wrong bit
@@ -145,7 +164,7 @@ class CoreBench:
                 model.sample(req_valid, req, bool(self.get("mem_resp__ready")))
                 if self.get("trap"):
                     out["trap"] = {"cause": self.get("trap_cause"), "pc": self.get("trap_pc"),
-                                   "warp": self.get("trap_warp")}
+                                   "warp": self.get("trap_warp"), "block": index}
                     break
                 if self.get("done"):
                     break
@@ -153,15 +172,10 @@ class CoreBench:
                     out["timeout"] = True
                     break
         except MemoryModelError as exc:
-            out["error"] = str(exc)
+            out["error"] = f"block {index}: {exc}"
         await RisingEdge(self.dut.clk)
-        out["sim_seconds"] = time.perf_counter() - started
-        out["cycles"] = cycles
-        out["memory"] = memory.words.tolist()
-        st = model.stats
-        out["mem_stats"] = {"requests": st.requests, "loads": st.loads, "stores": st.stores,
-                            "reordered": st.reordered, "max_in_flight": st.max_in_flight}
-        return out
+        out["sim_seconds"] += time.perf_counter() - started
+        out["cycles"] += cycles
 
 
 @cocotb.test()

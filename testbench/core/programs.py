@@ -18,17 +18,21 @@ from dualflow.isa import DEFAULT_DMAX, DEFAULT_RING, Form, Kernel, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.kernels import rodinia
 from dualflow.models.device import Device
+from dualflow.rtl.params import CoreParams
+from dualflow.testbench.cosim import CosimCase
 
 
 @dataclass(frozen=True)
 class Program:
-    """A REG-form source, its block shape and its memory set-up (``kernel_name``: which kernel of
-    the source, when it has several)."""
+    """A REG-form source, its block and grid shapes and its memory set-up (``kernel_name``: which
+    kernel of the source, when it has several)."""
 
     source: str
     block: int | tuple[int, ...]
     setup: Callable[[Device], list[int]] | None = None
     kernel_name: str | None = None
+    grid: int | tuple[int, ...] = 1
+    latency: tuple[int, int] = (1, 40)  #: the memory model's answer latency range
 
 
 def _nw_tile(dev: Device) -> list[int]:
@@ -343,6 +347,46 @@ OOO = """
     exit
 """
 
+# A 2-D grid of 2-D blocks: every block runs on the one core in turn, with its own ctaid and a
+# fresh shared memory; each thread writes its global index and values that depend on the block
+# and on a neighbour's shared-memory word (after a barrier).
+GRID = """
+.kernel grid
+.param out
+.shared 64
+    s2r r0, %tid.x
+    s2r r1, %tid.y
+    s2r r2, %ntid.x
+    s2r r3, %ntid.y
+    s2r r4, %ctaid.x
+    s2r r5, %ctaid.y
+    s2r r6, %nctaid.x
+    s2r r7, %nctaid.y
+    imad r8, r1, r2, r0         ; t = tid.y * ntid.x + tid.x
+    imad r9, r5, r6, r4         ; b = ctaid.y * nctaid.x + ctaid.x
+    imul r10, r2, r3            ; threads per block (a power of two here)
+    imad r11, r9, r10, r8       ; g = b * threads + t
+    ishl r12, r8, 2
+    lds r13, [r12]              ; zero: shared memory is fresh in every block
+    iadd r13, r13, r11
+    sts [r12], r13
+    bar
+    iadd r14, r8, 1
+    iadd r15, r10, -1
+    iand r14, r14, r15          ; the next thread of the block, wrapping
+    ishl r14, r14, 2
+    lds r16, [r14]
+    imul r17, r6, r7            ; blocks in the grid
+    imul r17, r17, 1000
+    iadd r16, r16, r17
+    ldc r18, out
+    ishl r19, r11, 3
+    iadd r18, r18, r19
+    stg [r18], r13
+    stg [r18+4], r16
+    exit
+"""
+
 PROGRAMS: dict[str, Program] = {
     "alu": Program(ALU, 16, _in_out(64, 24 * 16)),
     "diverge": Program(DIVERGE, 16, _out(16)),
@@ -352,7 +396,9 @@ PROGRAMS: dict[str, Program] = {
     "shared_conflict": Program(SHARED_CONFLICT, 16, _out(16)),
     "memory_order": Program(MEMORY_ORDER, 16, _in_out(64, 3 * 64 + 16)),
     "local": Program(LOCAL, 16, _out(16)),
-    "ooo": Program(OOO, 8, _in_out(64, 128)),
+    # a load that surely outlives the independent work behind it
+    "ooo": Program(OOO, 8, _in_out(64, 128), latency=(40, 60)),
+    "grid": Program(GRID, (4, 2), _out(2 * 3 * 2 * 8), grid=(3, 2)),
     # an integer workload kernel as the project ships it: 31 anti-diagonal steps over a shared
     # tile, a barrier per step, lanes idle by thread index
     "nw_tile": Program((Path(rodinia.__file__).parent / "nw.s").read_text(), 16, _nw_tile, "needle_cuda_shared_1"),
@@ -369,3 +415,11 @@ def kernel(name: str, form: Form, ring: int = DEFAULT_RING, dmax: int = DEFAULT_
     if form is Form.DFLOW:
         k, _report = convert_kernel(k, dmax=dmax, ring=ring)
     return k
+
+
+def directed_case(name: str, params: CoreParams, *, seed: int = 1) -> CosimCase:
+    """Program ``name`` as a co-simulation case for a core built with ``params``."""
+    prog = PROGRAMS[name]
+    form = Form.DFLOW if params.dflow else Form.REG
+    return CosimCase(name, kernel(name, form, ring=params.ring), prog.block, prog.setup, seed=seed,
+                     min_latency=prog.latency[0], max_latency=prog.latency[1], grid=prog.grid)
