@@ -98,22 +98,9 @@ def test_case_that_does_not_fit_is_rejected():
         run_cosim(params, [CosimCase("alu", kernel("alu", Form.REG), 8)])
 
 
-#: Workload kernels (thousands of cycles each under Icarus): one seed, in their own test.
-WORKLOAD_PROGRAMS = ("nw_tile",)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("set_name", list(PARAM_SETS))
 @pytest.mark.parametrize("mode", ["dflow", "base"])
 def test_core_sweep(mode: str, set_name: str):
     params = CoreParams(mode=mode, **PARAM_SETS[set_name])
-    names = [n for n in PROGRAMS if n not in WORKLOAD_PROGRAMS]
-    _check(run_cosim(params, _cases(params, names, seeds=[1, 2, 3])))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("mode", ["dflow", "base"])
-def test_workload_kernel(mode: str):
-    """Rodinia nw's first tile as the workload ships it (DFLOW: converted, with local spills)."""
-    params = CoreParams(mode=mode, **PARAM_SETS["l4w4"])
-    _check(run_cosim(params, _cases(params, WORKLOAD_PROGRAMS, seeds=[1])))
+    _check(run_cosim(params, _cases(params, list(PROGRAMS), seeds=[1, 2, 3])))

@@ -10,13 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
 from dualflow.isa import DEFAULT_DMAX, DEFAULT_RING, Form, Kernel, assemble
 from dualflow.isa.convert import convert_kernel
-from dualflow.kernels import rodinia
 from dualflow.models.device import Device
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.cosim import CosimCase
@@ -33,20 +31,6 @@ class Program:
     kernel_name: str | None = None
     grid: int | tuple[int, ...] = 1
     latency: tuple[int, int] = (1, 40)  #: the memory model's answer latency range
-
-
-def _nw_tile(dev: Device) -> list[int]:
-    """Rodinia nw, first launch (one 16x16 tile, one block): random substitution scores, gap
-    penalties on the border, as the workload generates them."""
-    rng = np.random.default_rng(7)
-    dim, penalty = 32, 10
-    cols = dim + 1
-    ref = np.zeros((cols, cols), np.int32)
-    ref[1:, 1:] = rng.integers(-4, 12, size=(dim, dim))
-    score = np.zeros((cols, cols), np.int32)
-    score[1:, 0] = -np.arange(1, cols) * penalty
-    score[0, 1:] = -np.arange(1, cols) * penalty
-    return [dev.upload(ref), dev.upload(score), cols, penalty, 1, dim // 16]
 
 
 def _inputs(n: int, seed: int) -> np.ndarray:
@@ -399,9 +383,6 @@ PROGRAMS: dict[str, Program] = {
     # a load that surely outlives the independent work behind it
     "ooo": Program(OOO, 8, _in_out(64, 128), latency=(40, 60)),
     "grid": Program(GRID, (4, 2), _out(2 * 3 * 2 * 8), grid=(3, 2)),
-    # an integer workload kernel as the project ships it: 31 anti-diagonal steps over a shared
-    # tile, a barrier per step, lanes idle by thread index
-    "nw_tile": Program((Path(rodinia.__file__).parent / "nw.s").read_text(), 16, _nw_tile, "needle_cuda_shared_1"),
 }
 
 

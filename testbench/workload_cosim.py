@@ -1,0 +1,102 @@
+"""Whole workloads on the RTL core: every launch of a workload's host driver, replayed on the core.
+
+The host driver (``dualflow.kernels``) runs once on a recording functional device, and the
+workload's own check against its reference must pass. Each launch becomes a co-simulation case
+(``testbench/cosim.py``) that starts from the global-memory image that launch saw, so the launches
+are independent and run in one simulator process; the RTL's trace and final memory are compared
+with the golden model's, launch by launch. Launches of kernels with FP32 or SFU instructions are
+left out, by name: this core has no FP units yet (they would trap).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dualflow.isa import SPECS, Form, Kernel, UnitClass
+from dualflow.kernels.registry import get_workload
+from dualflow.kernels.workload import run_workload
+from dualflow.models.device import Device
+from dualflow.models.memory import GlobalMemory
+from dualflow.rtl.params import CoreParams
+
+from .cosim import CosimCase
+
+__all__ = ["WorkloadCases", "workload_cases", "has_fp"]
+
+_FP_UNITS = (UnitClass.FP, UnitClass.SFU)
+
+
+def has_fp(kernel: Kernel) -> bool:
+    """Does the kernel contain an instruction this core cannot execute yet (FP32 or SFU)?"""
+    return any(SPECS[ins.op].unit in _FP_UNITS for ins in kernel.code)
+
+
+class _RecordingDevice(Device):
+    """A functional device that keeps, per launch, the kernel, shapes, parameters and a copy of
+    global memory as the launch found it."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.replays: list[tuple[Kernel, Any, Any, list[int], GlobalMemory]] = []
+
+    def launch(self, kernel, grid, block, params=(), *, trace=None):
+        self.replays.append((kernel, grid, block, list(params), copy.deepcopy(self.memory)))
+        return super().launch(kernel, grid, block, params, trace=trace)
+
+
+@dataclass
+class WorkloadCases:
+    """A workload's launches as co-simulation cases.
+
+    Attributes
+    ----------
+    workload, size, form: what ran. verdict: the workload's own check of the golden run.
+    cases: one per launch the core can run, in launch order. skipped: ``"kernel (reason)"`` per
+    kernel left out, with how many launches.
+    """
+
+    workload: str
+    size: str
+    form: Form
+    verdict: str
+    cases: list[CosimCase]
+    skipped: list[str] = field(default_factory=list)
+
+
+def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: int = 1,
+                   values: dict[str, Any] | None = None, max_cycles: int = 100000,
+                   latency: tuple[int, int] = (1, 40)) -> WorkloadCases:
+    """Run workload ``name`` on the functional model in the core's form and turn its launches into
+    cases. ``values`` override the size's parameters (e.g. ``{"nodes": 16}`` for bfs), ``seed``
+    generates the inputs and seeds each case's memory model (``seed + launch index``).
+
+    The DFLOW form is converted for the project's default ring; the core must have that ring and
+    Dmax (``check_case`` says so otherwise)."""
+    form = Form.DFLOW if params.dflow else Form.REG
+    dev = _RecordingDevice()
+    run = run_workload(get_workload(name), size, form, seed=seed, params=values, device=dev)
+    cases: list[CosimCase] = []
+    skipped: dict[str, int] = {}
+    for index, (kernel, grid, block, launch_params, memory) in enumerate(dev.replays):
+        if has_fp(kernel):
+            skipped[kernel.name] = skipped.get(kernel.name, 0) + 1
+            continue
+        cases.append(CosimCase(f"{name}-{index}-{kernel.name}", kernel, block,
+                               _restore(memory, launch_params), seed=seed + index, max_cycles=max_cycles,
+                               min_latency=latency[0], max_latency=latency[1], grid=grid))
+    notes = [f"{k} ({n} launch{'es' if n > 1 else ''}: FP32/SFU instructions, no FP units yet)"
+             for k, n in skipped.items()]
+    return WorkloadCases(run.workload, run.size, form, run.verdict, cases, notes)
+
+
+def _restore(memory: GlobalMemory, launch_params: Sequence[int]):
+    """A case set-up that gives the device the launch's memory image and returns its parameters."""
+
+    def setup(dev: Device) -> list[int]:
+        dev.memory = copy.deepcopy(memory)
+        return list(launch_params)
+
+    return setup
