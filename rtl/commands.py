@@ -55,6 +55,12 @@ def cmd_cosim(args) -> int:
     return 0 if result.ok else 1
 
 
+def cmd_lint(args) -> int:
+    from dualflow.testbench.verilator import cmd_lint
+
+    return cmd_lint(_params(args), args)
+
+
 def cmd_synth(args) -> int:
     from dualflow.atomic_write import atomic_write
     from dualflow.synth.yosys import compare_table, synthesize
@@ -82,6 +88,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", required=True, help="Verilog file to write (atomically)")
     p.add_argument("--name", help="top-level module name (default dualflow_core_<mode>)")
     p.set_defaults(func=cmd_generate)
+    p = rtl_sub.add_parser("lint", help="generate the core's Verilog and run verilator --lint-only -Wall on it")
+    _add_param_options(p)
+    from dualflow.testbench.verilator import add_lint_options
+
+    add_lint_options(p)
+    p.set_defaults(func=cmd_lint)
 
     p = sub.add_parser("cosim", help="run a program on the RTL core (Icarus) and compare with the golden model")
     p.add_argument("program", help="assembly file (.s); a REG-form kernel is converted for a dflow core")
