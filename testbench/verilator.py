@@ -187,3 +187,43 @@ def add_lint_options(p) -> None:
     p.add_argument("--out-dir", default=str(LINT_BUILD), help="folder for the generated Verilog (default build/lint)")
     p.add_argument("--no-waivers", action="store_true", help=f"lint without the waivers of {WAIVERS.name}")
     p.add_argument("--max-print", type=int, default=20, help="messages printed (default 20)")
+
+
+# ---------------------------------------------------------------- unused named wires
+# Amaranth keeps every named Signal as a wire assigned from the net that drives it, and the logic
+# reads that net, so many named wires are never read: harmless aliases, waived by name in the
+# .vlt. ``unused_wires`` tells such an alias from a wire that carries logic of its own, so a new
+# unused name can be judged (and the waived ones re-checked) mechanically.
+_ALIAS_RHS = re.compile(r"^[\w\\$\s{}\[\]:,.']+$")  # nets, slices, concatenations, constants: no operator
+
+
+def unused_wires(verilog: str | Path, messages: list[LintMessage]) -> dict[str, str]:
+    """Plain-named wires reported unused (``$``-named nets and struct/array views left out), each
+    with its kind: ``alias`` (``assign name = net, slice or concatenation``), ``port`` (an input
+    of its module, or driven by a child's port only) or ``logic`` (anything else: a finding)."""
+    lines = Path(verilog).read_text().splitlines()
+    out: dict[str, str] = {}
+    for m in messages:
+        found = re.fullmatch(r"Signal is not used: '([^']*)'", m.text)
+        if m.rule != "UNUSEDSIGNAL" or not found:
+            continue
+        name = found.group(1)
+        if "$" in name or "." in name or name.endswith("]"):
+            continue
+        decl = lines[m.line - 1].split()
+        kind = "port" if decl and decl[0] == "input" else "logic"
+        if kind != "port":
+            drivers = []
+            for text in lines[m.line:]:
+                if text.startswith("endmodule"):
+                    break
+                assign = re.match(r"\s*assign " + re.escape(name) + r" = (.*);$", text)
+                if assign:
+                    drivers.append("alias" if _ALIAS_RHS.match(assign.group(1)) else "logic")
+                elif re.search(r"\.\w+\(" + re.escape(name) + r"\)", text):
+                    drivers.append("port")
+            if drivers and all(d in ("alias", "port") for d in drivers):
+                kind = "alias" if "alias" in drivers else "port"
+        key = f"{m.instance}:{name}"
+        out[key] = kind
+    return out
