@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from dualflow.atomic_write import atomic_write
-from dualflow.errors import ConfigError, DualflowError
+from dualflow.errors import ConfigError, DualflowError, KernelFault
 from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_instruction
 from dualflow.models.config import FunctionalConfig
 from dualflow.models.device import Device
@@ -33,6 +33,7 @@ from dualflow.rtl.params import CoreParams
 from dualflow.rtl.register_pointer import rp_width
 
 from .core.protocol import JOBS_ENV, RESULTS_ENV
+from .faults import FaultCheck, check_fault
 from .trace_compare import CompareResult, compare_traces, write_report
 
 TEST_MODULE = "dualflow.testbench.core.core_tb"
@@ -80,21 +81,28 @@ class CaseResult:
     waves: str | None = None  #: waveform file of the run (``waves=True``)
     sim_seconds: float = 0.0  #: wall time of the simulated run (from start to done, in the simulator)
     blocks: int = 0  #: blocks the core ran (all of the grid unless it stopped early)
+    fault: FaultCheck | None = None  #: the golden run faulted: did the RTL stop alike?
 
     @property
     def ok(self) -> bool:
-        return (self.compare is not None and self.compare.ok and not self.trap and not self.timeout
-                and not self.memory_mismatches and not self.error)
+        if self.compare is None or not self.compare.ok:
+            return False
+        if self.fault is not None:  # an expected stop: the RTL had to stop for the same reason
+            return self.fault.agree
+        return not self.trap and not self.timeout and not self.memory_mismatches and not self.error
 
     def summary(self) -> str:
         head = f"[{self.name} seed {self.seed}] {self.cycles} cycles"
         lines = [head]
-        if self.error:
-            lines.append(f"error: {self.error}")
-        if self.trap:
-            lines.append(f"core trapped: {self.trap}")
-        if self.timeout:
-            lines.append("timeout: the core did not finish")
+        if self.fault is not None:
+            lines.append(f"{'expected fault' if self.fault.agree else 'FAULT MISMATCH'}: {self.fault.message}")
+        else:
+            if self.error:
+                lines.append(f"error: {self.error}")
+            if self.trap:
+                lines.append(f"core trapped: {self.trap}")
+            if self.timeout:
+                lines.append("timeout: the core did not finish")
         if self.compare is not None:
             lines.append(self.compare.summary())
         if self.memory_mismatches:
@@ -137,8 +145,8 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
         raise ConfigError(f"{case.name}: kernel uses {k.regs} registers, the core has {params.regs}")
 
 
-def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Device]:
-    """Run the golden model; describe the RTL launch as JSON."""
+def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Device, KernelFault | None]:
+    """Run the golden model; describe the RTL launch as JSON. A golden fault is returned, not raised."""
     check_case(params, case)
     L = params.lanes
     config = FunctionalConfig(warp_size=L)
@@ -148,8 +156,12 @@ def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Devi
     before.memory.words = dev.memory.words.copy()
     before.memory.valid = dev.memory.valid.copy()
     gx, gy, gz = _dim3(case.grid)
-    trace = dev.launch(case.kernel, grid=(gx, gy, gz), block=_dim3(case.block), params=launch_params,
-                       trace=True).trace
+    fault = None
+    try:
+        trace = dev.launch(case.kernel, grid=(gx, gy, gz), block=_dim3(case.block), params=launch_params,
+                           trace=True).trace
+    except KernelFault as exc:  # the RTL must stop alike; the records before the fault still compare
+        fault, trace = exc, dev.traces[-1]
     bx, by, bz = _dim3(case.block)
     threads = bx * by * bz
     nwarps = -(-threads // L)
@@ -173,7 +185,7 @@ def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Devi
            "tid": tid_rows, "blocks": blocks, "local_bytes": case.kernel.local_bytes, "max_cycles": case.max_cycles,
            "min_latency": case.min_latency, "max_latency": case.max_latency,
            "memory": {"words": before.memory.words.tolist(), "valid": before.memory.valid.tolist()}}
-    return job, trace, dev, before
+    return job, trace, dev, before, fault
 
 
 def op_name(op: int, mod: int, form: Form) -> str:
@@ -244,7 +256,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
             if path.exists():
                 path.unlink()
     results = []
-    for case, (_spec, golden, dev, _before), out in zip(cases, prepared, outcome):
+    for case, (_spec, golden, dev, _before, fault), out in zip(cases, prepared, outcome):
         trap = out.get("trap")
         if trap is not None:
             trap = (f"{TrapCause(trap['cause']).name} at pc {trap['pc']} block {trap.get('block', 0)} "
@@ -257,9 +269,12 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
         res.blocks = int(out.get("blocks", 0))
         res.waves = wave_file
         res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
-                                     rp_bits=rp_width(params) if params.dflow else None)
+                                     rp_bits=rp_width(params) if params.dflow else None, stopped=fault is not None)
         final = out.get("memory")
-        if final is not None:
+        if fault is not None:
+            # Both stopped early, at different points of other warps: memory is not comparable.
+            res.fault = check_fault(fault, out.get("trap"), res.error, res.timeout)
+        elif final is not None:
             want = dev.memory.words
             got = np.array(final, dtype=np.uint32)
             n = min(len(want), len(got))
@@ -270,6 +285,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
             write_report(res.compare, Path(report_dir) / f"{case.name}-seed{case.seed}.json",
                          extra={"params": params.to_dict(), "seed": case.seed, "cycles": res.cycles,
                                 "trap": res.trap, "timeout": res.timeout,
+                                "fault": None if res.fault is None else res.fault.message,
                                 "memory_mismatches": res.memory_mismatches, "mem_stats": res.mem_stats})
         results.append(res)
     return results

@@ -47,6 +47,7 @@ class CompareResult:
     kernel: kernel name. compared: record pairs compared. matched: pairs equal in every field.
     model_records, rtl_records: records on each side. warps: (block, warp) groups seen.
     mismatches: every differing pair, in (block, warp, seq) order. max_print: printing cap.
+    stopped: both runs stopped at a fault; only records both retired were compared.
     """
 
     kernel: str
@@ -57,10 +58,11 @@ class CompareResult:
     warps: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
     max_print: int = 10
+    stopped: bool = False
 
     @property
     def ok(self) -> bool:
-        return not self.mismatches and self.model_records == self.rtl_records
+        return not self.mismatches and (self.stopped or self.model_records == self.rtl_records)
 
     def summary(self) -> str:
         """Human-readable result: the capped mismatch messages and the counts (always)."""
@@ -70,13 +72,15 @@ class CompareResult:
             lines.append(f"... and {hidden} more mismatching records (see the JSON report)")
         verdict = "PASS" if self.ok else "FAIL"
         lines.append(f"{verdict} {self.kernel}: {self.matched} of {self.model_records} model records matched "
-                     f"({self.rtl_records} RTL records, {self.warps} warps, {len(self.mismatches)} mismatches)")
+                     f"({self.rtl_records} RTL records, {self.warps} warps, {len(self.mismatches)} mismatches"
+                     f"{'; both stopped at a fault: records both retired compared' if self.stopped else ''})")
         return "\n".join(lines)
 
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "ok": self.ok, "compared": self.compared, "matched": self.matched,
                 "model_records": self.model_records, "rtl_records": self.rtl_records, "warps": self.warps,
-                "mismatch_count": len(self.mismatches), "mismatches": [asdict(m) for m in self.mismatches]}
+                "stopped": self.stopped, "mismatch_count": len(self.mismatches),
+                "mismatches": [asdict(m) for m in self.mismatches]}
 
 
 def _hexes(values: tuple[int, ...] | None, lanes: list[int]) -> str:
@@ -119,7 +123,7 @@ def _diff(model: TraceRecord, rtl: TraceRecord, rp_mod: int | None) -> tuple[lis
 
 
 def compare_traces(model: Trace, rtl: Trace, *, kernel: Kernel | None = None, max_print: int = 10,
-                   rp_bits: int | None = None) -> CompareResult:
+                   rp_bits: int | None = None, stopped: bool = False) -> CompareResult:
     """Compare ``rtl`` against ``model`` per (block, warp) in program order.
 
     Parameters
@@ -128,9 +132,12 @@ def compare_traces(model: Trace, rtl: Trace, *, kernel: Kernel | None = None, ma
     kernel: the kernel, to disassemble the instruction at each mismatching pc.
     max_print: mismatch messages ``summary`` prints.
     rp_bits: the RTL keeps RP in this many bits; RPs are compared modulo 2**rp_bits.
+    stopped: both runs stopped at a fault. Each side got to a different point (warps interleave
+        differently, and an out-of-order core retires younger work past a faulting load), so
+        only the records both retired are compared: one side's extra records are not mismatches.
     """
     result = CompareResult(kernel=model.kernel, max_print=max_print, model_records=len(model.records),
-                           rtl_records=len(rtl.records))
+                           rtl_records=len(rtl.records), stopped=stopped)
     form = kernel.form if kernel is not None else None
     rp_mod = 1 << rp_bits if rp_bits else None
 
@@ -145,7 +152,12 @@ def compare_traces(model: Trace, rtl: Trace, *, kernel: Kernel | None = None, ma
     result.warps = len(keys)
     for key in keys:
         a_recs, b_recs = ours.get(key, []), theirs.get(key, [])
-        for a, b in zip(a_recs, b_recs):
+        if stopped:  # pair by sequence number: either side may have gaps (stores still in flight)
+            by_seq = {rec.seq: rec for rec in b_recs}
+            pairs = [(a, by_seq[a.seq]) for a in a_recs if a.seq in by_seq]
+        else:
+            pairs = list(zip(a_recs, b_recs))
+        for a, b in pairs:
             result.compared += 1
             names, lanes = _diff(a, b, rp_mod)
             if not names:
@@ -156,6 +168,8 @@ def compare_traces(model: Trace, rtl: Trace, *, kernel: Kernel | None = None, ma
             result.mismatches.append(Mismatch(a.block, a.warp, a.seq, a.pc, names,
                                               f"{where(a)}: [MODEL] {left} [RTL] {right}"))
         n = min(len(a_recs), len(b_recs))
+        if stopped:
+            continue
         for rec in a_recs[n:]:
             result.mismatches.append(Mismatch(rec.block, rec.warp, rec.seq, rec.pc, ["missing"],
                                               f"{where(rec)}: [MODEL] retired [RTL] never retired"))

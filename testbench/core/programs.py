@@ -371,6 +371,80 @@ GRID = """
     exit
 """
 
+# Programs that fault: the golden model raises a KernelFault, and the RTL must stop for the same
+# reason (testbench/faults.py). Some work retires first, so the records before the stop compare.
+FAULT_GLOBAL_BOUNDS = """
+.kernel fault_global_bounds
+.param out
+    s2r r0, %tid.x
+    ldc r1, out
+    ishl r2, r0, 2
+    iadd r3, r1, r2
+    stg [r3], r0                ; inside the 16-word buffer
+    imul r4, r0, 4096
+    iadd r4, r3, r4
+    stg [r4], r0                ; threads 1.. write past the end of every allocation
+    exit
+"""
+
+FAULT_MISALIGNED = """
+.kernel fault_misaligned
+.param out
+    s2r r0, %tid.x
+    ldc r1, out
+    ishl r2, r0, 2
+    iadd r3, r1, r2
+    stg [r3], r0
+    iand r4, r0, 1
+    iadd r3, r3, r4
+    ldg r5, [r3]                ; odd threads: an address that is not a multiple of 4
+    stg [r1], r5
+    exit
+"""
+
+FAULT_LOCAL_BOUNDS = """
+.kernel fault_local_bounds
+.param out
+.local 8
+    s2r r0, %tid.x
+    stl [rz+4], r0
+    ishl r1, r0, 3
+    ldl r2, [r1]                ; threads 1.. read past their 8 bytes of local memory
+    ldc r3, out
+    stg [r3], r2
+    exit
+"""
+
+FAULT_DIVERGED_BAR = """
+.kernel fault_diverged_bar
+.param out
+    s2r r0, %tid.x
+    ldc r1, out
+    ishl r2, r0, 2
+    iadd r1, r1, r2
+    stg [r1], r0
+    isetp.lt r3, r0, 2
+    ssy JOIN
+    brz r3, SKIP
+    bar                         ; lanes 0 and 1 of warp 0, while lanes 2 and 3 wait at the join
+SKIP:
+    sync
+JOIN:
+    exit
+"""
+
+FAULT_SHARED_BOUNDS = """
+.kernel fault_shared_bounds
+.param out
+.shared 64
+    s2r r0, %tid.x
+    ishl r1, r0, 6
+    sts [r1], r0                ; threads 1.. store past the block's 64 bytes of shared memory
+    ldc r2, out
+    stg [r2], r0
+    exit
+"""
+
 PROGRAMS: dict[str, Program] = {
     "alu": Program(ALU, 16, _in_out(64, 24 * 16)),
     "diverge": Program(DIVERGE, 16, _out(16)),
@@ -385,12 +459,25 @@ PROGRAMS: dict[str, Program] = {
     "grid": Program(GRID, (4, 2), _out(2 * 3 * 2 * 8), grid=(3, 2)),
 }
 
+#: Programs whose golden run faults; ``shared_bounds`` is a kind the core does not detect yet.
+FAULT_PROGRAMS: dict[str, Program] = {
+    "global_bounds": Program(FAULT_GLOBAL_BOUNDS, 16, _out(16)),
+    "misaligned": Program(FAULT_MISALIGNED, 16, _out(16)),
+    "local_bounds": Program(FAULT_LOCAL_BOUNDS, 16, _out(16)),
+    "diverged_bar": Program(FAULT_DIVERGED_BAR, 16, _out(16)),
+    "shared_bounds": Program(FAULT_SHARED_BOUNDS, 16, _out(16)),
+}
+
+
+def _program(name: str) -> Program:
+    return PROGRAMS[name] if name in PROGRAMS else FAULT_PROGRAMS[name]
+
 
 @cache
 def kernel(name: str, form: Form, ring: int = DEFAULT_RING, dmax: int = DEFAULT_DMAX) -> Kernel:
     """Program ``name`` as a kernel in ``form`` (DFLOW: converted from the REG source for a ring
     of ``ring`` entries and distances up to ``dmax``)."""
-    prog = PROGRAMS[name]
+    prog = _program(name)
     module = assemble(prog.source, f"<{name}>")
     k = module[prog.kernel_name] if prog.kernel_name else module.only
     if form is Form.DFLOW:
@@ -400,7 +487,7 @@ def kernel(name: str, form: Form, ring: int = DEFAULT_RING, dmax: int = DEFAULT_
 
 def directed_case(name: str, params: CoreParams, *, seed: int = 1) -> CosimCase:
     """Program ``name`` as a co-simulation case for a core built with ``params``."""
-    prog = PROGRAMS[name]
+    prog = _program(name)
     form = Form.DFLOW if params.dflow else Form.REG
     return CosimCase(name, kernel(name, form, ring=params.ring), prog.block, prog.setup, seed=seed,
                      min_latency=prog.latency[0], max_latency=prog.latency[1], grid=prog.grid)

@@ -1,0 +1,85 @@
+"""Faults in co-simulation: does the RTL stop for the same reason the golden model faulted?
+
+The functional model raises a ``KernelFault`` naming the kernel, pc, block, warp and lane; the
+core stops with a trap (``TrapCause``, pc, warp, block), and the bench's global-memory model
+reports the accesses it cannot perform (misaligned, outside every allocation, outside a
+thread's local memory). Both sides are reduced to a *kind* and compared by kind and, for traps,
+pc. The warp and block may differ: the two machines interleave warps and blocks differently, so
+when several threads fault, each may meet a different one first.
+
+Kinds the core does not detect yet (shared-memory bounds and alignment, illegal DFLOW reads,
+barriers that can never complete, the instruction budget) never agree: the case fails and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dualflow.errors import KernelFault
+from dualflow.rtl.core import TrapCause
+
+__all__ = ["FaultCheck", "golden_kind", "check_fault"]
+
+#: Golden-model message prefixes -> kind. Memory kinds are ``"<misaligned|bounds> <space>"``.
+_GOLDEN_PREFIXES = (
+    ("sync with no pending ssy", TrapCause.STACK_EMPTY.name),
+    ("divergence stack empty", TrapCause.STACK_EMPTY.name),
+    ("barrier deadlock: bar reached by a diverged warp", TrapCause.BARRIER.name),
+)
+#: Memory-model messages (testbench/global_memory.py) -> kind.
+_MEMORY_PREFIXES = (
+    ("misaligned global", "misaligned global"),
+    ("misaligned local", "misaligned local"),
+    ("global access not inside any allocation", "bounds global"),
+    ("local access outside", "bounds local"),
+)
+
+
+def golden_kind(fault: KernelFault) -> str:
+    """The kind of a functional-model fault (its message when the core has no counterpart)."""
+    message = fault.message
+    for prefix, kind in _GOLDEN_PREFIXES:
+        if message.startswith(prefix):
+            return kind
+    for what in ("misaligned", "out-of-bounds"):
+        for space in ("global", "local", "shared"):
+            if message.startswith(f"{what} {space} access"):
+                return f"{'bounds' if what == 'out-of-bounds' else what} {space}"
+    return message
+
+
+def _memory_kind(error: str) -> str | None:
+    text = error.split(": ", 1)[1] if error.startswith("block ") else error
+    for prefix, kind in _MEMORY_PREFIXES:
+        if text.startswith(prefix):
+            return kind
+    return None
+
+
+@dataclass(frozen=True)
+class FaultCheck:
+    """The verdict on one case whose golden run faulted."""
+
+    agree: bool
+    message: str
+
+
+def check_fault(golden: KernelFault, trap: dict | None, error: str | None, timeout: bool) -> FaultCheck:
+    """Compare the golden fault with how the RTL run stopped (``trap``: the bench's trap record,
+    ``error``: the memory model's message, ``timeout``: it never stopped)."""
+    want = golden_kind(golden)
+    block = "?" if golden.block is None else "({},{},{})".format(*golden.block)
+    head = f"golden model faulted at pc {golden.pc} block {block} warp {golden.warp}: {golden.message}"
+    if trap is not None:
+        got = TrapCause(trap["cause"]).name
+        where = f"pc {trap['pc']} block {trap.get('block', 0)} warp {trap['warp']}"
+        if got == want and trap["pc"] == golden.pc:
+            return FaultCheck(True, f"{head}; the RTL trapped alike ({got} at {where})")
+        return FaultCheck(False, f"{head}; the RTL trapped with {got} at {where} instead")
+    if error is not None:
+        got = _memory_kind(error)
+        if got == want:
+            return FaultCheck(True, f"{head}; the memory model saw it alike ({error})")
+        return FaultCheck(False, f"{head}; the memory model reported instead: {error}")
+    outcome = "ran out of cycles" if timeout else "finished normally"
+    return FaultCheck(False, f"{head}; the RTL {outcome}: it does not detect this kind of fault ({want})")
