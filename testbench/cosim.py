@@ -344,15 +344,10 @@ def program_case(path: str | Path, params: CoreParams, *, kernel_name: str | Non
         kernel, _report = convert_kernel(kernel, dmax=params.dmax, ring=params.ring)
     elif not params.dflow and kernel.form is Form.DFLOW:
         raise ConfigError(f"{path}: kernel {kernel.name!r} is DFLOW form; a base core runs REG-form kernels")
-    given: dict[str, int] = {}
-    for item in values:
-        key, sep, text = item.partition("=")
-        try:
-            given[key] = int(text, 0)
-        except ValueError:
-            sep = ""
-        if not sep or key not in kernel.params:
-            raise ConfigError(f"--value {item!r}: expected NAME=INT with NAME one of the kernel's parameters "
+    given = parse_values(values)
+    for key in given:
+        if key not in kernel.params:
+            raise ConfigError(f"--value {key}=...: {key} is not one of the kernel's parameters "
                               f"({', '.join(kernel.params) or 'none'})")
     if buffer_words < 1:
         raise ConfigError(f"--buffer-words must be positive, not {buffer_words}")
@@ -369,3 +364,17 @@ def program_case(path: str | Path, params: CoreParams, *, kernel_name: str | Non
 
     return CosimCase(Path(path).stem, kernel, block or params.lanes * params.warps, setup, seed=seed,
                      max_cycles=max_cycles)
+
+
+def parse_values(items: Sequence[str]) -> dict[str, int]:
+    """``NAME=INT`` strings (the command line's ``--value``) as a dict."""
+    out: dict[str, int] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        try:
+            out[key] = int(text, 0)
+        except ValueError:
+            sep = ""
+        if not sep or not key:
+            raise ConfigError(f"--value {item!r}: expected NAME=INT")
+    return out

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dualflow.errors import ConfigError
 from dualflow.isa import SPECS, Form, Kernel, UnitClass
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import run_workload
@@ -22,9 +23,9 @@ from dualflow.models.device import Device
 from dualflow.models.memory import GlobalMemory
 from dualflow.rtl.params import CoreParams
 
-from .cosim import CosimCase
+from .cosim import CaseResult, CosimCase
 
-__all__ = ["WorkloadCases", "workload_cases", "has_fp"]
+__all__ = ["WorkloadCases", "workload_cases", "has_fp", "summary"]
 
 _FP_UNITS = (UnitClass.FP, UnitClass.SFU)
 
@@ -76,6 +77,10 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
     The DFLOW form is converted for the project's default ring; the core must have that ring and
     Dmax (``check_case`` says so otherwise)."""
     form = Form.DFLOW if params.dflow else Form.REG
+    known = get_workload(name).sizes.get(size, {})
+    unknown = sorted(set(values or {}) - set(known))
+    if unknown:
+        raise ConfigError(f"workload {name}: no parameter {', '.join(unknown)} (have: {', '.join(known) or 'none'})")
     dev = _RecordingDevice()
     run = run_workload(get_workload(name), size, form, seed=seed, params=values, device=dev)
     cases: list[CosimCase] = []
@@ -100,3 +105,19 @@ def _restore(memory: GlobalMemory, launch_params: Sequence[int]):
         return list(launch_params)
 
     return setup
+
+
+def summary(wc: WorkloadCases, results: Sequence[CaseResult]) -> str:
+    """One line per launch (the failing ones in full), then the totals and what was left out."""
+    lines = []
+    for r in results:
+        lines.append(r.summary() if not r.ok else f"PASS {r.name}: {r.compare.matched} records matched, "
+                     f"{r.blocks} block{'s' if r.blocks > 1 else ''}, {r.cycles} cycles")
+    passed = sum(r.ok for r in results)
+    records = sum(r.compare.matched for r in results if r.compare is not None)
+    cycles = sum(r.cycles for r in results)
+    lines.append(f"{wc.workload} {wc.size} {wc.form.value}: {passed} of {len(results)} launches match the golden "
+                 f"model ({records} records, {cycles} core cycles); golden check: {wc.verdict}")
+    for note in wc.skipped:
+        lines.append(f"left out: {note}")
+    return "\n".join(lines)
