@@ -1,6 +1,7 @@
-"""Unrolling of single-block loops by two (``isa/convert/unroll.py``): the unrolled REG kernel
-runs exactly like the original for every trip count, lane-dependent ones included, and the
-converter keeps it only where it saves back-edge relays."""
+"""Unrolling of loops by two (``isa/convert/unroll.py``): the unrolled REG kernel runs exactly
+like the original for every trip count, lane-dependent ones included, loops with if-regions,
+barriers and an exit test in the middle included, and the converter keeps it only where it
+saves back-edge relays."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from random_programs import Launch, make_inputs, run
 
 from dualflow.isa import Opcode, assemble
 from dualflow.isa.convert import convert_kernel
-from dualflow.isa.convert.unroll import single_block_loops, unroll
+from dualflow.isa.convert.unroll import unroll, unrollable_loops
 
 # Each lane loops (tid % 7) + 1 times: odd and even trip counts in one warp, lanes leaving at
 # every iteration (the divergent-loop idiom: the exit falls through to the region's sync). Two
@@ -66,6 +67,59 @@ LOOP:
     exit
 """
 
+# A uniform loop of several blocks: an if-region with a lane-dependent branch, a barrier, the
+# exit test in the middle and a `bra` back edge (pathfinder's shape), then a bottom-tested loop
+# holding an if-region (reduce's shape). Four invariants live through both.
+MULTI_BLOCK = """
+.kernel multi_block
+.form reg
+.param in out n
+.shared 256
+    s2r r0, %tid.x
+    ldc r1, n
+    ldc r6, in
+    ldc r7, out
+    ishl r9, r0, 2
+    iand r10, r0, 3
+    mov r2, 0
+    mov r3, 0
+TOP:
+    isetp.lt r4, r10, r2
+    ssy JOINED
+    brz r4, SKIP
+    ldg r8, [r6+8]
+    iadd r3, r3, r8
+    imad r3, r3, r10, r2
+SKIP:
+    sync
+JOINED:
+    sts [r9], r3
+    bar
+    isetp.ge r4, r2, r1
+    brnz r4, OUT
+    lds r8, [r9]
+    iadd r3, r3, r8
+    iadd r2, r2, 1
+    bra TOP
+OUT:
+    mov r2, 0
+BOTTOM:
+    isetp.lt r4, r0, r2
+    ssy NEXT
+    brz r4, STEP
+    iadd r3, r3, r10
+    ixor r3, r3, r9
+STEP:
+    sync
+NEXT:
+    iadd r2, r2, 1
+    isetp.lt r4, r2, r1
+    brnz r4, BOTTOM
+    iadd r5, r7, r9
+    stg [r5], r3
+    exit
+"""
+
 
 def _outputs(kernel, n: int) -> np.ndarray:
     return run(kernel, Launch(1, 32, 1), n, 2, make_inputs(3))
@@ -74,7 +128,7 @@ def _outputs(kernel, n: int) -> np.ndarray:
 def test_unrolled_reg_kernel_runs_like_the_original():
     for text in (DIVERGENT, UNIFORM):
         kernel = assemble(text).only
-        loops = single_block_loops(kernel, 64)
+        loops = unrollable_loops(kernel, 64)
         assert len(loops) == 1
         done = unroll(kernel, loops)
         body = loops[0].end - loops[0].start + 1
@@ -96,3 +150,21 @@ def test_converter_unrolls_where_it_saves_relays():
             assert {pc for c, pc in zip(report.causes, report.source_pc) if c == "orig"} == set(range(len(kernel.code)))
     dk, report = convert_kernel(assemble(DIVERGENT).only, dmax=31, ring=32)
     assert report.duplicated >= 5  # the loop body was written twice
+
+
+def test_multi_block_loops_unroll_like_the_original():
+    kernel = assemble(MULTI_BLOCK).only
+    loops = unrollable_loops(kernel, 64)
+    assert len(loops) == 2
+    for chosen in (loops[:1], loops[1:], loops):
+        done = unroll(kernel, chosen)
+        assert len(done.kernel.code) == len(kernel.code) + sum(lp.end - lp.start + 1 for lp in chosen) + (
+            1 if any(kernel.code[lp.end].op is not Opcode.BRA for lp in chosen) else 0)
+        for n in (0, 1, 2, 5):
+            assert np.array_equal(_outputs(done.kernel, n), _outputs(kernel, n)), (chosen, n)
+    for dmax, ring in [(12, 13), (16, 20), (31, 32), (63, 64), (100, 128)]:
+        dk, report = convert_kernel(kernel, dmax=dmax, ring=ring)
+        for n in (0, 1, 2, 5):
+            assert np.array_equal(_outputs(dk, n), _outputs(kernel, n)), (dmax, n)
+    dk, report = convert_kernel(kernel, dmax=63, ring=64)
+    assert report.duplicated >= 10  # a loop of several blocks was written twice

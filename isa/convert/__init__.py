@@ -3,7 +3,7 @@
     from dualflow.isa.convert import convert_module
     dflow_module, reports = convert_module(reg_module, dmax=31, ring=32)
 
-Pipeline: unrolling of single-block loops by two where it pays (``unroll``), control-flow graph
+Pipeline: unrolling of loops by two where it pays (``unroll``), control-flow graph
 with reconvergence regions (``cfg``), isolation of critical edges into joins (``surgery``),
 liveness and recomputable values (``liveness``, ``remat``), layout-driven code generation with
 join frames and tails (``codegen``), refinement of loop-header frames from the loop latch (a few
@@ -24,7 +24,7 @@ from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import MARGIN, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
 from .surgery import isolate_critical_edges
-from .unroll import Loop, single_block_loops, unroll
+from .unroll import Loop, unroll, unrollable_loops
 
 __all__ = ["ConvertError", "ConversionReport", "convert_kernel", "convert_module"]
 
@@ -37,8 +37,11 @@ LOOP_WEIGHT = 16
 #: in local memory (a bound on conversion time, independent of the machine).
 UNROLL_TRIALS = 6
 MEMORY_TRIALS = 16
-#: Code generations (all trials and refinement rounds) after which no further trial starts.
+#: Code generations (all trials and refinement rounds, each weighted by the length of the code it
+#: generates relative to the kernel as given) after which no further trial starts.
 GEN_BUDGET = 24
+#: What building and analysing the CFG of an unrolled kernel costs, in code generations (measured).
+ANALYSIS_COST = 1
 #: Refinement rounds of a memory trial (it starts from the best frames found so far).
 TRIAL_ROUNDS = 2
 
@@ -128,19 +131,26 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
     identity: list[int | None] = list(range(len(kernel.code)))
     best = _plan(kernel, identity, set(), dmax, spill_base)
     rounds = best.rounds
-    # Single-block loops written twice, one at a time, kept where the relays saved on the back
-    # edge outweigh what the doubled body costs (it must still fit in the ring's reach).
+    work = float(rounds)  # in generations of the kernel as given (an unrolled one is longer)
+    # Loops written twice, one at a time (innermost first; never two that overlap), kept where
+    # the relays saved on the back edge outweigh what the doubled body costs.
     chosen: list[Loop] = []
     base = best
     first = {blk.first_pc: blk.id for blk in base.cfg.blocks if blk.copy_of is None}
-    loops = [lp for lp in single_block_loops(kernel, (dmax - MARGIN) // 2)
-             if _added(base.gen, {first.get(lp.start)})]  # a loop that costs nothing gains nothing
+    loops = [lp for lp in unrollable_loops(kernel, dmax - MARGIN)
+             if _added(base.gen, base.gen.loops.get(first.get(lp.start), ()))]  # costs nothing: gains nothing
     for lp in loops[:UNROLL_TRIALS]:
-        if rounds >= GEN_BUDGET:
+        if work >= GEN_BUDGET:
             break
+        if any(lp.overlaps(c) for c in chosen):
+            continue
         done = unroll(kernel, chosen + [lp])
-        plan = _plan(done.kernel, done.origin, set(done.loops), dmax, spill_base)
+        try:
+            plan = _plan(done.kernel, done.origin, set(done.loops), dmax, spill_base)
+        except ConvertError:  # a shape the code generator refuses once doubled: keep the loop as is
+            continue
         rounds += plan.rounds
+        work += (plan.rounds + ANALYSIS_COST) * len(done.kernel.code) / len(kernel.code)
         if plan.cost < best.cost:
             best, chosen = plan, chosen + [lp]
     gen = best.gen
@@ -159,14 +169,17 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
     trials += [("region", rid, regs) for rid, regs in regions if _added(gen, best.cfg.regions[rid].blocks)]
     trials += [("loop", h, {r}) for h in headers for r in sorted(invariants[h])
                if len(invariants[h]) > 1 and h in costly]
+    scale = len(best.kernel.code) / len(kernel.code)
     for kind, key, regs in trials[:MEMORY_TRIALS]:
-        if rounds >= GEN_BUDGET:
+        if work >= GEN_BUDGET:
             break
         if kind == "region":
-            rounds += _try(best, best.memory, {**best.stored, key: regs})
-            continue
-        now = best.memory.get(key, set())
-        rounds += _try(best, {**best.memory, key: now ^ regs if len(regs) == 1 else set(regs)}, best.stored)
+            done_rounds = _try(best, best.memory, {**best.stored, key: regs})
+        else:
+            now = best.memory.get(key, set())
+            done_rounds = _try(best, {**best.memory, key: now ^ regs if len(regs) == 1 else set(regs)}, best.stored)
+        rounds += done_rounds
+        work += done_rounds * scale
     return _link(kernel, best, dmax, ring, rounds)
 
 

@@ -99,7 +99,7 @@ def analyze(cfg: Cfg) -> Analysis:
     order = cfg.rpo()
     rpo_index = {b: i for i, b in enumerate(order)}
     live_in, live_out = liveness(cfg)
-    recipes = reaching_recipes(cfg, order)
+    recipes = reaching_recipes(cfg, order, live_in)
     loops = natural_loops(cfg)
     loop_defs, parked = {}, {}
     for header, body in loops.items():

@@ -13,7 +13,6 @@ from dualflow.isa.opcodes import Opcode
 from .cfg import Cfg
 from .liveness import defines
 
-INIT = -1  #: the "definition" of a register by kernel entry (value 0)
 ZERO = Instruction(Opcode.MOV, bimm=True, imm=0)
 
 
@@ -24,46 +23,50 @@ def recipe_of(ins: Instruction) -> Instruction | None:
     return None
 
 
-def reaching_recipes(cfg: Cfg, order: list[int]) -> dict[int, dict[int, Instruction]]:
-    """For each block, the live-in registers whose reaching definitions all share one recipe."""
-    def_ins: dict[int, Instruction] = {}
-    gen: dict[int, dict[int, int]] = {}
+def reaching_recipes(cfg: Cfg, order: list[int],
+                     live_in: dict[int, set[int]]) -> dict[int, dict[int, Instruction]]:
+    """For each block, the live-in registers whose reaching definitions all share one recipe.
+
+    A forward dataflow over one value per register: the recipe every reaching definition shares,
+    or None once two disagree or one has no recipe. A register absent from a block's map has
+    only the kernel entry's definition reaching it (the constant 0), so the maps hold just the
+    registers written somewhere (a kernel may name r200 and never write most registers)."""
+    out_gen: dict[int, dict[int, Instruction | None]] = {}
     for b in cfg.blocks:
-        last: dict[int, int] = {}
-        for k, ins in enumerate(b.code):
+        last: dict[int, Instruction | None] = {}
+        for ins in b.code:
             reg = defines(ins)
             if reg is not None:
-                key = b.id * 100_000 + k
-                def_ins[key] = ins
-                last[reg] = key
-        gen[b.id] = last
-    nregs = max(cfg.kernel.regs, 1)
-    rd_in: dict[int, dict[int, frozenset[int]]] = {bid: {} for bid in order}
-    rd_in[cfg.entry] = {r: frozenset({INIT}) for r in range(nregs)}
+                last[reg] = recipe_of(ins)
+        out_gen[b.id] = last
+    rd_in: dict[int, dict[int, Instruction | None] | None] = {bid: None for bid in order}  # None: nothing yet
     changed = True
     while changed:
         changed = False
         for bid in order:
-            b = cfg.blocks[bid]
-            if bid != cfg.entry:
-                merged: dict[int, set[int]] = {}
-                for p in b.preds:
-                    if p not in rd_in:
-                        continue
-                    out = dict(rd_in[p])
-                    out.update({r: frozenset({d}) for r, d in gen[p].items()})
-                    for r, ds in out.items():
-                        merged.setdefault(r, set()).update(ds)
-                new = {r: frozenset(ds) for r, ds in merged.items()}
-                if new != rd_in[bid]:
-                    rd_in[bid] = new
-                    changed = True
+            # The kernel's entry is reached by the entry definitions too (and by back edges, if
+            # the kernel starts with a loop).
+            merged: dict[int, Instruction | None] | None = {} if bid == cfg.entry else None
+            for p in cfg.blocks[bid].preds:
+                if rd_in.get(p) is None:
+                    continue
+                out = {**rd_in[p], **out_gen[p]}
+                if merged is None:
+                    merged = out
+                    continue
+                for r in merged.keys() | out.keys():
+                    a, b = merged.get(r, ZERO), out.get(r, ZERO)
+                    merged[r] = a if a == b else None
+            if merged is not None and merged != rd_in[bid]:
+                rd_in[bid] = merged
+                changed = True
     result: dict[int, dict[int, Instruction]] = {}
     for bid in order:
+        values = rd_in[bid] or {}
         found = {}
-        for r, ds in rd_in[bid].items():
-            recipes = {ZERO if d == INIT else recipe_of(def_ins[d]) for d in ds}
-            if len(recipes) == 1 and None not in recipes:
-                found[r] = recipes.pop()
+        for r in live_in[bid]:
+            recipe = values.get(r, ZERO)
+            if recipe is not None:
+                found[r] = recipe
         result[bid] = found
     return result

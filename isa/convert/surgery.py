@@ -13,7 +13,7 @@ import enum
 from dualflow.isa.encoding import Instruction
 from dualflow.isa.opcodes import Opcode
 
-from .cfg import Block, Cfg, ConvertError
+from .cfg import Block, Cfg, ConvertError, natural_loops
 
 
 class JoinKind(enum.Enum):
@@ -67,6 +67,7 @@ def isolate_critical_edges(cfg: Cfg) -> None:
     order = cfg.rpo()
     rpo_index = {b: i for i, b in enumerate(order)}
     kinds = classify(cfg, rpo_index)
+    loops = natural_loops(cfg)
     for bid in order:
         p = cfg.blocks[bid]
         if len(set(p.succs)) < 2:
@@ -78,9 +79,17 @@ def isolate_critical_edges(cfg: Cfg) -> None:
             # Keep a back edge's tail in the branching block (it is the hot path); split the other.
             back = [i for i in plain if rpo_index[p.succs[i]] <= rpo_index[bid]]
             needs.append(next(i for i in plain if i not in back) if back else plain[0])
+        elif len(plain) == 1 and _leaves_loop(loops, bid, p.succs[plain[0]]):
+            # A loop exit into a join (an unrolled loop's exits meet): its tail would otherwise
+            # run on every iteration, in the branching block, instead of once on the way out.
+            needs.append(plain[0])
         for i in needs:
             _isolate(cfg, p, i)
     cfg.relink()
+
+
+def _leaves_loop(loops: dict[int, set[int]], src: int, dst: int) -> bool:
+    return any(src in body and dst not in body for body in loops.values())
 
 
 def _isolate(cfg: Cfg, p: Block, index: int) -> None:

@@ -1,21 +1,25 @@
-"""Unrolling of single-block loops by two, in REG form, before conversion.
+"""Unrolling of loops by two, in REG form, before conversion.
 
 A loop whose header is a join pays its back edge's relays once per iteration: every value live
-around the loop that the body does not produce again must be put back at its frame position.
-With the body written twice, those relays run once per two iterations, as long as the doubled
-body still fits in the ring's reach (the caller measures that and keeps the unrolled form only
-if it costs less).
+around the loop that the body does not produce again must be put back at its frame position
+(a loop invariant costs one relay per iteration). With the body written twice, those relays run
+once per two iterations, as long as the doubled body still fits in the ring's reach (the caller
+measures that and keeps the unrolled form only if it costs less).
 
     L:  body                        L:  body
         brnz c, L           ->          brnz c, L2      ; continuing lanes first, as before
     X:  ...                             bra X           ; (a copy of X if X is a lone sync or exit)
-                                    L2: body
+                                    L2: body'
                                         brnz c, L
                                     X:  ...
 
-Every copy keeps the loop's exit test, so any trip count (odd, zero extra, lane-dependent) runs
-exactly as before: the same instructions in the same order for every lane, with lanes that leave
-parked at the same place of the divergence stack. Only the exit path gains a ``bra``.
+A loop is any contiguous range of code that ends with a branch back to its first instruction
+(``brnz``/``brz``, or ``bra`` when the exit test sits inside) and is entered only at its start;
+its body may hold if-regions, barriers, inner loops and exits. In the second copy, branches and
+``ssy`` targets inside the range point into the second copy, those outside are unchanged. Both
+copies are the same code, so every trip count (odd, zero extra, lane-dependent) runs exactly as
+before: the same instructions in the same order for every lane, with lanes that leave parked at
+the same place of the divergence stack. Only a conditional loop's exit path gains a ``bra``.
 """
 
 from __future__ import annotations
@@ -26,13 +30,16 @@ from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import Kernel
 from dualflow.isa.opcodes import SPECS, Opcode
 
-from .cfg import BRANCHES, TERMINATORS
+from .cfg import BRANCHES
 
 
 @dataclass(frozen=True)
 class Loop:
     start: int  #: pc of the loop's first instruction (the branch target)
-    end: int  #: pc of its backward conditional branch
+    end: int  #: pc of its backward branch
+
+    def overlaps(self, other: Loop) -> bool:
+        return self.start <= other.end and other.start <= self.end
 
 
 @dataclass
@@ -42,70 +49,73 @@ class Unrolled:
     loops: list[int]  #: pcs of the unrolled loops' headers, in the new kernel
 
 
-def single_block_loops(kernel: Kernel, max_producers: int) -> list[Loop]:
-    """Loops made of one block (no branch, ssy, sync, exit or branch target inside) that end in a
-    conditional branch back to their first instruction, with at most ``max_producers`` producers."""
+def unrollable_loops(kernel: Kernel, max_producers: int) -> list[Loop]:
+    """Contiguous loops entered only at their start, ending in a branch back to it, with at most
+    ``max_producers`` producers in all; the most deeply nested (the hottest) first, then the
+    shortest, then in code order."""
     code = kernel.code
-    targets = {ins.imm for ins in code if ins.op in BRANCHES or ins.op is Opcode.SSY}
-    loops = []
-    for end, ins in enumerate(code):
-        if ins.op not in (Opcode.BRNZ, Opcode.BRZ) or ins.imm >= end or end + 1 >= len(code):
+    jumps = [(pc, ins.imm) for pc, ins in enumerate(code) if ins.op in BRANCHES or ins.op is Opcode.SSY]
+    ranges = [(target, pc) for pc, target in jumps if target <= pc and code[pc].op in BRANCHES]
+    loops, depth = [], {}
+    for start, end in ranges:
+        ins = code[end]
+        if ins.op is not Opcode.BRA and end + 1 >= len(code):
             continue
-        start = ins.imm
-        inner = code[start:end]
-        if any(i.op in TERMINATORS or i.op is Opcode.SSY for i in inner):
+        # Entered only at the start: nothing outside jumps (or reconverges) into the middle.
+        if any(start < target <= end and not start <= pc <= end for pc, target in jumps):
             continue
-        if any(start < pc <= end for pc in targets):
-            continue
-        if sum(1 for i in inner if SPECS[i.op].produces) > max_producers:
+        if sum(1 for i in code[start:end] if SPECS[i.op].produces) > max_producers:
             continue
         loops.append(Loop(start, end))
-    return loops
+        depth[loops[-1]] = sum(1 for s, e in ranges if s <= start and end <= e)
+    return sorted(loops, key=lambda lp: (-depth[lp], lp.end - lp.start, lp.start))
 
 
 def unroll(kernel: Kernel, loops: list[Loop]) -> Unrolled:
-    """The kernel with each of ``loops`` (disjoint single-block loops) written twice."""
+    """The kernel with each of ``loops`` (disjoint, from ``unrollable_loops``) written twice."""
     code = kernel.code
     at = {lp.end: lp for lp in loops}
     new: list[Instruction] = []
     origin: list[int | None] = []
     new_pc: dict[int, int] = {}
-    fixups: list[tuple[int, int | str]] = []  # (new index, old target pc or "copy2:<end>")
+    fixups: list[tuple[int, int]] = []  # (new index, new target pc or -(old target pc) - 1)
     headers = []
-    copy2: dict[int, int] = {}
     for pc, ins in enumerate(code):
         new_pc[pc] = len(new)
         lp = at.get(pc)
         if lp is None:
             if ins.op in BRANCHES or ins.op is Opcode.SSY:
-                fixups.append((len(new), ins.imm))
+                fixups.append((len(new), -ins.imm - 1))
             new.append(ins)
             origin.append(pc)
             continue
         headers.append(new_pc[lp.start])
-        # First copy: continue into the second copy, leave through the exit.
-        fixups.append((len(new), f"copy2:{pc}"))
+        # First copy: its back branch continues into the second copy, which starts right after
+        # the exit path (or right after the branch, for an unconditional back edge).
+        back = len(new)
         new.append(ins)
         origin.append(pc)
-        after = code[pc + 1]
-        tiny = after.op in (Opcode.SYNC, Opcode.EXIT)
-        if tiny:
-            new.append(after)
-            origin.append(pc + 1)
-        else:
-            fixups.append((len(new), pc + 1))
-            new.append(Instruction(Opcode.BRA, bimm=True, imm=0))
-            origin.append(None)
-        copy2[pc] = len(new)
+        if ins.op is not Opcode.BRA:
+            after = code[pc + 1]
+            if after.op in (Opcode.SYNC, Opcode.EXIT):
+                new.append(after)
+                origin.append(pc + 1)
+            else:
+                fixups.append((len(new), -(pc + 1) - 1))
+                new.append(Instruction(Opcode.BRA, bimm=True, imm=0))
+                origin.append(None)
+        second = len(new)
+        fixups.append((back, second))
         for k in range(lp.start, pc + 1):
             body_ins = code[k]
-            if k == pc:
-                fixups.append((len(new), lp.start))
+            if body_ins.op in BRANCHES or body_ins.op is Opcode.SSY:
+                inside = lp.start <= body_ins.imm <= pc and k != pc
+                fixups.append((len(new), second + body_ins.imm - lp.start if inside else -body_ins.imm - 1))
             new.append(body_ins)
             origin.append(k)
     for index, target in fixups:
         ins = new[index]
-        imm = copy2[int(target.split(":")[1])] if isinstance(target, str) else new_pc[target]
+        imm = target if target >= 0 else new_pc[-target - 1]
         new[index] = Instruction(ins.op, dst=ins.dst, a=ins.a, b=ins.b, c=ins.c, mod=ins.mod, bimm=ins.bimm, imm=imm)
     labels = {new_pc[pc]: name for pc, name in kernel.labels.items()}
     locations = {}
