@@ -35,7 +35,7 @@ from dualflow.errors import ConfigError
 from .params import CoreParams
 from .regfile import bank_of, entry_layout, lane_data, read_request_layout, read_response_signature
 
-__all__ = ["OperandCollector", "alloc_layout", "dispatch_layout", "SOURCES", "COLOR_BITS"]
+__all__ = ["OperandCollector", "alloc_layout", "dispatch_layout", "waiting_layout", "SOURCES", "COLOR_BITS"]
 
 #: Source operands per instruction.
 SOURCES = 3
@@ -63,6 +63,11 @@ def alloc_layout(params: CoreParams, *, payload_width: int, tag_width: int, unit
         "src": data.ArrayLayout(source_layout(params), SOURCES),
         "payload": payload_width,
     })
+
+
+def waiting_layout(params: CoreParams) -> data.StructLayout:
+    """A CU that holds an instruction with an operand not ready (``valid``), and its warp."""
+    return data.StructLayout({"valid": 1, "warp": range(params.warps)})
 
 
 def dispatch_layout(params: CoreParams, *, payload_width: int, tag_width: int) -> data.StructLayout:
@@ -110,6 +115,10 @@ class OperandCollector(wiring.Component):
     pending : Out(entry_layout(params)).array(3 * collector_units). Entry slot ``3 * cu + k``
         still has to read (needed, not yet in the CU; includes reads in flight). The scoreboard's
         ring guard input.
+    waiting : Out(waiting_layout(params)).array(collector_units), DFLOW only. CU c holds an instruction with
+        an operand whose value is not in the register file yet (allocated not ready and not woken
+        since), and its warp: the DFLOW issue policy counts these (``dflow_waiting_per_warp``,
+        ``dflow_waiting_per_sm``). Registered state only.
 
     Timing: allocation to first read request 1 cycle (ready operands); grant to value 1 cycle;
     value to dispatch offer 1 cycle. So an instruction with ready operands and no bank conflict
@@ -135,14 +144,17 @@ class OperandCollector(wiring.Component):
             raise ConfigError(f"operand collector requesters must be an integer >= 3 * collector_units = {n_req}, "
                               f"not {requesters!r}")
         self.requesters = requesters
-        super().__init__({
+        members = {
             "alloc": In(stream.Signature(self.alloc_layout)),
             "dispatch": Out(stream.Signature(self.dispatch_layout)).array(units),
             "read": Out(stream.Signature(read_request_layout(params))).array(n_req),
             "response": In(read_response_signature(params, requesters)).array(params.banks),
             "wakeup": In(entry_layout(params)).array(wakeup_ports),
             "pending": Out(entry_layout(params)).array(n_req),
-        })
+        }
+        if params.dflow:
+            members["waiting"] = Out(waiting_layout(params)).array(params.collector_units)
+        super().__init__(members)
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -251,6 +263,10 @@ class OperandCollector(wiring.Component):
                     if j != c:
                         # The newcomer is younger than every CU that stays.
                         m.d.sync += [older[c][j].eq(0), older[j][c].eq(valid[j] & ~leaving[j])]
+
+        for c in range(n if p.dflow else 0):
+            not_ready = Cat(need[c][k] & ~ready[c][k] for k in range(SOURCES))
+            m.d.comb += [self.waiting[c].valid.eq(valid[c] & not_ready.any()), self.waiting[c].warp.eq(warp[c])]
 
         # ---- operand reads, wakeups and responses
         for c in range(n):

@@ -13,6 +13,8 @@ import json
 from .params import MODES, SCHEDULERS, CoreParams
 
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
+#: Help for fields whose default is derived from the others.
+_DERIVED = {"shared_banks": "default one per lane, min(lanes, shared_bytes / 4)"}
 
 
 def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
@@ -23,7 +25,7 @@ def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()
         if f.name in _CHOICES:
             p.add_argument(flag, choices=_CHOICES[f.name], default=None, help=f"default {f.default}")
         else:
-            p.add_argument(flag, type=int, default=None, metavar="N", help=f"default {f.default}")
+            p.add_argument(flag, type=int, default=None, metavar="N", help=_DERIVED.get(f.name, f"default {f.default}"))
 
 
 def _params(args, **override) -> CoreParams:

@@ -29,10 +29,18 @@ port of their own; the shared ``SimtStack`` holds the (kind, pc, mask, rp) entri
 ``membar`` wait until the warp has nothing in flight (``bar`` then waits for the block),
 ``exit`` retires lanes and pops.
 
-Parameters of this file that are not ``CoreParams`` fields (derived here, documented in
-docs/rtl.md): ``STACK_DEPTH`` SIMT-stack entries per warp, ``PARAM_WORDS`` kernel parameters,
-``SEQ_BITS`` width of the trace sequence number (RP has ``register_pointer.rp_width`` bits),
-``LSU_OUTSTANDING`` global/local requests in flight.
+DFLOW issue policy (docs/rtl.md, "Issue"; the performance model's rule): the scheduler prefers
+warps whose instruction has its operands ready; an instruction with a source in flight is sent
+ahead into a collector unit only when no warp can issue without waiting, when the warp's next
+buffered instruction could then issue (it does not read the waiting one's result and has its own
+operands ready), and while fewer than ``waiting_limit_warp`` CUs of the warp and fewer than
+``waiting_limit_sm`` CUs of the core hold instructions with operands not ready.
+
+``SEQ_BITS`` (width of the trace sequence number) is the one parameter of this file that is not a
+``CoreParams`` field (RP has ``register_pointer.rp_width`` bits). ``STACK_DEPTH``,
+``PARAM_WORDS``, ``LSU_OUTSTANDING`` and ``CFG_MASK_BASE`` are the values for the default
+``CoreParams`` (kept for the benches); a core uses ``params.stack_depth``,
+``params.param_words``, ``params.requests_in_flight`` and ``cfg_mask_base(params)``.
 """
 
 from amaranth import Array, Cat, Const, Module, Mux, Signal, unsigned
@@ -60,16 +68,28 @@ from .simt_stack import Trap as StackTrap
 from .writeback import WritebackArbiter
 
 __all__ = ["SimtCore", "info_layout", "trace_layout", "TrapCause", "STACK_DEPTH", "PARAM_WORDS", "SEQ_BITS",
-           "CFG_PARAM_BASE", "CFG_MASK_BASE"]
+           "CFG_PARAM_BASE", "CFG_MASK_BASE", "cfg_mask_base"]
 
-STACK_DEPTH = 16
-PARAM_WORDS = 16
+_DEFAULT = CoreParams()
+#: Defaults of the ``CoreParams`` fields of the same meaning (a core uses its params).
+STACK_DEPTH = _DEFAULT.stack_depth
+PARAM_WORDS = _DEFAULT.param_words
+LSU_OUTSTANDING = _DEFAULT.requests_in_flight
 SEQ_BITS = 16
-LSU_OUTSTANDING = 8
 #: Configuration-port word addresses: special registers at their ``SpecialReg`` number, then
-#: the kernel parameters, then each warp's initial active mask (0: the warp does not run).
+#: the kernel parameters (``params.param_words`` of them), then each warp's initial active mask
+#: (0: the warp does not run) from ``cfg_mask_base(params)``.
 CFG_PARAM_BASE = 16
-CFG_MASK_BASE = 32
+
+
+def cfg_mask_base(params: CoreParams) -> int:
+    """Configuration address of warp 0's initial mask: after the parameters, on a multiple of 16
+    (32 for up to 16 parameter words)."""
+    return CFG_PARAM_BASE + 16 * -(-params.param_words // 16)
+
+
+#: ``cfg_mask_base`` of the default ``CoreParams``.
+CFG_MASK_BASE = cfg_mask_base(_DEFAULT)
 #: Rows of the tid table per warp: tid.x, tid.y, tid.z and one unused row.
 TID_ROWS = 4  # testbench/core/protocol.py says the same to the bench
 
@@ -80,10 +100,10 @@ class TrapCause(enum.Enum, shape=4):
     NONE = 0
     ILLEGAL = 1  #: not a valid instruction word for this core
     FP = 2  #: an FP32 or SFU instruction (no FP units yet)
-    STACK_OVERFLOW = 3  #: more than STACK_DEPTH nested divergence entries
+    STACK_OVERFLOW = 3  #: more than ``params.stack_depth`` nested divergence entries
     STACK_EMPTY = 4  #: sync without ssy, or the stack ran dry with lanes alive
     BARRIER = 5  #: bar reached by a diverged warp (a deadlock in the functional model)
-    PARAM = 6  #: ldc beyond PARAM_WORDS
+    PARAM = 6  #: ldc beyond ``params.param_words``
 
 
 def _lanes(lanes: int) -> data.ArrayLayout:
@@ -127,7 +147,7 @@ class SimtCore(wiring.Component):
     load_en, load_addr, load_data: In, write instruction word ``load_addr``.
     cfg_en, cfg_addr, cfg_data: In, write a configuration word (special registers by
         ``SpecialReg`` number, parameters from ``CFG_PARAM_BASE``, initial warp masks from
-        ``CFG_MASK_BASE``).
+        ``cfg_mask_base(params)``).
     tid_en, tid_addr, tid_data: In, write row ``warp * 4 + dim`` of the thread-index table
         (tid.x, tid.y, tid.z of each lane).
     start: In(1), launch: every warp with a non-zero mask starts at pc 0.
@@ -143,7 +163,7 @@ class SimtCore(wiring.Component):
         if not isinstance(params, CoreParams):
             raise reject(self, f"SimtCore needs CoreParams, not {params!r}")
         self.params = params
-        self.lsu_tag_width = max(1, ceil_log2(LSU_OUTSTANDING))
+        self.lsu_tag_width = max(1, ceil_log2(params.requests_in_flight))
         pcs = range(params.imem_words)
         super().__init__({
             "load_en": In(1), "load_addr": In(pcs), "load_data": In(64),
@@ -166,12 +186,12 @@ class SimtCore(wiring.Component):
         xlay = _exec_layout(p)
 
         m.submodules.fetch = fetch = FetchUnit(p)
-        m.submodules.sched = sched = WarpScheduler(warps=W, policy=p.scheduler)
+        m.submodules.sched = sched = WarpScheduler(warps=W, policy=p.scheduler, two_level=p.dflow)
         n_req = 3 * p.collector_units
         m.submodules.rf = rf = BankedRegisterFile(p, read_ports=n_req + 1)
         m.submodules.collector = coll = OperandCollector(p, payload_width=xlay.size, tag_width=1, units=2)
         m.submodules.alu = alu = IntegerAlu(p, tag_width=ilay.size)
-        m.submodules.lsu = lsu = LoadStoreUnit(p, info_width=ilay.size, outstanding=LSU_OUTSTANDING)
+        m.submodules.lsu = lsu = LoadStoreUnit(p, info_width=ilay.size)
         m.submodules.wb = wb = WritebackArbiter(completion_layout(p))
 
         m.d.comb += [fetch.load_en.eq(self.load_en), fetch.load_addr.eq(self.load_addr),
@@ -181,15 +201,16 @@ class SimtCore(wiring.Component):
 
         # ---- configuration: special registers, parameters, initial masks, tid table
         cfg_sreg = Array(Signal(32, name=f"sreg{i}") for i in range(16))
-        cfg_param = Array(Signal(32, name=f"param{i}") for i in range(PARAM_WORDS))
+        cfg_param = Array(Signal(32, name=f"param{i}") for i in range(p.param_words))
+        param_bits = max(1, ceil_log2(p.param_words))
         cfg_mask = [Signal(L, name=f"w{w}_init_mask") for w in range(W)]
         with m.If(self.cfg_en):
             with m.If(self.cfg_addr < CFG_PARAM_BASE):
                 m.d.sync += cfg_sreg[self.cfg_addr[:4]].eq(self.cfg_data)
-            with m.Elif(self.cfg_addr < CFG_PARAM_BASE + PARAM_WORDS):
-                m.d.sync += cfg_param[(self.cfg_addr - CFG_PARAM_BASE)[:4]].eq(self.cfg_data)
+            with m.Elif(self.cfg_addr < CFG_PARAM_BASE + p.param_words):
+                m.d.sync += cfg_param[(self.cfg_addr - CFG_PARAM_BASE)[:param_bits]].eq(self.cfg_data)
             for w in range(W):
-                with m.If(self.cfg_addr == CFG_MASK_BASE + w):
+                with m.If(self.cfg_addr == cfg_mask_base(p) + w):
                     m.d.sync += cfg_mask[w].eq(self.cfg_data)
         m.submodules.tid = tid_mem = memory.Memory(shape=_lanes(L), depth=W * TID_ROWS, init=[])
         tid_wr = tid_mem.write_port()
@@ -209,8 +230,8 @@ class SimtCore(wiring.Component):
         trap_cause = Signal(TrapCause)
         m.d.comb += [self.trap.eq(trap), self.trap_cause.eq(trap_cause)]
 
-        m.submodules.stack = stack = SimtStack(p, depth=STACK_DEPTH)
-        m.submodules.scoreboard = sb = Scoreboard(p, writeback_ports=1, read_ports=n_req)
+        m.submodules.stack = stack = SimtStack(p, depth=p.stack_depth)
+        m.submodules.scoreboard = sb = Scoreboard(p, writeback_ports=1, read_ports=n_req, lookahead=p.dflow)
 
         # ---- control unit state (declared early: issue looks at it)
         c_busy = Signal()
@@ -221,11 +242,37 @@ class SimtCore(wiring.Component):
                 return (rp[w] - field)[:ring_bits] if ring_bits else Const(0, 1)
             return (field - 1)[:max(ring_bits, 1)]
 
+        # DFLOW issue policy: may warp w send its head ahead into a CU to wait?
+        send_ahead = Signal(W)
+        if p.dflow:
+            n_cu = p.collector_units
+            cu_waiting = coll.waiting
+            sm_waiting = Signal(range(n_cu + 1))
+            m.d.comb += sm_waiting.eq(sum(cu_waiting[c].valid for c in range(n_cu)))
+            sm_room = sm_waiting < p.waiting_limit_sm
+            for w in range(W):
+                mine = Signal(range(n_cu + 1), name=f"w{w}_waiting_cus")
+                m.d.comb += mine.eq(sum(cu_waiting[c].valid & (cu_waiting[c].warp == w) for c in range(n_cu)))
+                # the next buffered instruction could issue behind it: it does not read the head's
+                # result (distance 1 from the RP after a producing head) and its own sources are
+                # ready (the scoreboard's lookahead port, at the RP after the head)
+                head, nxt = fetch.ib_inst[w], fetch.ib_next[w]
+                rp2 = (rp[w] + head.produces)[:ring_bits] if ring_bits else Const(0, 1)
+                fields = (nxt.a, nxt.b, nxt.c)
+                peek = sb.peek[w]
+                for k in range(3):
+                    m.d.comb += [peek.src[k].valid.eq(fields[k] != 0),
+                                 peek.src[k].index.eq((rp2 - fields[k])[:ring_bits] if ring_bits else 0)]
+                reads_head = head.produces & Cat(f == 1 for f in fields).any()
+                unblocks = fetch.ib_next_valid[w] & ~reads_head & ~peek.src_pending.any()
+                m.d.comb += send_ahead[w].eq(unblocks & (mine < p.waiting_limit_warp) & sm_room)
+
         i_dst = [Signal(range(E), name=f"w{w}_i_dst") for w in range(W)]
         i_writes = [Signal(name=f"w{w}_i_writes") for w in range(W)]
         i_src = [[Signal(range(E), name=f"w{w}_i_src{k}") for k in range(3)] for w in range(W)]
         i_has = [[Signal(name=f"w{w}_i_has{k}") for k in range(3)] for w in range(W)]
         ready = Signal(W)
+        prefer = Signal(W)  # DFLOW: ready without sending an instruction ahead to wait
         is_ctrl = Signal(W)
         is_trap = Signal(W)
         drained = Signal(W)
@@ -253,8 +300,17 @@ class SimtCore(wiring.Component):
             ctrl_ok = ~c_busy & stack.cmd.ready & ~chk.src_pending[0]
             ctrl_ok = ctrl_ok & Mux((d.op == Op.BAR) | (d.op == Op.MEMBAR), drained[w], 1)
             exec_ok = coll.alloc.ready & ~hazard
-            m.d.comb += ready[w].eq(live & (is_trap[w] | Mux(is_ctrl[w], ctrl_ok, exec_ok)))
+            if p.dflow:
+                # an instruction whose sources are not all ready would wait in its CU: it goes
+                # only in the second priority level, and only where the policy lets it
+                waits = ~is_trap[w] & ~is_ctrl[w] & chk.src_pending.any()
+                can = live & (is_trap[w] | Mux(is_ctrl[w], ctrl_ok, exec_ok))
+                m.d.comb += [prefer[w].eq(can & ~waits), ready[w].eq(can & (~waits | send_ahead[w]))]
+            else:
+                m.d.comb += ready[w].eq(live & (is_trap[w] | Mux(is_ctrl[w], ctrl_ok, exec_ok)))
         m.d.comb += sched.ready.eq(ready)
+        if p.dflow:
+            m.d.comb += sched.prefer.eq(prefer)
 
         iw = sched.warp
         i_go = sched.valid
@@ -290,7 +346,7 @@ class SimtCore(wiring.Component):
             with m.Default():
                 m.d.comb += sreg_value.eq(cfg_sreg[i_d.mod])
         param_index = i_d.imm[2:]
-        with m.If(i_exec & (i_d.op == Op.LDC) & (param_index >= PARAM_WORDS)):
+        with m.If(i_exec & (i_d.op == Op.LDC) & (param_index >= p.param_words)):
             m.d.sync += [trap.eq(1), trap_cause.eq(TrapCause.PARAM), self.trap_pc.eq(i_pc), self.trap_warp.eq(iw)]
         is_s2r = i_d.op == Op.S2R
         is_tid = is_s2r & (i_d.mod <= int(SpecialReg.TID_Z))
@@ -298,7 +354,7 @@ class SimtCore(wiring.Component):
             x.info.eq(info), x.space.eq(i_d.space), x.tid.eq(is_tid),
             x.laneid.eq(is_s2r & (i_d.mod == int(SpecialReg.LANEID))), x.dim.eq(i_d.mod[:2]),
             x.bimm.eq(i_d.bimm | is_s2r | (i_d.op == Op.LDC)),
-            x.imm.eq(Mux(is_s2r, sreg_value, Mux(i_d.op == Op.LDC, cfg_param[param_index[:4]], i_d.imm))),
+            x.imm.eq(Mux(is_s2r, sreg_value, Mux(i_d.op == Op.LDC, cfg_param[param_index[:param_bits]], i_d.imm))),
         ]
         a = coll.alloc.payload
         m.d.comb += [

@@ -4,7 +4,7 @@ A memory instruction arrives from the operand collector with its per-lane base a
 store data (B), offset, active mask, space and color, and a side-band ``info`` word the unit
 returns untouched with the result (the core's writeback and trace fields).
 
-- **Shared** (``lds``/``sts``): ``banks`` single-port ``Memory`` banks, word ``w`` in bank
+- **Shared** (``lds``/``sts``): ``params.shared_banks`` single-port ``Memory`` banks, word ``w`` in bank
   ``w mod banks``. Each cycle every bank serves the lowest-numbered pending lane that maps to it,
   so a conflict-free access takes one cycle and an n-way conflict n cycles; lanes writing the
   same word are served in lane order, so the highest lane's value is kept (docs/isa.md).
@@ -12,7 +12,7 @@ returns untouched with the result (the core's writeback and trace fields).
   the ``mem_req`` stream (all lanes, a ``local`` flag and the warp: local memory is per thread,
   so the memory side places it), answered on ``mem_resp`` with the request's tag, after any
   latency and in any order. Stores are answered too (an acknowledgement): a store has performed
-  when its answer returns. Up to ``outstanding`` requests are in flight; a request waits while an
+  when its answer returns. Up to ``params.requests_in_flight`` requests are in flight; a request waits while an
   older in-flight request of its warp must stay ordered before it: in DFLOW the same color with
   a store on either side (docs/isa.md, coloring), in BASE any pair with a store (program order).
   The operand collector dispatches such pairs in program order, so waiting here keeps them so.
@@ -70,10 +70,11 @@ class LoadStoreUnit(wiring.Component):
 
     Parameters
     ----------
-    params: CoreParams (``lanes``, ``warps``, ``shared_bytes``, ``mode``).
+    params: CoreParams (``lanes``, ``warps``, ``shared_bytes``, ``shared_banks``,
+        ``requests_in_flight``, ``mode``).
     info_width: bits of the side-band word carried from input to output.
-    outstanding: global/local requests in flight at most (a local parameter of the core, not a
-        ``CoreParams`` field).
+    outstanding: global/local requests in flight at most; default ``params.requests_in_flight``
+        (a block bench may override it).
 
     Members
     -------
@@ -87,15 +88,16 @@ class LoadStoreUnit(wiring.Component):
     idle: Out(1), nothing in flight, nothing held, not clearing.
     """
 
-    def __init__(self, params: CoreParams, *, info_width: int, outstanding: int = 8):
+    def __init__(self, params: CoreParams, *, info_width: int, outstanding: int | None = None):
         if not isinstance(params, CoreParams):
             raise reject(self, f"LoadStoreUnit needs CoreParams, not {params!r}")
+        outstanding = params.requests_in_flight if outstanding is None else outstanding
         if not isinstance(outstanding, int) or not 1 <= outstanding <= 64:
             raise reject(self, f"outstanding must be an integer in 1..64, not {outstanding!r}")
         self.params, self.info_width, self.outstanding = params, info_width, outstanding
         self.tag_width = max(1, ceil_log2(outstanding))
         self.shared_words = params.shared_bytes // 4
-        self.banks = min(params.lanes, self.shared_words)
+        self.banks = params.shared_banks
         super().__init__({
             "i": In(stream.Signature(lsu_input_layout(params, info_width))),
             "o": Out(stream.Signature(lsu_output_layout(params, info_width))),

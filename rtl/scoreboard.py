@@ -29,7 +29,7 @@ from .collector import SOURCES
 from .params import CoreParams
 from .regfile import entry_layout
 
-__all__ = ["Scoreboard", "check_signature"]
+__all__ = ["Scoreboard", "check_signature", "peek_signature"]
 
 
 def check_signature(params: CoreParams) -> wiring.Signature:
@@ -44,6 +44,13 @@ def check_signature(params: CoreParams) -> wiring.Signature:
     })
 
 
+def peek_signature(params: CoreParams) -> wiring.Signature:
+    """A warp's next instruction (behind its candidate), seen from the issue stage: its sources
+    out, whether each is still in flight in."""
+    operand = data.StructLayout({"valid": 1, "index": range(params.entries_per_warp)})
+    return wiring.Signature({"src": Out(data.ArrayLayout(operand, SOURCES)), "src_pending": In(SOURCES)})
+
+
 class Scoreboard(wiring.Component):
     """Pending-write bits of every warp's entries, one check port per warp.
 
@@ -53,6 +60,7 @@ class Scoreboard(wiring.Component):
     writeback_ports : writebacks per cycle (the register file's write ports; default 1).
     read_ports : DFLOW only: pending-read inputs, default ``3 * collector_units`` (connect the
         collector's ``pending``; add ports for any issued instruction not yet in a CU).
+    lookahead : add the ``peek`` ports (default False).
 
     Members
     -------
@@ -65,11 +73,15 @@ class Scoreboard(wiring.Component):
         this cycle: clear its pending bit.
     reads : In(entry_layout(params)).array(read_ports), DFLOW only. Entries collector units still
         have to read (the ring guard).
+    peek : In(peek_signature(params)).array(warps), ``lookahead`` only. Combinational, like
+        ``check[w].src_pending``: whether each source presented on ``peek[w]`` is still in flight.
+        The DFLOW issue stage asks it about a warp's next buffered instruction.
 
     Latency: checks are combinational; issue and writeback update the bits at the clock edge.
     """
 
-    def __init__(self, params: CoreParams, *, writeback_ports: int = 1, read_ports: int | None = None):
+    def __init__(self, params: CoreParams, *, writeback_ports: int = 1, read_ports: int | None = None,
+                 lookahead: bool = False):
         if not isinstance(params, CoreParams):
             raise ConfigError(f"scoreboard needs CoreParams, not {params!r}")
         if not isinstance(writeback_ports, int) or not 1 <= writeback_ports <= 8:
@@ -85,6 +97,9 @@ class Scoreboard(wiring.Component):
         }
         if params.dflow:
             members["reads"] = In(entry_layout(params)).array(read_ports)
+        self.lookahead = bool(lookahead)
+        if self.lookahead:
+            members["peek"] = In(peek_signature(params)).array(params.warps)
         super().__init__(members)
 
     def elaborate(self, platform) -> Module:
@@ -109,6 +124,9 @@ class Scoreboard(wiring.Component):
             src_pending = Cat(s.valid & effective.bit_select(s.index, 1) for s in chk.src)
             dst_pending = chk.dst.valid & effective.bit_select(chk.dst.index, 1)
             m.d.comb += chk.src_pending.eq(src_pending)
+            if self.lookahead:
+                peek = self.peek[w]
+                m.d.comb += peek.src_pending.eq(Cat(s.valid & effective.bit_select(s.index, 1) for s in peek.src))
             if p.dflow:
                 unread = Const(0, 1)
                 for r in self.reads:

@@ -67,6 +67,46 @@ def test_fetch_buffers_each_warp_in_order_and_stops_at_control():
     assert seen[0][2][1] == int(Opcode.BRA) and seen[0][3][1] == int(Opcode.EXIT)
 
 
+def test_fetch_two_entry_buffer_shows_the_next_instruction():
+    """DFLOW: two entries per warp; ``ib_next`` is the instruction after the head, in order, and
+    the buffer holds nothing past a control instruction until the redirect."""
+    params = CoreParams(mode="dflow", lanes=4, warps=2, imem_words=16)
+    dut = FetchUnit(params)
+    assert dut.depth == 2
+    seen: dict[int, list[int]] = {0: [], 1: []}
+    pairs: list[tuple[int, int]] = []  # (head pc, next pc) of warp 1 while both are buffered
+
+    async def bench(ctx):
+        for addr, ins in enumerate(PROGRAM):
+            ctx.set(dut.load_en, 1)
+            ctx.set(dut.load_addr, addr)
+            ctx.set(dut.load_data, ins.encode())
+            await ctx.tick()
+        ctx.set(dut.load_en, 0)
+        ctx.set(dut.enable, 0b11)
+        for cycle in range(40):
+            consume = 0
+            for w in range(2):
+                if ctx.get(dut.ib_valid[w]) and (w == 0 or cycle % 4 == 0):  # warp 1 drains slowly
+                    seen[w].append(ctx.get(dut.ib_pc[w]))
+                    consume |= 1 << w
+            if ctx.get(dut.ib_valid[1]) and ctx.get(dut.ib_next_valid[1]):
+                head = ctx.get(dut.ib_pc[1])
+                pairs.append((head, head + 1))
+                assert ctx.get(dut.ib_next[1].op).value == int(PROGRAM[head + 1].op)
+            ctx.set(dut.consume, consume)
+            ctx.set(dut.redirect_valid, cycle == 25)
+            ctx.set(dut.redirect_warp, 0)
+            ctx.set(dut.redirect_pc, 5)
+            await ctx.tick()
+        ctx.set(dut.consume, 0)
+
+    _run(dut, bench)
+    assert seen[0] == [0, 1, 2, 5], seen
+    assert seen[1] == [0, 1, 2], seen
+    assert (0, 1) in pairs and (1, 2) in pairs and all(head < 2 for head, _ in pairs)  # never past the bra
+
+
 def test_writeback_priority_and_waiting_flag():
     layout = data.StructLayout({"id": 8})
     dut = WritebackArbiter(layout)

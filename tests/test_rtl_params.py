@@ -1,0 +1,84 @@
+"""CoreParams: the fields added for the DFLOW issue policy and for the parameters that used to be
+derived inside the RTL (stack depth, parameter words, requests in flight, shared banks)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from dualflow.errors import ConfigError
+from dualflow.rtl import core
+from dualflow.rtl.params import CoreParams
+
+
+def test_defaults_mirror_the_timing_model_and_the_old_constants():
+    from dualflow.models.timing.config import SmConfig
+
+    p = CoreParams()
+    sm = SmConfig()
+    assert (p.dflow_waiting_per_warp, p.dflow_waiting_per_sm) == (sm.dflow_waiting_per_warp, sm.dflow_waiting_per_sm)
+    assert (p.stack_depth, p.param_words, p.requests_in_flight) == (16, 16, 8)
+    # shared banks: one per lane, at most one per shared word (the value the LSU derived before)
+    assert p.shared_banks == p.lanes == 8
+    assert CoreParams(lanes=4).shared_banks == 4
+    assert CoreParams(lanes=32, shared_bytes=64).shared_banks == 16
+    assert CoreParams(lanes=4, shared_banks=16).shared_banks == 16
+
+
+def test_module_constants_keep_the_default_values():
+    """The benches import these names; they mean the default CoreParams."""
+    p = CoreParams()
+    assert core.STACK_DEPTH == p.stack_depth
+    assert core.PARAM_WORDS == p.param_words
+    assert core.LSU_OUTSTANDING == p.requests_in_flight
+    assert (core.CFG_PARAM_BASE, core.CFG_MASK_BASE) == (16, 32)
+    assert core.cfg_mask_base(p) == core.CFG_MASK_BASE
+    assert core.cfg_mask_base(CoreParams(param_words=17)) == 48
+    assert core.cfg_mask_base(CoreParams(param_words=128, warps=64)) + 64 <= 256  # fits the 8-bit cfg address
+
+
+def test_waiting_limits_are_clamped_to_the_collector_units():
+    p = CoreParams(collector_units=3)  # the default dflow_waiting_per_sm (4) exceeds it: all 3 may wait
+    assert p.waiting_limit_sm == 3 and p.waiting_limit_warp == 2
+    p = CoreParams(collector_units=8, dflow_waiting_per_sm=2, dflow_waiting_per_warp=5)
+    assert p.waiting_limit_sm == 2 and p.waiting_limit_warp == 2
+    assert CoreParams(mode="base", dflow_waiting_per_warp=1).waiting_limit_warp == 1
+
+
+@pytest.mark.parametrize("field, value", [
+    ("dflow_waiting_per_warp", 0), ("dflow_waiting_per_warp", 17), ("dflow_waiting_per_warp", 1.0),
+    ("dflow_waiting_per_sm", 0), ("dflow_waiting_per_sm", -1), ("dflow_waiting_per_sm", True),
+    ("stack_depth", 0), ("stack_depth", 65), ("stack_depth", "16"),
+    ("param_words", 0), ("param_words", 129),
+    ("requests_in_flight", 0), ("requests_in_flight", 65),
+    ("shared_banks", 0), ("shared_banks", 3), ("shared_banks", 64), ("shared_banks", 2.0),
+])
+def test_impossible_values_name_the_field(field: str, value):
+    with pytest.raises(ConfigError, match=rf"core parameter {field} must be"):
+        CoreParams(**{field: value})
+
+
+def test_more_shared_banks_than_shared_words_is_rejected():
+    with pytest.raises(ConfigError, match="shared_banks must be a power of two in 1..min.* = 16, not 32"):
+        CoreParams(shared_bytes=64, shared_banks=32)
+
+
+def test_round_trip_through_a_dict():
+    p = CoreParams(mode="dflow", lanes=4, collector_units=3, dflow_waiting_per_warp=1, stack_depth=4,
+                   param_words=20, requests_in_flight=2, shared_banks=2)
+    assert CoreParams(**p.to_dict()) == p
+    assert dataclasses.replace(p, stack_depth=8).stack_depth == 8
+
+
+def test_the_cli_takes_the_new_fields():
+    import argparse
+
+    from dualflow.rtl.commands import _add_param_options, _params
+
+    parser = argparse.ArgumentParser()
+    _add_param_options(parser)
+    args = parser.parse_args(["--dflow-waiting-per-warp", "1", "--shared-banks", "2", "--param-words", "4"])
+    p = _params(args)
+    assert (p.dflow_waiting_per_warp, p.shared_banks, p.param_words) == (1, 2, 4)
+    assert _params(parser.parse_args([])) == CoreParams()
