@@ -95,6 +95,22 @@ def _cost(gen: CodeGen, weight: dict[int, float], origin: list[int | None]) -> f
     return total
 
 
+@dataclass(frozen=True)
+class _Choices:
+    """Where values go, beyond what code generation decides alone (each by loop or region)."""
+
+    memory: dict[int, set[int]]  #: loop header -> invariants kept in local memory
+    stored: dict[int, set[int]]  #: acyclic region -> values stored at its ssy
+    ring: dict[int, set[int]]  #: loop header -> recomputable values carried in the ring
+
+    def but(self, kind: str, key: int, regs: set[int]) -> _Choices:
+        """These choices with ``regs`` for ``key`` (a single register toggles in or out)."""
+        table = getattr(self, kind)
+        now = table.get(key, set())
+        new = {**table, key: now ^ regs if len(regs) == 1 and kind == "memory" else set(regs)}
+        return _Choices(**{**self.__dict__, kind: new})
+
+
 @dataclass
 class _Plan:
     """One way to convert a kernel: the REG code (maybe with loops unrolled) and its generation."""
@@ -106,15 +122,14 @@ class _Plan:
     cost: float
     rounds: int
     weight: dict[int, float]
-    memory: dict[int, set[int]] = field(default_factory=dict)
-    stored: dict[int, set[int]] = field(default_factory=dict)
+    choices: _Choices = field(default_factory=lambda: _Choices({}, {}, {}))
 
 
 def _plan(kernel: Kernel, origin: list[int | None], unrolled: set[int], dmax: int, spill_base: int) -> _Plan:
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
     weight = _weights(cfg, origin, unrolled)
-    gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, {}, {})
+    gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
     return _Plan(kernel, origin, cfg, gen, cost, rounds, weight)
 
 
@@ -158,26 +173,25 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
     # relayed (once or more) every iteration, and values live across an if/else whose paths
     # outrun the ring's reach, stored once at its ssy instead of relayed on every path. A loop
     # crowded with invariants gains only when most leave the ring, so each loop first tries all
-    # of them; single invariants move in or out last. Hottest code first.
+    # of them; single invariants move in or out last. Recomputable values a loop uses may be
+    # carried in the ring instead (one relay per pass of the latch, instead of a recomputation
+    # per use: cheaper in unrolled loops). Hottest code first.
     hot = best.weight
     headers = sorted(gen.loops, key=lambda h: (-hot.get(h, 1), gen.rpo_index[h]))
     invariants = {h: gen.invariants(h) for h in headers}
     regions = sorted(gen.region_candidates().items(),
                      key=lambda item: (-hot.get(best.cfg.regions[item[0]].ssy_block, 1), item[0]))
     costly = {h for h in headers if _added(gen, gen.loops[h])}
-    trials = [("loop", h, invariants[h]) for h in headers if invariants[h] and h in costly]
-    trials += [("region", rid, regs) for rid, regs in regions if _added(gen, best.cfg.regions[rid].blocks)]
-    trials += [("loop", h, {r}) for h in headers for r in sorted(invariants[h])
+    trials = [("memory", h, invariants[h]) for h in headers if invariants[h] and h in costly]
+    trials += [("ring", h, gen.loop_recipes(h)) for h in headers if gen.loop_recipes(h) and h in costly]
+    trials += [("stored", rid, regs) for rid, regs in regions if _added(gen, best.cfg.regions[rid].blocks)]
+    trials += [("memory", h, {r}) for h in headers for r in sorted(invariants[h])
                if len(invariants[h]) > 1 and h in costly]
     scale = len(best.kernel.code) / len(kernel.code)
     for kind, key, regs in trials[:MEMORY_TRIALS]:
         if work >= GEN_BUDGET:
             break
-        if kind == "region":
-            done_rounds = _try(best, best.memory, {**best.stored, key: regs})
-        else:
-            now = best.memory.get(key, set())
-            done_rounds = _try(best, {**best.memory, key: now ^ regs if len(regs) == 1 else set(regs)}, best.stored)
+        done_rounds = _try(best, best.choices.but(kind, key, regs))
         rounds += done_rounds
         work += done_rounds * scale
     return _link(kernel, best, dmax, ring, rounds)
@@ -189,25 +203,25 @@ def _added(gen: CodeGen, blocks) -> int:
                for e in gen.codes[b].body + gen.codes[b].tail + gen.codes[b].term if e.cause != "orig")
 
 
-def _try(best: _Plan, memory: dict[int, set[int]], stored: dict[int, set[int]]) -> int:
-    """Generate ``best``'s kernel with these memory choices, starting from its loop frames; adopt
-    them if cheaper."""
+def _try(best: _Plan, choices: _Choices) -> int:
+    """Generate ``best``'s kernel with these choices, starting from its loop frames; adopt them
+    if cheaper."""
     gen, cost, rounds = _generate(best.cfg, best.gen.dmax, best.gen.spill_base, best.weight, best.origin,
-                                  memory, stored, {h: best.gen.frames[h] for h in best.gen.loops
-                                                   if h in best.gen.frames}, TRIAL_ROUNDS)
+                                  choices, {h: best.gen.frames[h] for h in best.gen.loops
+                                            if h in best.gen.frames}, TRIAL_ROUNDS)
     if cost < best.cost:
-        best.gen, best.cost, best.memory, best.stored = gen, cost, memory, stored
+        best.gen, best.cost, best.choices = gen, cost, choices
     return rounds
 
 
 def _generate(cfg, dmax: int, spill_base: int, weight: dict[int, float], origin: list[int | None],
-              memory: dict[int, set[int]], stored: dict[int, set[int]], frames: dict[int, dict] | None = None,
+              choices: _Choices, frames: dict[int, dict] | None = None,
               max_rounds: int = REFINE_ROUNDS) -> tuple[CodeGen, float, int]:
     """Generate the kernel, refining loop-header frames from the latches; the cheapest round."""
     best, best_cost, frames, rounds = None, None, dict(frames or {}), 0
     for _ in range(max_rounds):
         rounds += 1
-        gen = CodeGen(cfg, dmax, spill_base, frames, memory, stored)
+        gen = CodeGen(cfg, dmax, spill_base, frames, choices.memory, choices.stored, choices.ring)
         gen.run()
         cost = _cost(gen, weight, origin)
         if best is None or cost < best_cost:

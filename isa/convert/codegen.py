@@ -115,7 +115,8 @@ def analyze(cfg: Cfg) -> Analysis:
 class CodeGen:
     def __init__(self, cfg: Cfg, dmax: int, spill_base: int, loop_frames: dict[int, dict[int, int]] | None = None,
                  in_memory_invariants: dict[int, set[int]] | None = None,
-                 region_memory: dict[int, set[int]] | None = None):
+                 region_memory: dict[int, set[int]] | None = None,
+                 ring_recipes: dict[int, set[int]] | None = None):
         self.cfg, self.dmax, self.spill_base = cfg, dmax, spill_base
         a = analyze(cfg)
         self.order, self.rpo_index, self.kinds = a.order, a.rpo_index, a.kinds
@@ -132,11 +133,17 @@ class CodeGen:
         self.parked = {h: set(regs) for h, regs in a.parked.items()}
         for header, regs in (in_memory_invariants or {}).items():
             self.parked[header] |= regs & self.invariants(header)
+        # Recomputable values a loop uses, chosen to be carried through it in the ring: one
+        # relay per pass of the latch (every other iteration in an unrolled loop) instead of one
+        # recomputation per use. Each keeps its recipe: once out of reach it is recomputed.
+        self.ring_recipes = {h: regs & self.loop_recipes(h) for h, regs in (ring_recipes or {}).items()}
         for header in self.loops:
             # A frame from another trial may hold values parked here, or miss values parked
             # there: the former leave the frame, the latter arrive through memory.
             if header in self.frames:
-                frame = {r: p for r, p in self.frames[header].items() if r not in self.parked[header]}
+                ring = self.ring_recipes.get(header, set())
+                frame = {r: p for r, p in self.frames[header].items() if r not in self.parked[header]
+                         and (r not in self.recipes[header] or (r in ring and p is not None))}
                 for r in self.live_in[header] - set(self.recipes[header]) - self.parked[header] - set(frame):
                     frame[r] = None
                 self.frames[header] = frame
@@ -158,6 +165,11 @@ class CodeGen:
             if regs:
                 out[rid] = regs
         return out
+
+    def loop_recipes(self, header: int) -> set[int]:
+        """Recomputable values live into a loop and used in it."""
+        used = {r for b in self.loops[header] for ins in self.cfg.blocks[b].code for r in uses(ins)}
+        return set(self.recipes[header]) & used
 
     def invariants(self, header: int) -> set[int]:
         """Values live into a loop, used in it, never redefined in it, and not recomputable."""
@@ -267,10 +279,12 @@ class CodeGen:
         cap = max(1, self.dmax - FRAME_SLACK)  # values in the ring
         depth = max(cap, self.dmax - MARGIN)  # deepest frame position
         rank = self.use_order(join)
+        ring = self.ring_recipes.get(join, set())
         cands = [r for r in sorted(self.live_in[join])
-                 if r not in self.recipes[join] and r not in self.parked.get(join, ()) and r not in in_memory]
+                 if (r not in self.recipes[join] or r in ring) and r not in self.parked.get(join, ())
+                 and r not in in_memory]
         cands.sort(key=lambda r: rank.get(r, -1))
-        keep, overflow = cands[:cap], cands[cap:]
+        keep, overflow = cands[:cap], [r for r in cands[cap:] if r not in ring]  # the others are recomputed
         dist: dict[int, int] = {}
         for r in keep:
             v = bc.layout.get(r)
@@ -502,7 +516,7 @@ class CodeGen:
         parked = self.parked.get(bid, set()) | self.in_memory.get(bid, set())
         for r in live:
             if r in recipes:
-                layout[r] = Val(None, recipes[r])
+                layout[r] = Val(frame.get(r), recipes[r])  # in the frame if carried in the ring
             elif r in parked or frame.get(r) is None:
                 layout[r] = Val(None, spilled=True)
             else:
@@ -535,12 +549,19 @@ class CodeGen:
             end += 1
         else:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: cannot equalize the paths into this join")
+        recipes = self.recipes[bid]
+        # A recomputable value every path left at the same place (produced before the ssy, or
+        # carried through a loop in the ring) stays usable after the join at no cost.
+        for r in sorted(self.live_in[bid] & set(recipes)):
+            at = {c.offset0 + c.layout[r].pos if r in c.layout and c.layout[r].pos is not None else None
+                  for c in codes}
+            if len(at) == 1 and None not in at and end - min(at) <= self.dmax - MARGIN:
+                frame[r] = min(at) - end
         for c in codes:
             self.emit_tail(c, frame, self.cfg.blocks[c.block], end - c.offset0 - c.cur)
             self.finish(c)
-        recipes = self.recipes[bid]
-        layout = {r: Val(None, recipes[r]) if r in recipes else Val(None, spilled=True) if frame.get(r) is None
-                  else Val(frame[r]) for r in self.live_in[bid]}
+        layout = {r: Val(frame.get(r), recipes[r]) if r in recipes else Val(None, spilled=True)
+                  if frame.get(r) is None else Val(frame[r]) for r in self.live_in[bid]}
         inner = anchor(self.cfg, blk.stack or ())
         return layout, (end if inner is not None else None)
 
