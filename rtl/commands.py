@@ -10,6 +10,8 @@ import argparse
 import dataclasses
 import json
 
+from dualflow.testbench.sim import SIMULATORS
+
 from .params import MODES, SCHEDULERS, CoreParams
 
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
@@ -45,12 +47,27 @@ def cmd_generate(args) -> int:
 
 
 def cmd_cosim(args) -> int:
-    from dualflow.testbench.cosim import program_case, run_cosim
+    from dualflow.errors import ConfigError
+    from dualflow.testbench.cosim import parse_values, program_case, run_cosim
 
     params = _params(args)
+    if (args.program is None) == (args.workload is None):
+        raise ConfigError("cosim: give either an assembly file or --workload NAME")
+    if args.workload is not None:
+        from dualflow.testbench.workload_cosim import summary, workload_cases
+
+        wc = workload_cases(args.workload, params, size=args.size, seed=args.seed,
+                            values=parse_values(args.value or []), max_cycles=args.max_cycles)
+        if not wc.cases:
+            raise ConfigError(f"workload {args.workload}: no launch the core can run ({'; '.join(wc.skipped)})")
+        results = run_cosim(params, wc.cases, report_dir=args.report, max_print=args.max_print,
+                            simulator=args.simulator)
+        print(summary(wc, results))
+        return 0 if all(r.ok for r in results) else 1
     case = program_case(args.program, params, kernel_name=args.kernel, block=args.block, seed=args.seed,
                         values=args.value or [], buffer_words=args.buffer_words, max_cycles=args.max_cycles)
-    (result,) = run_cosim(params, [case], report_dir=args.report, waves=args.waves, max_print=args.max_print)
+    (result,) = run_cosim(params, [case], report_dir=args.report, waves=args.waves, max_print=args.max_print,
+                          simulator=args.simulator)
     print(result.summary())
     if args.waves and result.waves:
         print(f"waveform: {result.waves}")
@@ -97,14 +114,20 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     add_lint_options(p)
     p.set_defaults(func=cmd_lint)
 
-    p = sub.add_parser("cosim", help="run a program on the RTL core (Icarus) and compare with the golden model")
-    p.add_argument("program", help="assembly file (.s); a REG-form kernel is converted for a dflow core")
+    p = sub.add_parser("cosim", help="run a program or a workload on the RTL core and compare with the golden model")
+    p.add_argument("program", nargs="?", help="assembly file (.s); a REG-form kernel is converted for a dflow core")
+    p.add_argument("--workload", metavar="NAME",
+                   help="instead of a program: every launch of a workload's host driver (integer kernels)")
+    p.add_argument("--size", default="tiny", help="workload size (default tiny)")
     _add_param_options(p)
     p.add_argument("--kernel", help="kernel to run when the file has several")
     p.add_argument("--block", type=int, default=None, help="threads in the block (default lanes x warps)")
     p.add_argument("--seed", type=int, default=1, help="seed of the inputs and of the memory latencies")
     p.add_argument("--value", action="append", metavar="PARAM=INT",
-                   help="an integer kernel parameter (others get a buffer of random words)")
+                   help="an integer kernel parameter (others get a buffer of random words); with --workload, "
+                        "a workload parameter (e.g. nodes=16 for bfs)")
+    p.add_argument("--simulator", default="icarus", choices=SIMULATORS,
+                   help="HDL simulator (default icarus: the core flattened by Yosys; icarus-hier: as generated)")
     p.add_argument("--buffer-words", type=int, default=1024, help="words per buffer parameter (default 1024)")
     p.add_argument("--max-cycles", type=int, default=100000)
     p.add_argument("--max-print", type=int, default=10, help="mismatches printed (default 10)")

@@ -17,6 +17,11 @@ from dualflow.testbench.core.programs import PROGRAMS
      "core parameter dmax must be an integer in 1..ring-1"),
     (["synth", "--warps", "3"], "core parameter warps must be a power of two in 2..64, not 3"),
     (["cosim", "missing.s"], "missing.s:0:0: error: cannot read"),
+    (["cosim"], "cosim: give either an assembly file or --workload NAME"),
+    (["cosim", "--workload", "bfs", "--value", "edges=3"], "workload bfs: no parameter edges (have: nodes)"),
+    (["cosim", "--workload", "nn", "--lanes", "4", "--warps", "4"],
+     "workload nn: no launch the core can run (euclid (1 launch: FP32/SFU instructions, no FP units yet))"),
+    (["cosim", "--workload", "nope"], "unknown workload"),
 ])
 def test_bad_input_is_one_error_line(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
