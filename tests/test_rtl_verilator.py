@@ -7,13 +7,16 @@ co-simulation tests are slow-marked; the helpers they rely on are checked in the
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from dualflow.errors import ConfigError
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.core.programs import directed_case
 from dualflow.testbench.cosim import run_cosim
-from dualflow.testbench.sim import build_dir_for, run_bench, verilator_friendly
+from dualflow.testbench.sim import build_dir_for, run_bench, verilator_friendly, width
 from dualflow.testbench.verilator import lint_verilog
 
 PARAMS = dict(lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2, scheduler="gto")
@@ -67,6 +70,16 @@ def test_flattened_icarus_matches_golden_model(mode: str):
     for r in results:
         assert r.ok, r.summary()
         assert r.compare.matched == r.compare.model_records > 0
+    # One flat module that keeps every port of the core at its width (the trace port included).
+    name = f"simt_core_{mode}"
+    bdir = build_dir_for(name, params.to_dict(), "flat")
+    text = (bdir / f"{name}.v").read_text()
+    assert text.count("\nmodule ") + text.startswith("module ") == 1
+    header = re.search(r"^module " + name + r"\((.*?)\);$", text, re.M | re.S).group(1)
+    declared = {m[2]: int(m[1] or 0) + 1 for m in re.findall(r"^  (input|output) (?:\[(\d+):0\] )?(\w+);$", text, re.M)}
+    widths = {p.strip(): declared[p.strip()] for p in header.split(",")}
+    ports = json.loads((bdir / "ports.json").read_text())
+    assert widths == {**{p: width(d) for p, d in ports.items()}, "clk": 1, "rst": 1}
 
 
 @pytest.mark.slow
