@@ -28,7 +28,7 @@ from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_i
 from dualflow.models.config import FunctionalConfig
 from dualflow.models.device import Device
 from dualflow.models.trace import Trace, TraceRecord
-from dualflow.rtl.core import CFG_MASK_BASE, CFG_PARAM_BASE, PARAM_WORDS, SimtCore, TrapCause
+from dualflow.rtl.core import CFG_PARAM_BASE, SimtCore, TrapCause, cfg_mask_base
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.register_pointer import rp_width
 
@@ -134,8 +134,9 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
         raise ConfigError(f"{case.name}: {len(k.code)} instructions exceed imem_words {params.imem_words}")
     if k.shared_bytes > params.shared_bytes:
         raise ConfigError(f"{case.name}: .shared {k.shared_bytes} exceeds the core's {params.shared_bytes} bytes")
-    if len(k.params) > PARAM_WORDS:
-        raise ConfigError(f"{case.name}: {len(k.params)} parameters exceed the core's {PARAM_WORDS}")
+    if len(k.params) > params.param_words:
+        raise ConfigError(f"{case.name}: {len(k.params)} parameters exceed the core's param_words "
+                          f"{params.param_words}")
     if params.dflow:
         if k.ring != params.ring:
             raise ConfigError(f"{case.name}: kernel ring {k.ring} differs from the core's ring {params.ring}")
@@ -177,7 +178,7 @@ def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Devi
     for w in range(params.warps):
         t = [w * L + lane for lane in range(L)]
         mask = sum(1 << lane for lane in range(L) if t[lane] < threads)
-        cfg[CFG_MASK_BASE + w] = mask
+        cfg[cfg_mask_base(params) + w] = mask
         if mask:
             tid_rows.append([w, [x % bx for x in t], [(x // bx) % by for x in t], [x // (bx * by) for x in t]])
     words = [ins.encode() for ins in case.kernel.code]

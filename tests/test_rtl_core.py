@@ -21,7 +21,8 @@ from dualflow.testbench.cosim import CosimCase, run_cosim
 PARAM_SETS = {
     "l4w4": dict(lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2, scheduler="gto"),
     "l8w2": dict(lanes=8, warps=2, banks=2, collector_units=3, alu_latency=1, scheduler="lrr"),
-    "l4w8": dict(lanes=4, warps=8, banks=8, collector_units=6, alu_latency=3, scheduler="gto", ring=64, regs=24),
+    "l4w8": dict(lanes=4, warps=8, banks=8, collector_units=6, alu_latency=3, scheduler="gto", ring=64, regs=24,
+                 param_words=32, stack_depth=8, requests_in_flight=4, shared_banks=2),
 }
 DEFAULT_PROGRAMS = ("alu", "diverge", "shared_reduce", "memory_order", "ooo", "grid")
 
@@ -74,7 +75,8 @@ def test_core_matches_golden_model(mode: str, tmp_path):
 @pytest.mark.parametrize("set_name", ["l8w2", "l4w8"])
 @pytest.mark.parametrize("mode", ["dflow", "base"])
 def test_other_parameter_sets(mode: str, set_name: str):
-    """The other two parameter sets (8 lanes, LRR, 3 collector units; 8 warps, ring 64) in the default
+    """The other two parameter sets (8 lanes, LRR, 3 collector units; 8 warps, ring 64, 32 parameter
+    words, 8 stack entries, 4 requests in flight, 2 shared banks) in the default
     suite, on divergence and a lane-dependent loop; the full sweep over every program and three
     seeds is ``test_core_sweep`` (slow)."""
     params = CoreParams(mode=mode, **PARAM_SETS[set_name])
