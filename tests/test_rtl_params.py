@@ -82,3 +82,22 @@ def test_the_cli_takes_the_new_fields():
     p = _params(args)
     assert (p.dflow_waiting_per_warp, p.shared_banks, p.param_words) == (1, 2, 4)
     assert _params(parser.parse_args([])) == CoreParams()
+
+
+def test_core_with_non_default_derived_parameters_matches_golden_model():
+    """Co-simulation (Icarus) of a core built with small values of the fields that used to be
+    constants: 2 shared banks (4 lanes: conflicts), 2 requests in flight, a 4-entry SIMT stack,
+    4 parameter words; and a 1-entry stack overflows on the nested divergence (a trap)."""
+    from dualflow.testbench.core.programs import directed_case
+    from dualflow.testbench.cosim import run_cosim
+
+    small = dict(mode="dflow", lanes=4, warps=4, collector_units=4, shared_banks=2, requests_in_flight=2,
+                 stack_depth=4, param_words=4)
+    params = CoreParams(**small)
+    results = run_cosim(params, [directed_case(n, params, seed=3) for n in ("diverge", "shared_conflict",
+                                                                           "memory_order")])
+    failed = [r for r in results if not r.ok]
+    assert not failed, "\n\n".join(r.summary() for r in failed)
+    params = CoreParams(**{**small, "stack_depth": 1})
+    (result,) = run_cosim(params, [directed_case("diverge", params, seed=3)])
+    assert result.trap is not None and result.trap.startswith("STACK_OVERFLOW"), result.summary()
