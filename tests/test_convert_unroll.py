@@ -10,7 +10,7 @@ from random_programs import Launch, make_inputs, run
 
 from dualflow.isa import Opcode, assemble
 from dualflow.isa.convert import convert_kernel
-from dualflow.isa.convert.unroll import unroll, unrollable_loops
+from dualflow.isa.convert.unroll import Loop, unroll, unrollable_loops
 
 # Each lane loops (tid % 7) + 1 times: odd and even trip counts in one warp, lanes leaving at
 # every iteration (the divergent-loop idiom: the exit falls through to the region's sync). Two
@@ -136,6 +136,12 @@ def test_unrolled_reg_kernel_runs_like_the_original():
         assert done.origin.count(None) == (0 if text is DIVERGENT else 1)  # only the exit's bra is new
         for n in (1, 2, 3, 8):
             assert np.array_equal(_outputs(done.kernel, n), _outputs(kernel, n))
+        # Four copies: trip counts 1..8 leave from every copy.
+        four = unroll(kernel, [Loop(loops[0].start, loops[0].end, 4)])
+        assert len(four.kernel.code) == len(kernel.code) + 3 * (body + 1)
+        assert four.loops == {loops[0].start: 4}
+        for n in (1, 2, 3, 4, 5, 8):
+            assert np.array_equal(_outputs(four.kernel, n), _outputs(kernel, n))
 
 
 def test_converter_unrolls_where_it_saves_relays():
@@ -149,7 +155,7 @@ def test_converter_unrolls_where_it_saves_relays():
             assert report.causes.count("orig") - report.duplicated == nonnop == report.static_reg
             assert {pc for c, pc in zip(report.causes, report.source_pc) if c == "orig"} == set(range(len(kernel.code)))
     dk, report = convert_kernel(assemble(DIVERGENT).only, dmax=31, ring=32)
-    assert report.duplicated >= 5  # the loop body was written twice
+    assert report.duplicated >= 15  # the loop body was written four times (its exits are lone syncs)
 
 
 def test_multi_block_loops_unroll_like_the_original():

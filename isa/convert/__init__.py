@@ -36,10 +36,15 @@ LOOP_WEIGHT = 16
 #: lower: loops unrolled, then sets of loop invariants or of values live across an if/else put
 #: in local memory (a bound on conversion time, independent of the machine).
 UNROLL_TRIALS = 6
+#: The most copies of a loop body (a loop written twice with gain is tried four times next, when
+#: four bodies fit in the ring's reach and its exits need no join).
+MAX_COPIES = 4
 MEMORY_TRIALS = 16
 #: Code generations (all trials and refinement rounds, each weighted by the length of the code it
 #: generates relative to the kernel as given) after which no further trial starts.
-GEN_BUDGET = 24
+GEN_BUDGET = 27
+#: The part of it unrolling trials may take (the trials of memory and ring choices need the rest).
+UNROLL_BUDGET = 20
 #: What building and analysing the CFG of an unrolled kernel costs, in code generations (measured).
 ANALYSIS_COST = 1
 #: Refinement rounds of a memory trial (it starts from the best frames found so far).
@@ -73,13 +78,13 @@ class ConversionReport:
         return out
 
 
-def _weights(cfg, origin: list[int | None], unrolled: set[int]) -> dict[int, float]:
+def _weights(cfg, origin: list[int | None], unrolled: dict[int, int]) -> dict[int, float]:
     """How often each block runs, relative to the others: LOOP_WEIGHT per loop level it sits in,
-    halved inside a loop written twice (each copy runs every other iteration)."""
+    divided by the copies of an unrolled loop (each copy runs every n-th iteration)."""
     weight: dict[int, float] = {}
     for header, body in natural_loops(cfg).items():
         first = cfg.blocks[header].first_pc
-        factor = LOOP_WEIGHT / (2 if first in unrolled else 1)
+        factor = LOOP_WEIGHT / unrolled.get(first, 1)
         for n in body:
             weight[n] = weight.get(n, 1) * factor
     return weight
@@ -125,7 +130,7 @@ class _Plan:
     choices: _Choices = field(default_factory=lambda: _Choices({}, {}, {}))
 
 
-def _plan(kernel: Kernel, origin: list[int | None], unrolled: set[int], dmax: int, spill_base: int) -> _Plan:
+def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dmax: int, spill_base: int) -> _Plan:
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
     weight = _weights(cfg, origin, unrolled)
@@ -144,30 +149,34 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
         raise ConvertError(f"dmax {dmax} is too small for the converter (at least 12)")
     spill_base = kernel.local_bytes
     identity: list[int | None] = list(range(len(kernel.code)))
-    best = _plan(kernel, identity, set(), dmax, spill_base)
+    best = _plan(kernel, identity, {}, dmax, spill_base)
     rounds = best.rounds
     work = float(rounds)  # in generations of the kernel as given (an unrolled one is longer)
     # Loops written twice, one at a time (innermost first; never two that overlap), kept where
-    # the relays saved on the back edge outweigh what the doubled body costs.
+    # the relays saved on the back edge outweigh what the doubled body costs; then four times.
     chosen: list[Loop] = []
     base = best
     first = {blk.first_pc: blk.id for blk in base.cfg.blocks if blk.copy_of is None}
     loops = [lp for lp in unrollable_loops(kernel, dmax - MARGIN)
              if _added(base.gen, base.gen.loops.get(first.get(lp.start), ()))]  # costs nothing: gains nothing
-    for lp in loops[:UNROLL_TRIALS]:
-        if work >= GEN_BUDGET:
-            break
-        if any(lp.overlaps(c) for c in chosen):
+    queue = loops[:UNROLL_TRIALS]
+    while queue and work < UNROLL_BUDGET:
+        lp = queue.pop(0)
+        others = [c for c in chosen if (c.start, c.end) != (lp.start, lp.end)]
+        if any(lp.overlaps(c) for c in others):
             continue
-        done = unroll(kernel, chosen + [lp])
+        done = unroll(kernel, others + [lp])
         try:
-            plan = _plan(done.kernel, done.origin, set(done.loops), dmax, spill_base)
+            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base)
         except ConvertError:  # a shape the code generator refuses once doubled: keep the loop as is
             continue
         rounds += plan.rounds
         work += (plan.rounds + ANALYSIS_COST) * len(done.kernel.code) / len(kernel.code)
         if plan.cost < best.cost:
-            best, chosen = plan, chosen + [lp]
+            best, chosen = plan, others + [lp]
+            if (lp.copies < MAX_COPIES and lp.exits_alone(kernel)
+                    and 2 * lp.copies * lp.producers(kernel) <= dmax - MARGIN):
+                queue.insert(0, Loop(lp.start, lp.end, 2 * lp.copies))
     gen = best.gen
     # Then values in local memory: the invariants of a loop, reloaded where used instead of
     # relayed (once or more) every iteration, and values live across an if/else whose paths
@@ -175,9 +184,11 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
     # crowded with invariants gains only when most leave the ring, so each loop first tries all
     # of them; single invariants move in or out last. Recomputable values a loop uses may be
     # carried in the ring instead (one relay per pass of the latch, instead of a recomputation
-    # per use: cheaper in unrolled loops). Hottest code first.
+    # per use: cheaper in unrolled loops). Loops that cost most first (loop-weighted), then
+    # hottest code first.
     hot = best.weight
-    headers = sorted(gen.loops, key=lambda h: (-hot.get(h, 1), gen.rpo_index[h]))
+    paid = {h: sum(hot.get(b, 1) * _added(gen, (b,)) for b in gen.loops[h]) for h in gen.loops}
+    headers = sorted(gen.loops, key=lambda h: (-paid[h], gen.rpo_index[h]))
     invariants = {h: gen.invariants(h) for h in headers}
     regions = sorted(gen.region_candidates().items(),
                      key=lambda item: (-hot.get(best.cfg.regions[item[0]].ssy_block, 1), item[0]))

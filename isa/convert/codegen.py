@@ -243,7 +243,10 @@ class CodeGen:
         or any value while the ring is crowded (each relay ages every other value, so crowding
         feeds itself), is stored to local memory once and reloaded when needed."""
         limit = self.dmax - MARGIN
-        ring_vals = [r for r in live if r in bc.layout and bc.layout[r].pos is not None]
+        layout, oldest = bc.layout, bc.cur - limit
+        ring_vals = [r for r in live if r in layout and layout[r].pos is not None]
+        if all(layout[r].pos > oldest for r in ring_vals):
+            return  # the common case: nothing about to pass Dmax
         while True:
             old = [r for r in ring_vals if bc.cur - bc.layout[r].pos >= limit]
             if not old:
@@ -543,9 +546,13 @@ class CodeGen:
             self.spill_all(c, [r for r, p in frame.items() if p is None], self.cfg.blocks[c.block])
         end = max(c.offset0 + c.cur + self.min_tail(c, frame) for c in codes)
         for _ in range(4 * self.dmax):
-            lengths = [self.settle_tail(c, frame, self.cfg.blocks[c.block], end - c.offset0 - c.cur) for c in codes]
-            if all(x is not None for x in lengths):
-                break
+            # Where some path's values already sit elsewhere than this end needs, no tail can
+            # meet it: skip to the next end without planning the other paths' tails.
+            if all(self.tail_plan(c, frame, end - c.offset0 - c.cur) is not None for c in codes):
+                lengths = [self.settle_tail(c, frame, self.cfg.blocks[c.block], end - c.offset0 - c.cur)
+                           for c in codes]
+                if all(x is not None for x in lengths):
+                    break
             end += 1
         else:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: cannot equalize the paths into this join")
@@ -601,9 +608,14 @@ class CodeGen:
             # Registers whose value dies at each instruction (everything not live, at the first).
             dies = [(after[k - 1] | {defines(body[k])}) - {None} - after[k] for k in range(1, len(body))]
             dies.insert(0, set())  # the first instruction sweeps the whole layout
+            # Per instruction: source fields (name, register + 1), the register written and its recipe.
+            fields = [tuple((name, getattr(ins, name)) for name in SPECS[ins.op].sources
+                            if not (name == "b" and ins.bimm)) for ins in body]
+            writes = [(defines(ins), recipe_of(ins)) if SPECS[ins.op].produces else (None, None) for ins in body]
             info = self.block_info[bid] = (after, self._next_uses(body), [uses(ins) for ins in body],
-                                           [after[k] | set(uses(ins)) for k, ins in enumerate(body)], dies)
-        after, next_use, sources, needed, dies = info
+                                           [after[k] | set(uses(ins)) for k, ins in enumerate(body)], dies,
+                                           fields, writes)
+        after, next_use, sources, needed, dies, operand_fields, writes = info
         for k, ins in enumerate(body):
             pc = blk.pcs[k]
             if ins.op is Opcode.NOP:
@@ -612,13 +624,7 @@ class CodeGen:
             self.keep_in_reach(bc, needed[k], bc.body, blk, next_use[k])
             for r in srcs:
                 self.materialize(bc, r, bc.body, blk)
-            fields = {}
-            spec = SPECS[ins.op]
-            for name in spec.sources:
-                raw = getattr(ins, name)
-                if name == "b" and ins.bimm:
-                    continue
-                fields[name] = self.distance(bc, raw - 1, blk) if raw else 0
+            fields = {name: self.distance(bc, raw - 1, blk) if raw else 0 for name, raw in operand_fields[k]}
             target = None
             imm = ins.imm
             if ins.op is Opcode.SSY:
@@ -633,9 +639,9 @@ class CodeGen:
             out = Instruction(ins.op, a=fields.get("a", 0), b=fields.get("b", 0), c=fields.get("c", 0),
                               mod=ins.mod, bimm=ins.bimm, imm=imm)
             self.emit(bc, out, "orig", bc.body, pc=pc, target=target)
-            reg = defines(ins)
-            if spec.produces and reg is not None:
-                bc.layout[reg] = Val(bc.cur - 1, recipe_of(ins))
+            reg, recipe = writes[k]
+            if reg is not None:
+                bc.layout[reg] = Val(bc.cur - 1, recipe)
             if k == 0:
                 for r in list(bc.layout):
                     if r not in after[0]:

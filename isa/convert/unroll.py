@@ -37,6 +37,16 @@ from .cfg import BRANCHES
 class Loop:
     start: int  #: pc of the loop's first instruction (the branch target)
     end: int  #: pc of its backward branch
+    copies: int = 2  #: how many times the body is written
+
+    def producers(self, kernel: Kernel) -> int:
+        return sum(1 for i in kernel.code[self.start:self.end] if SPECS[i.op].produces)
+
+    def exits_alone(self, kernel: Kernel) -> bool:
+        """Whether each copy leaves through its own copy of a lone ``sync`` or ``exit`` (no
+        exit paths meet in a join that more copies would have to agree on)."""
+        end = kernel.code[self.end]
+        return end.op is not Opcode.BRA and kernel.code[self.end + 1].op in (Opcode.SYNC, Opcode.EXIT)
 
     def overlaps(self, other: Loop) -> bool:
         return self.start <= other.end and other.start <= self.end
@@ -46,7 +56,7 @@ class Loop:
 class Unrolled:
     kernel: Kernel
     origin: list[int | None]  #: source pc of each instruction (None: the added exit branch)
-    loops: list[int]  #: pcs of the unrolled loops' headers, in the new kernel
+    loops: dict[int, int]  #: pc of each unrolled loop's header, in the new kernel -> its copies
 
 
 def unrollable_loops(kernel: Kernel, max_producers: int) -> list[Loop]:
@@ -64,7 +74,7 @@ def unrollable_loops(kernel: Kernel, max_producers: int) -> list[Loop]:
         # Entered only at the start: nothing outside jumps (or reconverges) into the middle.
         if any(start < target <= end and not start <= pc <= end for pc, target in jumps):
             continue
-        if sum(1 for i in code[start:end] if SPECS[i.op].produces) > max_producers:
+        if Loop(start, end).producers(kernel) > max_producers:
             continue
         loops.append(Loop(start, end))
         depth[loops[-1]] = sum(1 for s, e in ranges if s <= start and end <= e)
@@ -72,14 +82,15 @@ def unrollable_loops(kernel: Kernel, max_producers: int) -> list[Loop]:
 
 
 def unroll(kernel: Kernel, loops: list[Loop]) -> Unrolled:
-    """The kernel with each of ``loops`` (disjoint, from ``unrollable_loops``) written twice."""
+    """The kernel with each of ``loops`` (disjoint, from ``unrollable_loops``) written ``copies``
+    times: each copy's back branch continues into the next copy, the last one's into the first."""
     code = kernel.code
     at = {lp.end: lp for lp in loops}
     new: list[Instruction] = []
     origin: list[int | None] = []
     new_pc: dict[int, int] = {}
     fixups: list[tuple[int, int]] = []  # (new index, new target pc or -(old target pc) - 1)
-    headers = []
+    headers = {}
     for pc, ins in enumerate(code):
         new_pc[pc] = len(new)
         lp = at.get(pc)
@@ -89,33 +100,39 @@ def unroll(kernel: Kernel, loops: list[Loop]) -> Unrolled:
             new.append(ins)
             origin.append(pc)
             continue
-        headers.append(new_pc[lp.start])
-        # First copy: its back branch continues into the second copy, which starts right after
-        # the exit path (or right after the branch, for an unconditional back edge).
+        headers[new_pc[lp.start]] = lp.copies
         back = len(new)
-        new.append(ins)
+        new.append(ins)  # the first copy's back branch: fixed below, to the second copy
         origin.append(pc)
-        if ins.op is not Opcode.BRA:
-            after = code[pc + 1]
-            if after.op in (Opcode.SYNC, Opcode.EXIT):
-                new.append(after)
-                origin.append(pc + 1)
-            else:
-                fixups.append((len(new), -(pc + 1) - 1))
-                new.append(Instruction(Opcode.BRA, bimm=True, imm=0))
-                origin.append(None)
-        second = len(new)
-        fixups.append((back, second))
-        for k in range(lp.start, pc + 1):
-            body_ins = code[k]
-            if body_ins.op in BRANCHES or body_ins.op is Opcode.SSY:
-                inside = lp.start <= body_ins.imm <= pc and k != pc
-                fixups.append((len(new), second + body_ins.imm - lp.start if inside else -body_ins.imm - 1))
-            new.append(body_ins)
-            origin.append(k)
-    for index, target in fixups:
+        for _ in range(1, lp.copies):
+            # Leaving from the previous copy: on to the exit (a conditional back edge falls
+            # through to it); then the next copy starts.
+            if ins.op is not Opcode.BRA:
+                after = code[pc + 1]
+                if after.op in (Opcode.SYNC, Opcode.EXIT):
+                    new.append(after)
+                    origin.append(pc + 1)
+                else:
+                    fixups.append((len(new), -(pc + 1) - 1))
+                    new.append(Instruction(Opcode.BRA, bimm=True, imm=0))
+                    origin.append(None)
+            first = len(new)
+            fixups.append((back, first))
+            for k in range(lp.start, pc + 1):
+                body_ins = code[k]
+                if k == pc:
+                    back = len(new)  # the next copy's start, or the loop's (the last copy)
+                    fixups.append((back, -lp.start - 1))
+                elif body_ins.op in BRANCHES or body_ins.op is Opcode.SSY:
+                    inside = lp.start <= body_ins.imm <= pc
+                    fixups.append((len(new), first + body_ins.imm - lp.start if inside else -body_ins.imm - 1))
+                new.append(body_ins)
+                origin.append(k)
+    done: dict[int, int] = {}
+    for index, target in fixups:  # later entries for the same index win (a back branch's final target)
+        done[index] = target if target >= 0 else new_pc[-target - 1]
+    for index, imm in done.items():
         ins = new[index]
-        imm = target if target >= 0 else new_pc[-target - 1]
         new[index] = Instruction(ins.op, dst=ins.dst, a=ins.a, b=ins.b, c=ins.c, mod=ins.mod, bimm=ins.bimm, imm=imm)
     labels = {new_pc[pc]: name for pc, name in kernel.labels.items()}
     locations = {}
