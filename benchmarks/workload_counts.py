@@ -1,8 +1,9 @@
 """Dynamic warp-instruction counts of every workload at a size (default: paper), in both forms.
 
 Each run is checked against its reference. Prints a table (and wall time per run); this is the
-source of the counts recorded in docs/workloads.md. Usage:
-    python benchmarks/workload_counts.py [--size paper] [--forms reg,dflow] [NAME ...]
+source of the counts recorded in docs/workloads.md. ``--loops`` prints instead, per kernel, where
+the converter's added instructions run: per loop and cause (docs/converter.md). Usage:
+    python benchmarks/workload_counts.py [--size paper] [--forms reg,dflow] [--loops] [NAME ...]
 """
 
 from __future__ import annotations
@@ -11,8 +12,27 @@ import argparse
 import time
 
 from dualflow.isa import Form
+from dualflow.isa.convert import convert_module
+from dualflow.isa.convert.breakdown import format_breakdown, loop_breakdown
+from dualflow.kernels.overhead import CAUSES
 from dualflow.kernels.registry import WORKLOADS
 from dualflow.kernels.workload import run_workload
+
+
+def print_loops(name: str, size: str) -> None:
+    """Per kernel of a workload, converted at Dmax 31, the added instructions per loop and cause."""
+    wl = WORKLOADS[name]
+    reg = wl().module(Form.REG)
+    dflow, reports = convert_module(reg)
+
+    class Converted(wl):
+        def module(self, form: Form):
+            return dflow if form is Form.DFLOW else reg
+
+    run = run_workload(Converted, size, Form.DFLOW)
+    for kernel, stats in run.by_kernel.items():
+        print(f"{name}/{kernel}: {stats.warp_instructions} DFLOW warp-instructions")
+        print("\n".join(format_breakdown(loop_breakdown(reports[kernel], stats.per_pc), CAUSES)), flush=True)
 
 
 def main() -> None:
@@ -20,7 +40,12 @@ def main() -> None:
     parser.add_argument("names", nargs="*", help="workloads (default: all)")
     parser.add_argument("--size", default="paper")
     parser.add_argument("--forms", default="reg,dflow")
+    parser.add_argument("--loops", action="store_true", help="per-loop breakdown of the converter's overhead")
     args = parser.parse_args()
+    if args.loops:
+        for name in args.names or list(WORKLOADS):
+            print_loops(name, args.size)
+        return
     forms = [Form(f) for f in args.forms.split(",")]
     print(f"size {args.size}; DFLOW through the converter (Dmax 31, ring 32) unless hand-written")
     print(f"{'workload':<11} {'launches':>8} " + " ".join(f"{f.value + ' warp-instr':>18} {'s':>6}" for f in forms)

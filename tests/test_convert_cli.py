@@ -82,3 +82,24 @@ def test_malformed_input_gets_the_assembler_error(tmp_path, capsys):
     src.write_text(".kernel k\n    iadd r1, r2\n    exit\n")
     assert main(["convert", str(src)]) == 1
     assert f"{src}:2:5: error: iadd takes 3 operand(s)" in capsys.readouterr().err
+
+
+def test_loop_breakdown_accounts_for_every_executed_instruction():
+    from dualflow.isa.convert.breakdown import OUTSIDE, format_breakdown, loop_breakdown
+    from dualflow.kernels.workload import run_workload
+
+    wl = WORKLOADS["reduce"]
+    reg = wl().module(Form.REG)
+    dflow, reports = convert_module(reg)
+
+    class Converted(wl):
+        def module(self, form):
+            return dflow if form is Form.DFLOW else reg
+
+    stats = run_workload(Converted, "tiny", Form.DFLOW).by_kernel["reduce"]
+    rows = loop_breakdown(reports["reduce"], stats.per_pc)
+    assert {r.name for r in rows} == {"LOOP", OUTSIDE}
+    assert sum(r.orig + sum(r.added.values()) for r in rows) == stats.warp_instructions
+    loop = next(r for r in rows if r.name == "LOOP")
+    assert loop.depth == 1 and loop.copies == 2 and loop.added
+    assert format_breakdown(rows, CAUSES)[1].split()[0] in {"LOOP", "(outside"}

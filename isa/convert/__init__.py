@@ -20,6 +20,7 @@ from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import DEFAULT_DMAX, DEFAULT_RING, Kernel, Module
 from dualflow.isa.opcodes import Form, Opcode
 
+from .breakdown import LoopInfo
 from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import MARGIN, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
@@ -69,6 +70,10 @@ class ConversionReport:
     duplicated: int = 0
     rounds: int = 0
     spill_bytes: int = 0
+    #: the loops of the converted kernel, and per output pc the innermost one it sits in (an
+    #: index into ``loops``, None outside loops); ``breakdown.loop_breakdown`` sums them up
+    loops: list[LoopInfo] = field(default_factory=list)
+    loop_of: list[int | None] = field(default_factory=list)
 
     def static_overhead(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -127,6 +132,7 @@ class _Plan:
     cost: float
     rounds: int
     weight: dict[int, float]
+    unrolled: dict[int, int]  #: header pc (in ``kernel``) of each unrolled loop -> its copies
     choices: _Choices = field(default_factory=lambda: _Choices({}, {}, {}))
 
 
@@ -135,7 +141,7 @@ def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dm
     isolate_critical_edges(cfg)
     weight = _weights(cfg, origin, unrolled)
     gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
-    return _Plan(kernel, origin, cfg, gen, cost, rounds, weight)
+    return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled)
 
 
 def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
@@ -276,7 +282,27 @@ def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tup
     report = ConversionReport(kernel.name, causes, source,
                               static_reg=sum(1 for i in kernel.code if i.op is not Opcode.NOP), rounds=rounds,
                               duplicated=len(translated) - len(set(translated)), spill_bytes=spill_bytes)
+    report.loops, innermost = _loop_infos(kernel, plan)
+    report.loop_of = [innermost.get(bid) for bid in order for _ in range(len(gen.codes[bid].body)
+                                                                          + len(gen.codes[bid].tail)
+                                                                          + len(gen.codes[bid].term))]
     return out, report
+
+
+def _loop_infos(kernel: Kernel, plan: _Plan) -> tuple[list[LoopInfo], dict[int, int]]:
+    """The loops of the generated code (outermost first), and the innermost loop of each block."""
+    cfg, loops = plan.cfg, plan.gen.loops
+    headers = sorted(loops, key=lambda h: (-len(loops[h]), plan.gen.rpo_index[h]))
+    infos, innermost = [], {}
+    for index, h in enumerate(headers):
+        first = cfg.blocks[h].first_pc
+        src = plan.origin[first] if first is not None else None
+        name = kernel.labels.get(src, f"pc {src}") if src is not None else f"block {h}"
+        depth = sum(1 for o in headers if h in loops[o])
+        infos.append(LoopInfo(name, depth, plan.unrolled.get(first, 1)))
+        for b in loops[h]:
+            innermost[b] = index  # later (smaller) loops overwrite the ones around them
+    return infos, innermost
 
 
 def convert_module(module: Module, *, dmax: int = DEFAULT_DMAX,
