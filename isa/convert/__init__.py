@@ -199,8 +199,8 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
     regions = sorted(gen.region_candidates().items(),
                      key=lambda item: (-hot.get(best.cfg.regions[item[0]].ssy_block, 1), item[0]))
     costly = {h for h in headers if _added(gen, gen.loops[h])}
-    trials = [("memory", h, invariants[h]) for h in headers if invariants[h] and h in costly]
-    trials += [("ring", h, gen.loop_recipes(h)) for h in headers if gen.loop_recipes(h) and h in costly]
+    trials = [(kind, h, regs) for h in headers if h in costly
+              for kind, regs in (("memory", invariants[h]), ("ring", gen.loop_recipes(h))) if regs]
     trials += [("stored", rid, regs) for rid, regs in regions if _added(gen, best.cfg.regions[rid].blocks)]
     trials += [("memory", h, {r}) for h in headers for r in sorted(invariants[h])
                if len(invariants[h]) > 1 and h in costly]
