@@ -55,7 +55,7 @@ from .alu import IntegerAlu
 from .collector import OperandCollector
 from .decode import Op, Space, Unit
 from .fetch import FetchUnit
-from .lsu import LoadStoreUnit, mem_request_layout, mem_response_layout
+from .lsu import LoadStoreUnit, LsuFault, mem_request_layout, mem_response_layout
 from .params import CoreParams
 from .regfile import BankedRegisterFile, bank_of
 from .register_pointer import rp_width
@@ -68,7 +68,7 @@ from .simt_stack import Trap as StackTrap
 from .writeback import WritebackArbiter
 
 __all__ = ["SimtCore", "info_layout", "trace_layout", "TrapCause", "STACK_DEPTH", "PARAM_WORDS", "SEQ_BITS",
-           "CFG_PARAM_BASE", "CFG_MASK_BASE", "cfg_mask_base"]
+           "CFG_PARAM_BASE", "CFG_MASK_BASE", "CFG_SHARED_LIMIT", "cfg_mask_base"]
 
 _DEFAULT = CoreParams()
 #: Defaults of the ``CoreParams`` fields of the same meaning (a core uses its params).
@@ -80,6 +80,9 @@ SEQ_BITS = 16
 #: the kernel parameters (``params.param_words`` of them), then each warp's initial active mask
 #: (0: the warp does not run) from ``cfg_mask_base(params)``.
 CFG_PARAM_BASE = 16
+#: Configuration address of the block's shared-memory size in bytes (``.shared``; accesses at or
+#: past it trap). The one address below ``CFG_PARAM_BASE`` that is not a special register.
+CFG_SHARED_LIMIT = 15
 
 
 def cfg_mask_base(params: CoreParams) -> int:
@@ -104,6 +107,8 @@ class TrapCause(enum.Enum, shape=4):
     STACK_EMPTY = 4  #: sync without ssy, or the stack ran dry with lanes alive
     BARRIER = 5  #: bar reached by a diverged warp (a deadlock in the functional model)
     PARAM = 6  #: ldc beyond ``params.param_words``
+    MISALIGNED = 7  #: a load or store address not a multiple of 4 (any space)
+    SHARED_BOUNDS = 8  #: a shared access at or past the block's ``.shared`` size
 
 
 def _lanes(lanes: int) -> data.ArrayLayout:
@@ -204,8 +209,12 @@ class SimtCore(wiring.Component):
         cfg_param = Array(Signal(32, name=f"param{i}") for i in range(p.param_words))
         param_bits = max(1, ceil_log2(p.param_words))
         cfg_mask = [Signal(L, name=f"w{w}_init_mask") for w in range(W)]
+        shared_limit = Signal(range(p.shared_bytes + 1), init=p.shared_bytes)
+        m.d.comb += lsu.shared_limit.eq(shared_limit)
         with m.If(self.cfg_en):
-            with m.If(self.cfg_addr < CFG_PARAM_BASE):
+            with m.If(self.cfg_addr == CFG_SHARED_LIMIT):
+                m.d.sync += shared_limit.eq(Mux(self.cfg_data > p.shared_bytes, p.shared_bytes, self.cfg_data))
+            with m.Elif(self.cfg_addr < CFG_PARAM_BASE):
                 m.d.sync += cfg_sreg[self.cfg_addr[:4]].eq(self.cfg_data)
             with m.Elif(self.cfg_addr < CFG_PARAM_BASE + p.param_words):
                 m.d.sync += cfg_param[(self.cfg_addr - CFG_PARAM_BASE)[:param_bits]].eq(self.cfg_data)
@@ -460,6 +469,14 @@ class SimtCore(wiring.Component):
             m.d.sync += [trap.eq(1), self.trap_pc.eq(c_info.pc), self.trap_warp.eq(stack.trap_warp),
                          trap_cause.eq(Mux(stack.trap_cause == StackTrap.OVERFLOW, TrapCause.STACK_OVERFLOW,
                                            TrapCause.STACK_EMPTY))]
+
+        # A refused access (misaligned, or past the block's shared memory) stops the core.
+        f_info = Signal(ilay)
+        m.d.comb += f_info.eq(lsu.fault_info)
+        with m.If(lsu.fault & ~trap):
+            m.d.sync += [trap.eq(1), self.trap_pc.eq(f_info.pc), self.trap_warp.eq(f_info.warp),
+                         trap_cause.eq(Mux(lsu.fault_kind == LsuFault.MISALIGNED, TrapCause.MISALIGNED,
+                                           TrapCause.SHARED_BOUNDS))]
 
         def stop(cause):
             m.d.sync += [trap.eq(1), trap_cause.eq(cause), self.trap_pc.eq(c_info.pc), self.trap_warp.eq(c_warp)]

@@ -17,13 +17,16 @@ returns untouched with the result (the core's writeback and trace fields).
   a store on either side (docs/isa.md, coloring), in BASE any pair with a store (program order).
   The operand collector dispatches such pairs in program order, so waiting here keeps them so.
 
-Addresses are taken modulo the space: shared addresses wrap at ``shared_bytes`` and the two low
-address bits are ignored (the functional model reports those accesses as faults; the RTL does
-not check them).
+Faults, as the functional model reports them: an access whose address in an active lane is not
+a multiple of 4 (any space), or a shared access at or past ``shared_limit`` (the bytes of shared
+memory the block declared, ``.shared``), is not performed; the unit raises ``fault`` with the
+instruction's ``info`` and keeps it until ``clear``, and the core traps. Misalignment takes
+precedence, as in the functional model. Bounds of global and local memory belong to the memory
+side (it knows the allocations and the per-thread size).
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
@@ -32,7 +35,15 @@ from .decode import Space
 from .params import CoreParams
 from .scheduler import lowest_set, onehot_index
 
-__all__ = ["LoadStoreUnit", "lsu_input_layout", "lsu_output_layout", "mem_request_layout", "mem_response_layout"]
+__all__ = ["LoadStoreUnit", "LsuFault", "lsu_input_layout", "lsu_output_layout", "mem_request_layout",
+           "mem_response_layout"]
+
+
+class LsuFault(enum.Enum, shape=1):
+    """Why the unit refused an access (``fault_kind``)."""
+
+    MISALIGNED = 0  #: an active lane's address is not a multiple of 4
+    SHARED_BOUNDS = 1  #: a shared access at or past ``shared_limit``
 
 
 def _lanes(lanes: int) -> data.ArrayLayout:
@@ -84,8 +95,12 @@ class LoadStoreUnit(wiring.Component):
     mem_resp: In(stream.Signature(mem_response_layout)), their answers, by tag, in any order.
     clear: In(1), zero the shared memory (at launch: the functional model starts every block
         with zeroed shared memory); takes ``shared_words / banks`` cycles, during which a shared
-        access waits (global and local ones go on).
+        access waits (global and local ones go on). Also clears ``fault``.
+    shared_limit: In(range(shared_bytes + 1)), the block's shared-memory size in bytes (reset:
+        all of it).
     idle: Out(1), nothing in flight, nothing held, not clearing.
+    fault: Out(1), an access was refused (held until ``clear``); fault_kind: Out(LsuFault);
+    fault_info: Out(info_width), the refused instruction's side-band word.
     """
 
     def __init__(self, params: CoreParams, *, info_width: int, outstanding: int | None = None):
@@ -104,6 +119,8 @@ class LoadStoreUnit(wiring.Component):
             "mem_req": Out(stream.Signature(mem_request_layout(params, self.tag_width))),
             "mem_resp": In(stream.Signature(mem_response_layout(params, self.tag_width))),
             "clear": In(1), "idle": Out(1),
+            "shared_limit": In(range(params.shared_bytes + 1), init=params.shared_bytes),
+            "fault": Out(1), "fault_kind": Out(LsuFault), "fault_info": Out(info_width),
         })
 
     def elaborate(self, platform) -> Module:
@@ -152,6 +169,18 @@ class LoadStoreUnit(wiring.Component):
         s_data = [Signal(_lanes(L), name=f"out{t}_data") for t in range(n_out)]
 
         is_shared = h.space == Space.SHARED
+        # ---- faults: checked on the head, before anything is performed
+        misaligned = Cat(h.mask[n] & (h_addr[n][:2] != 0) for n in range(L)).any()
+        out_of_bounds = is_shared & Cat(h.mask[n] & (h_addr[n] >= self.shared_limit) for n in range(L)).any()
+        bad = Signal()
+        m.d.comb += bad.eq(h_valid & (misaligned | out_of_bounds))
+        fault = Signal()
+        m.d.comb += self.fault.eq(fault)
+        with m.If(self.clear):
+            m.d.sync += fault.eq(0)
+        with m.Elif(bad & ~fault):
+            m.d.sync += [fault.eq(1), self.fault_info.eq(h.info),
+                         self.fault_kind.eq(Mux(misaligned, LsuFault.MISALIGNED, LsuFault.SHARED_BOUNDS))]
         conflict = Const(0, 1)
         for t in range(n_out):
             pair = h.store | s_store[t]
@@ -163,7 +192,7 @@ class LoadStoreUnit(wiring.Component):
         m.d.comb += slot.eq(onehot_index(free_slot, n_out))
         req = self.mem_req
         m.d.comb += [
-            req.valid.eq(h_valid & ~is_shared & ~conflict & (~busy).any()),
+            req.valid.eq(h_valid & ~is_shared & ~conflict & (~busy).any() & ~bad),
             req.payload.tag.eq(slot), req.payload.warp.eq(h.warp), req.payload.store.eq(h.store),
             req.payload.local.eq(h.space == Space.LOCAL), req.payload.mask.eq(h.mask),
             req.payload.addr.eq(h_addr), req.payload.data.eq(h.b),
@@ -186,7 +215,7 @@ class LoadStoreUnit(wiring.Component):
         word = [h_addr[n][2:2 + word_bits] for n in range(L)]
         bank_of_lane = [word[n][:bank_bits] if bank_bits else Const(0, 1) for n in range(L)]
         row_of_lane = [word[n][bank_bits:] for n in range(L)]
-        with m.If(h_valid & is_shared & ~sh_active & ~clearing):
+        with m.If(h_valid & is_shared & ~sh_active & ~clearing & ~bad):
             m.d.sync += [sh_active.eq(1), sh_pending.eq(h.mask)]
         served = Const(0, L)
         for b in range(nb):

@@ -28,7 +28,7 @@ from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_i
 from dualflow.models.config import FunctionalConfig
 from dualflow.models.device import Device
 from dualflow.models.trace import Trace, TraceRecord
-from dualflow.rtl.core import CFG_PARAM_BASE, SimtCore, TrapCause, cfg_mask_base
+from dualflow.rtl.core import CFG_PARAM_BASE, CFG_SHARED_LIMIT, SimtCore, TrapCause, cfg_mask_base
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.register_pointer import rp_width
 
@@ -168,7 +168,7 @@ def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Devi
     nwarps = -(-threads // L)
     cfg = {int(SpecialReg.NTID_X): bx, int(SpecialReg.NTID_Y): by, int(SpecialReg.NTID_Z): bz,
            int(SpecialReg.NCTAID_X): gx, int(SpecialReg.NCTAID_Y): gy, int(SpecialReg.NCTAID_Z): gz,
-           int(SpecialReg.NWARPID): nwarps}
+           int(SpecialReg.NWARPID): nwarps, CFG_SHARED_LIMIT: case.kernel.shared_bytes}
     # Per block, in the functional model's linear order: the block's ctaid registers.
     blocks = [{str(int(SpecialReg.CTAID_X)): x, str(int(SpecialReg.CTAID_Y)): y, str(int(SpecialReg.CTAID_Z)): z}
               for z in range(gz) for y in range(gy) for x in range(gx)]

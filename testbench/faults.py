@@ -1,14 +1,15 @@
 """Faults in co-simulation: does the RTL stop for the same reason the golden model faulted?
 
-The functional model raises a ``KernelFault`` naming the kernel, pc, block, warp and lane; the
-core stops with a trap (``TrapCause``, pc, warp, block), and the bench's global-memory model
-reports the accesses it cannot perform (misaligned, outside every allocation, outside a
-thread's local memory). Both sides are reduced to a *kind* and compared by kind and, for traps,
-pc. The warp and block may differ: the two machines interleave warps and blocks differently, so
-when several threads fault, each may meet a different one first.
+The functional model raises a ``KernelFault`` naming the kernel, pc, block, warp and lane. The
+core stops with a trap (``TrapCause``, pc, warp, block): misaligned accesses, shared memory past
+the block's size, stack and barrier errors. The bench's global-memory model reports the accesses
+it cannot perform (outside every allocation, outside a thread's local memory). Both sides are
+reduced to a *kind* and compared by kind and, for traps, pc. The warp and block may differ: the
+two machines interleave warps and blocks differently, so when several threads fault, each may
+meet a different one first.
 
-Kinds the core does not detect yet (shared-memory bounds and alignment, illegal DFLOW reads,
-barriers that can never complete, the instruction budget) never agree: the case fails and says so.
+Kinds the core does not detect (illegal DFLOW reads, barriers that can never complete, the
+instruction budget) never agree: the case fails and says so.
 """
 
 from __future__ import annotations
@@ -20,16 +21,19 @@ from dualflow.rtl.core import TrapCause
 
 __all__ = ["FaultCheck", "golden_kind", "check_fault"]
 
-#: Golden-model message prefixes -> kind. Memory kinds are ``"<misaligned|bounds> <space>"``.
+#: Golden-model message prefixes -> kind: the core's ``TrapCause`` name, or ``"bounds <space>"``
+#: for the accesses the memory side refuses.
 _GOLDEN_PREFIXES = (
     ("sync with no pending ssy", TrapCause.STACK_EMPTY.name),
     ("divergence stack empty", TrapCause.STACK_EMPTY.name),
     ("barrier deadlock: bar reached by a diverged warp", TrapCause.BARRIER.name),
+    ("misaligned ", TrapCause.MISALIGNED.name),
+    ("out-of-bounds shared access", TrapCause.SHARED_BOUNDS.name),
+    ("out-of-bounds global access", "bounds global"),
+    ("out-of-bounds local access", "bounds local"),
 )
 #: Memory-model messages (testbench/global_memory.py) -> kind.
 _MEMORY_PREFIXES = (
-    ("misaligned global", "misaligned global"),
-    ("misaligned local", "misaligned local"),
     ("global access not inside any allocation", "bounds global"),
     ("local access outside", "bounds local"),
 )
@@ -41,10 +45,6 @@ def golden_kind(fault: KernelFault) -> str:
     for prefix, kind in _GOLDEN_PREFIXES:
         if message.startswith(prefix):
             return kind
-    for what in ("misaligned", "out-of-bounds"):
-        for space in ("global", "local", "shared"):
-            if message.startswith(f"{what} {space} access"):
-                return f"{'bounds' if what == 'out-of-bounds' else what} {space}"
     return message
 
 

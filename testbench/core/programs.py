@@ -459,7 +459,7 @@ PROGRAMS: dict[str, Program] = {
     "grid": Program(GRID, (4, 2), _out(2 * 3 * 2 * 8), grid=(3, 2)),
 }
 
-#: Programs whose golden run faults; ``shared_bounds`` is a kind the core does not detect yet.
+#: Programs whose golden run faults (the core must stop for the same reason).
 FAULT_PROGRAMS: dict[str, Program] = {
     "global_bounds": Program(FAULT_GLOBAL_BOUNDS, 16, _out(16)),
     "misaligned": Program(FAULT_MISALIGNED, 16, _out(16)),
