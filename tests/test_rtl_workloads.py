@@ -1,8 +1,9 @@
 """Whole Rodinia workloads on the RTL core: every launch of the host driver, against the golden model.
 
-The integer workloads small enough for a 16-thread core: bfs on a 16-node graph (8 launches of
-two kernels, one block each) in the default suite; nw on its tiny 32 x 32 matrix (3 launches,
-one of them a grid of 2 blocks, thousands of cycles per block under Icarus) in the slow suite.
+The integer workloads: bfs on a 16-node graph (8 launches of two kernels, one block each) in the
+default suite; in the slow suite nw on its tiny 32 x 32 matrix (3 launches, one of them a grid of
+2 blocks, thousands of cycles per block) and pathfinder tiny (3 launches of 2 blocks of 256
+threads, on a core of 8 lanes x 32 warps).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dualflow.testbench.workload_cosim import workload_cases
 CORE = dict(lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2)
 
 
-def _run(name: str, mode: str, **kwargs):
-    params = CoreParams(mode=mode, **CORE)
+def _run(name: str, mode: str, core: dict = CORE, **kwargs):
+    params = CoreParams(mode=mode, **core)
     wc = workload_cases(name, params, **kwargs)
     results = run_cosim(params, wc.cases)
     failed = [r for r in results if not r.ok]
@@ -48,3 +49,10 @@ def test_nw_every_launch(mode: str):
     assert [(c.kernel.name, c.grid) for c in wc.cases] == [
         ("needle_cuda_shared_1", (1, 1)), ("needle_cuda_shared_1", (2, 1)), ("needle_cuda_shared_2", (1, 1))]
     assert [r.blocks for r in results] == [1, 2, 1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["dflow", "base"])
+def test_pathfinder_every_launch(mode: str):
+    wc, results = _run("pathfinder", mode, dict(CORE, lanes=8, warps=32), size="tiny")
+    assert [c.grid for c in wc.cases] == [2, 2, 2] and all(r.blocks == 2 for r in results)
