@@ -3,13 +3,14 @@
     from dualflow.isa.convert import convert_module
     dflow_module, reports = convert_module(reg_module, dmax=31, ring=32)
 
-Pipeline: unrolling of loops by two where it pays (``unroll``), control-flow graph
-with reconvergence regions (``cfg``), isolation of critical edges into joins (``surgery``),
-liveness and recomputable values (``liveness``, ``remat``), layout-driven code generation with
-join frames and tails (``codegen``), refinement of loop-header frames from the loop latch (a few
-rounds, keeping the cheapest), trials of loop invariants and if/else live values in local memory
-(kept where cheaper), linking, and memory-ordering colors (``colors``). docs/converter.md
-explains the algorithm.
+Pipeline: unrolling of loops by two (or four) where it pays (``unroll``), control-flow graph
+with reconvergence regions (``cfg``), isolation of critical edges and loop exits into joins
+(``surgery``), liveness and recomputable values (``liveness``, ``remat``), layout-driven code
+generation with join frames and tails (``codegen``), refinement of loop-header frames from the
+loop latch (a few rounds, keeping the cheapest), trials of loop invariants and if/else live
+values in local memory and of recomputable loop values in the ring (kept where cheaper),
+linking, memory-ordering colors (``colors``), and the per-loop map of the report
+(``breakdown``). docs/converter.md explains the algorithm.
 """
 
 from __future__ import annotations
