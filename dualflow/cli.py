@@ -174,6 +174,14 @@ def cmd_overhead(args) -> int:
         print(f"{name:<11} {w['static_reg']:>5} -> {w['static_dflow']:>5} {w['dynamic_reg']['total']:>9} -> "
               f"{w['dynamic_dflow']['total']:>9} {ratio:>6.3f}  "
               + " ".join(f"{w['added'][c] / base:>10.3f}" for c in CAUSES))
+    if args.loops:
+        from dualflow.isa.convert.breakdown import format_breakdown
+
+        print("\nadded instructions per loop (executed; each instruction counts for its innermost loop)")
+        for r in rows:
+            if any(loop.added for loop in r.loops):
+                print(f"{r.workload} {r.kernel}")
+                print("\n".join(format_breakdown(r.loops, CAUSES)))
     print(f"\ndynamic operand-distance CDF\n{'workload':<11} " + " ".join(f"<={d:<4}" for d in CDF_POINTS))
     for name, w in summary.items():
         c = cdf(w["distances"])
@@ -235,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dmax", type=int, default=31)
     p.add_argument("--ring", type=int, default=32)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("-o", "--output", help="folder for CSV, JSON and the CDF plot")
+    p.add_argument("--loops", action="store_true", help="also print, per kernel, the added instructions per loop")
+    p.add_argument("-o", "--output", help="folder for CSV (incl. loops.csv), JSON and the CDF plot")
     p.set_defaults(func=cmd_overhead)
 
     p = sub.add_parser("trace", help="run one sample and write its retirement trace (JSON lines)")

@@ -4,7 +4,8 @@ Runs each workload in REG form and in converted DFLOW form, checks both, and mea
 and dynamic warp-instruction counts of both forms by unit class (the seed paper's figure 10),
 the converter's added instructions by cause (relays at joins and against Dmax, padding,
 recomputation, spills and reloads, branches of split edges), and the distribution of operand
-distances, static and dynamic (its figure 8, as a CDF).
+distances, static and dynamic (its figure 8, as a CDF); and, per loop, where the added
+instructions ran (``isa/convert/breakdown.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 from dualflow.atomic_write import atomic_write
 from dualflow.isa import SPECS, Form, Kernel, Module, UnitClass
 from dualflow.isa.convert import ConversionReport, convert_module
+from dualflow.isa.convert.breakdown import LoopCost, loop_breakdown
 
 from .registry import WORKLOADS
 from .workload import run_workload
@@ -42,6 +44,7 @@ class KernelOverhead:
     added_static: dict[str, int]
     distances: np.ndarray = field(repr=False)  # dynamic operand count per distance 1..dmax
     static_distances: np.ndarray = field(repr=False)
+    loops: list[LoopCost] = field(default_factory=list, repr=False)  # where the added instructions ran
 
     @property
     def ratio(self) -> float:
@@ -95,7 +98,7 @@ def measure(name: str, size: str = "small", dmax: int = 31, ring: int = 32, seed
             dynamic_reg=_class_counts(reg.by_kernel[kname]), dynamic_dflow=_class_counts(stats),
             added=added, added_static={c: rep.static_overhead().get(c, 0) for c in CAUSES},
             distances=_operand_distances(kernel, stats.per_pc),
-            static_distances=_operand_distances(kernel, None)))
+            static_distances=_operand_distances(kernel, None), loops=loop_breakdown(rep, stats.per_pc)))
     return out
 
 
@@ -150,6 +153,14 @@ def tables(rows: list[KernelOverhead]) -> dict[str, str]:
         c = cdf(w["distances"])
         wr.writerow([name, *[f"{c[min(d, len(c) - 1)]:.4f}" for d in CDF_POINTS]])
     tabs["distance_cdf.csv"] = buf.getvalue()
+    buf = io.StringIO()
+    wr = csv.writer(buf)
+    wr.writerow(["workload", "kernel", "loop", "depth", "copies", "reg_executed", "added", *CAUSES])
+    for r in rows:
+        for loop in r.loops:
+            wr.writerow([r.workload, r.kernel, loop.name, loop.depth, loop.copies, loop.orig,
+                         sum(loop.added.values()), *[loop.added.get(c, 0) for c in CAUSES]])
+    tabs["loops.csv"] = buf.getvalue()
     return tabs
 
 

@@ -1,5 +1,7 @@
 """`dualflow convert` and `dualflow overhead`, and the overhead measurement."""
 
+import csv
+import io
 import json
 
 from dualflow.cli import main
@@ -43,6 +45,20 @@ def test_overhead_command_writes_tables_and_plot(tmp_path, capsys):
     assert data["workloads"]["vadd"]["dynamic_ratio"] == 1.0
     assert (tmp_path / "distance_cdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "divloop" in (tmp_path / "overhead.csv").read_text()
+    # Per loop: the added instructions of each kernel sum to its total, by cause.
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "loops.csv").read_text())))
+    assert {r["workload"] for r in rows} == {"vadd", "divloop"}
+    for name, w in data["workloads"].items():
+        mine = [r for r in rows if r["workload"] == name]
+        assert sum(int(r["added"]) for r in mine) == sum(w["added"].values())
+        for cause in CAUSES:
+            assert sum(int(r[cause]) for r in mine) == w["added"][cause]
+
+
+def test_overhead_command_prints_loops(capsys):
+    assert main(["overhead", "divloop", "--size", "tiny", "--loops"]) == 0
+    out = capsys.readouterr().out
+    assert "added instructions per loop" in out and "divloop divloop" in out
 
 
 UNSTRUCTURED = """\
