@@ -145,6 +145,12 @@ class BatchExecutor:
         return KernelFault(message, kernel=self.kernel.name, pc=pc, block=block, warp=warp, lane=lane,
                            address=address, where=where)
 
+    def ran_past_end(self, warp: int) -> KernelFault:
+        """The fault of a warp whose path ends without ``exit``, named by the last instruction."""
+        n = len(self.kernel.code)
+        return self.fault(f"execution ran past the end of the kernel ({n} instructions): a path ends without exit",
+                          n - 1, warp)
+
     def _first(self, g: np.ndarray, bad: np.ndarray) -> tuple[int, int]:
         row, lane = np.argwhere(bad)[0]
         return int(g[row]), int(lane)
@@ -483,6 +489,8 @@ class BatchExecutor:
             cand = np.where(runnable, pcs, big)
             pc = int(cand.min())
             g = np.flatnonzero(cand == pc)
+            if pc >= len(self.kernel.code):
+                raise self.ran_past_end(int(g[0]))
             mask = self.active[g]
             warp_counts[pc] += len(g)
             thread_counts[pc] += int(mask.sum())

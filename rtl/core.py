@@ -109,6 +109,7 @@ class TrapCause(enum.Enum, shape=4):
     PARAM = 6  #: ldc beyond ``params.param_words``
     MISALIGNED = 7  #: a load or store address not a multiple of 4 (any space)
     SHARED_BOUNDS = 8  #: a shared access at or past the block's ``.shared`` size
+    PC_RANGE = 9  #: a warp ran past the last instruction loaded (a path without ``exit``)
 
 
 def _lanes(lanes: int) -> data.ArrayLayout:
@@ -199,6 +200,12 @@ class SimtCore(wiring.Component):
         m.submodules.lsu = lsu = LoadStoreUnit(p, info_width=ilay.size)
         m.submodules.wb = wb = WritebackArbiter(completion_layout(p))
 
+        # The program's extent: the highest word loaded since reset. A warp whose pc goes past it
+        # ran off the end (pc + 1 would otherwise wrap to 0), which traps PC_RANGE.
+        code_last = Signal(range(p.imem_words))  # the highest word loaded, once code_loaded
+        code_loaded = Signal()
+        with m.If(self.load_en & (~code_loaded | (self.load_addr > code_last))):
+            m.d.sync += [code_last.eq(self.load_addr), code_loaded.eq(1)]
         m.d.comb += [fetch.load_en.eq(self.load_en), fetch.load_addr.eq(self.load_addr),
                      fetch.load_data.eq(self.load_data)]
         wiring.connect(m, wiring.flipped(self.mem_req), lsu.mem_req)
@@ -284,6 +291,7 @@ class SimtCore(wiring.Component):
         prefer = Signal(W)  # DFLOW: ready without sending an instruction ahead to wait
         is_ctrl = Signal(W)
         is_trap = Signal(W)
+        past_end = Signal(W)
         drained = Signal(W)
         for w in range(W):
             d = fetch.ib_inst[w]
@@ -302,7 +310,8 @@ class SimtCore(wiring.Component):
             m.d.comb += [
                 drained[w].eq(inflight[w] == 0),
                 is_ctrl[w].eq(d.unit == Unit.CTRL),
-                is_trap[w].eq(d.illegal | d.fp_trap),
+                past_end[w].eq(~code_loaded | (fetch.ib_pc[w] > code_last)),
+                is_trap[w].eq(d.illegal | d.fp_trap | past_end[w]),
             ]
             live = running[w] & ~waiting[w] & fetch.ib_valid[w] & ~trap
             # the stack is idle whenever the control unit is (it is the stack's only user)
@@ -334,8 +343,11 @@ class SimtCore(wiring.Component):
         i_exec = i_go & ~i_trap & ~i_ctrl
         m.d.comb += [sched.issue.eq(i_go), fetch.consume.eq(Mux(i_go & ~i_trap, sched.grant, 0))]
         with m.If(i_trap):
-            m.d.sync += [trap.eq(1), trap_cause.eq(Mux(i_d.illegal, TrapCause.ILLEGAL, TrapCause.FP)),
-                         self.trap_pc.eq(i_pc), self.trap_warp.eq(iw)]
+            m.d.sync += [trap.eq(1), self.trap_warp.eq(iw)]
+            with m.If(sel(past_end)):  # named by the last instruction, the one that fell through
+                m.d.sync += [trap_cause.eq(TrapCause.PC_RANGE), self.trap_pc.eq(i_pc - 1)]
+            with m.Else():
+                m.d.sync += [trap_cause.eq(Mux(i_d.illegal, TrapCause.ILLEGAL, TrapCause.FP)), self.trap_pc.eq(i_pc)]
 
         info = Signal(ilay)
         m.d.comb += [

@@ -2,11 +2,11 @@
 
 The functional model raises a ``KernelFault`` naming the kernel, pc, block, warp and lane. The
 core stops with a trap (``TrapCause``, pc, warp, block): misaligned accesses, shared memory past
-the block's size, stack and barrier errors. The bench's global-memory model reports the accesses
-it cannot perform (outside every allocation, outside a thread's local memory). Both sides are
-reduced to a *kind* and compared by kind and, for traps, pc. The warp and block may differ: the
-two machines interleave warps and blocks differently, so when several threads fault, each may
-meet a different one first.
+the block's size, stack and barrier errors, a path running past the last instruction. The
+bench's global-memory model reports the accesses it cannot perform (outside every allocation,
+outside a thread's local memory). Both sides are reduced to a *kind* and compared by kind and,
+for traps, pc. The warp and block may differ: the two machines interleave warps and blocks
+differently, so when several threads fault, each may meet a different one first.
 
 Kinds the core does not detect (illegal DFLOW reads, barriers that can never complete, the
 instruction budget) never agree: the case fails and says so.
@@ -27,6 +27,7 @@ _GOLDEN_PREFIXES = (
     ("sync with no pending ssy", TrapCause.STACK_EMPTY.name),
     ("divergence stack empty", TrapCause.STACK_EMPTY.name),
     ("barrier deadlock: bar reached by a diverged warp", TrapCause.BARRIER.name),
+    ("execution ran past the end of the kernel", TrapCause.PC_RANGE.name),
     ("misaligned ", TrapCause.MISALIGNED.name),
     ("out-of-bounds shared access", TrapCause.SHARED_BOUNDS.name),
     ("out-of-bounds global access", "bounds global"),

@@ -436,6 +436,34 @@ DONE:
     assert "kernel 'ns'" in str(exc) and "pc 3" in str(exc)
 
 
+NO_EXIT = """
+.kernel noexit
+    s2r r0, %tid.x              ; 0
+    iand r1, r0, 1              ; 1
+    brnz r1, ODD                ; 2
+    exit                        ; 3
+ODD:
+    iadd r0, r0, 1              ; 4 odd lanes fall off the end here
+"""
+
+
+def test_running_past_the_end_of_the_kernel():
+    exc = launch_fault(asm(NO_EXIT), 1, 8)
+    check_fault(exc, kernel="noexit", pc=4, block=(0, 0, 0), warp=0, lane=None,
+                phrase="execution ran past the end of the kernel (5 instructions): a path ends without exit",
+                instruction="iadd r0, r0, 1", line=8)
+
+
+def test_running_past_the_end_in_the_timing_model():
+    """The performance model fetches ahead, so it finds the fall-through at fetch: the same fault."""
+    from dualflow.models.timing.device import TimingDevice
+    from dualflow.models.timing.presets import preset
+
+    dev = TimingDevice(preset("paper-rtx3080"))
+    with pytest.raises(KernelFault, match="pc 4, .*execution ran past the end of the kernel"):
+        dev.launch(asm(NO_EXIT), 1, 32)
+
+
 def test_instruction_budget_exceeded_by_an_infinite_loop():
     kernel = asm(".kernel spin\n    nop\nLOOP:\n    bra LOOP\n    exit\n")
     cfg = FunctionalConfig(warp_size=8, max_warp_instructions=1000)

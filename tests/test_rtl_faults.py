@@ -48,6 +48,42 @@ def test_undetected_fault_kind_fails_the_case():
     assert "the RTL finished normally: it does not detect this kind of fault (illegal DFLOW read" in r.fault.message
 
 
+#: Paths that run past the last instruction (the converter refuses such kernels, so each form is
+#: written by hand): odd threads in REG form, every thread in DFLOW form.
+NO_EXIT = {
+    "base": """
+.kernel no_exit
+.param out
+    s2r r0, %tid.x
+    ldc r1, out
+    ishl r2, r0, 2
+    iadd r1, r1, r2
+    iand r3, r0, 1
+    brnz r3, ODD
+    exit
+ODD:
+    stg [r1], r0
+""",
+    "dflow": """
+.kernel no_exit
+.form dflow
+.param out
+    s2r %tid.x
+    ldc out
+    stg [|1|], |2|
+""",
+}
+
+
+@pytest.mark.parametrize("mode", ["dflow", "base"])
+def test_running_past_the_end_traps(mode: str):
+    params = CoreParams(mode=mode, **CORE)
+    kernel = assemble(NO_EXIT[mode]).only
+    (r,) = run_cosim(params, [CosimCase("no_exit", kernel, 16, lambda dev: [dev.alloc(64)])])
+    assert r.ok and r.compare.matched > 0, r.summary()
+    assert f"PC_RANGE at pc {len(kernel.code) - 1}" in r.fault.message
+
+
 def _fault(message: str, pc: int = 7) -> KernelFault:
     return KernelFault(message, kernel="k", pc=pc, block=(0, 0, 0), warp=1, lane=2)
 

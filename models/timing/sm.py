@@ -461,6 +461,8 @@ class Sm:
             ready = t + cfg.fetch_latency
             pc = warp.fetch_pc
             for _ in range(min(space, cfg.fetch_width)):
+                if pc == len(self.static):  # fetch stops at redirects, so this path surely runs off the end
+                    raise warp.ex.ran_past_end(warp.w)
                 warp.ibuf.append((pc, ready))
                 self._dirty(warp)
                 if self.static[pc].redirect:
