@@ -28,18 +28,23 @@ def _run(dut, bench, clock: bool = True):
     sim.run()
 
 
+async def _load_program(ctx, dut) -> None:
+    """Write ``PROGRAM`` through the instruction-memory port."""
+    for addr, ins in enumerate(PROGRAM):
+        ctx.set(dut.load_en, 1)
+        ctx.set(dut.load_addr, addr)
+        ctx.set(dut.load_data, ins.encode())
+        await ctx.tick()
+    ctx.set(dut.load_en, 0)
+
+
 def test_fetch_buffers_each_warp_in_order_and_stops_at_control():
     params = CoreParams(mode="base", lanes=4, warps=2, imem_words=16)
     dut = FetchUnit(params)
     seen: dict[int, list[tuple[int, int]]] = {0: [], 1: []}
 
     async def bench(ctx):
-        for addr, ins in enumerate(PROGRAM):
-            ctx.set(dut.load_en, 1)
-            ctx.set(dut.load_addr, addr)
-            ctx.set(dut.load_data, ins.encode())
-            await ctx.tick()
-        ctx.set(dut.load_en, 0)
+        await _load_program(ctx, dut)
         ctx.set(dut.enable, 0b11)
         redirected = False
         for cycle in range(40):
@@ -77,12 +82,7 @@ def test_fetch_two_entry_buffer_shows_the_next_instruction():
     pairs: list[tuple[int, int]] = []  # (head pc, next pc) of warp 1 while both are buffered
 
     async def bench(ctx):
-        for addr, ins in enumerate(PROGRAM):
-            ctx.set(dut.load_en, 1)
-            ctx.set(dut.load_addr, addr)
-            ctx.set(dut.load_data, ins.encode())
-            await ctx.tick()
-        ctx.set(dut.load_en, 0)
+        await _load_program(ctx, dut)
         ctx.set(dut.enable, 0b11)
         for cycle in range(40):
             consume = 0

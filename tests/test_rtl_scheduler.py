@@ -22,27 +22,28 @@ def _reference(policy: str, ready: int, last: int, n: int) -> int | None:
     return after[0] if after else ready_warps[0]
 
 
-@pytest.mark.parametrize("policy", ["gto", "lrr"])
-@pytest.mark.parametrize("warps", [2, 8])
-def test_scheduler_matches_reference(policy: str, warps: int):
-    dut = WarpScheduler(warps=warps, policy=policy)
-    rng = random.Random(warps)
+def _check_random(dut: WarpScheduler, policy: str, warps: int, rng: random.Random, *, two_level: bool) -> None:
+    """Random ready (and, two-level, prefer) patterns, the grant taken or not, against the reference."""
     errors: list[str] = []
 
     async def bench(ctx):
         last = 0
         for cycle in range(400):
             ready = rng.randrange(1 << warps) if rng.random() < 0.9 else 0
+            prefer = rng.randrange(1 << warps) if two_level else 0
             take = rng.random() < 0.8
             ctx.set(dut.ready, ready)
+            if two_level:
+                ctx.set(dut.prefer, prefer)
             ctx.set(dut.issue, take)
-            want = _reference(policy, ready, last, warps)
+            want = _two_level_reference(policy, ready, prefer, last, warps)
             valid, warp, grant = ctx.get(dut.valid), ctx.get(dut.warp), ctx.get(dut.grant)
             if want is None:
                 if valid:
                     errors.append(f"cycle {cycle}: nothing ready but valid")
             elif not valid or warp != want or grant != 1 << want:
-                errors.append(f"cycle {cycle}: ready={ready:b} last={last}: want {want}, got {warp} ({grant:b})")
+                errors.append(f"cycle {cycle}: ready={ready:b} prefer={prefer:b} last={last}: "
+                              f"want {want}, got {warp} ({grant:b})")
             if want is not None and take:
                 last = want
             await ctx.tick()
@@ -54,51 +55,28 @@ def test_scheduler_matches_reference(policy: str, warps: int):
     assert not errors, "\n".join(errors[:10])
 
 
-def test_scheduler_rejects_unknown_policy():
-    with pytest.raises(ConfigError, match="policy"):
-        WarpScheduler(warps=4, policy="fifo")
-
-
 def _two_level_reference(policy: str, ready: int, prefer: int, last: int, n: int) -> int | None:
+    """Ready-first: among the ready warps in ``prefer`` if any, else among all ready warps."""
     first = ready & prefer
     return _reference(policy, first if first else ready, last, n)
+
+
+@pytest.mark.parametrize("policy", ["gto", "lrr"])
+@pytest.mark.parametrize("warps", [2, 8])
+def test_scheduler_matches_reference(policy: str, warps: int):
+    _check_random(WarpScheduler(warps=warps, policy=policy), policy, warps, random.Random(warps), two_level=False)
 
 
 @pytest.mark.parametrize("policy", ["gto", "lrr"])
 def test_two_level_scheduler_prefers_first_level(policy: str):
     """Ready-first (DFLOW issue): a ready warp in ``prefer`` always wins over one that is not; the
     GTO/LRR order (and its state) applies within the level."""
-    warps = 4
-    dut = WarpScheduler(warps=warps, policy=policy, two_level=True)
-    rng = random.Random(7)
-    errors: list[str] = []
+    _check_random(WarpScheduler(warps=4, policy=policy, two_level=True), policy, 4, random.Random(7), two_level=True)
 
-    async def bench(ctx):
-        last = 0
-        for cycle in range(400):
-            ready = rng.randrange(1 << warps)
-            prefer = rng.randrange(1 << warps)
-            take = rng.random() < 0.8
-            ctx.set(dut.ready, ready)
-            ctx.set(dut.prefer, prefer)
-            ctx.set(dut.issue, take)
-            want = _two_level_reference(policy, ready, prefer, last, warps)
-            valid, warp = ctx.get(dut.valid), ctx.get(dut.warp)
-            if want is None:
-                if valid:
-                    errors.append(f"cycle {cycle}: nothing ready but valid")
-            elif not valid or warp != want or ctx.get(dut.grant) != 1 << want:
-                errors.append(f"cycle {cycle}: ready={ready:04b} prefer={prefer:04b} last={last}: "
-                              f"want {want}, got {warp}")
-            if want is not None and take:
-                last = want
-            await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
-    assert not errors, "\n".join(errors[:10])
+def test_scheduler_rejects_unknown_policy():
+    with pytest.raises(ConfigError, match="policy"):
+        WarpScheduler(warps=4, policy="fifo")
 
 
 def test_gto_greedy_warp_yields_to_a_ready_first_warp():
