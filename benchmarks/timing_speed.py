@@ -14,7 +14,7 @@ import resource
 import statistics
 import sys
 
-from dualflow.models.timing.presets import preset
+from dualflow.machine.presets import preset
 from dualflow.models.timing.simulate import simulate
 
 DEFAULT = ("gaussian", "lud", "pathfinder", "nn", "hotspot")

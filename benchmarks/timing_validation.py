@@ -28,8 +28,8 @@ import numpy as np
 from dualflow.atomic_write import atomic_write
 from dualflow.isa import assemble
 from dualflow.isa.convert import convert_kernel
+from dualflow.machine.presets import preset
 from dualflow.models.timing.device import TimingDevice
-from dualflow.models.timing.presets import preset
 
 WARPS = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
 

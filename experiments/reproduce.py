@@ -68,8 +68,8 @@ class Job:
 
 def run_job(job: Job) -> dict[str, Any]:
     """Simulate one job; returns its summary row plus the full result (for ``runs/``)."""
+    from dualflow.machine.presets import preset
     from dualflow.models.timing.gpu import BlockDoesNotFit
-    from dualflow.models.timing.presets import preset
     from dualflow.models.timing.simulate import simulate
 
     config = preset(job.preset).replace(**job.settings())

@@ -2,7 +2,8 @@
 performance simulator. The functional model is the reference every other part is checked
 against: its results, statistics and retirement trace."""
 
-from .config import FunctionalConfig
+from dualflow.machine.functional import FunctionalConfig
+
 from .device import Device, LaunchResult
 from .stats import LaunchStats
 from .trace import Trace, TraceRecord

@@ -19,8 +19,8 @@ import numpy as np
 
 from dualflow.errors import ConfigError, KernelFault
 from dualflow.isa import Kernel
+from dualflow.machine.functional import FunctionalConfig
 
-from .config import FunctionalConfig
 from .executor import BatchExecutor, Geometry
 from .memory import GlobalMemory
 from .stats import LaunchStats

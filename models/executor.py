@@ -27,9 +27,9 @@ import numpy as np
 from dualflow.errors import KernelFault
 from dualflow.isa import SPECS, Form, Instruction, Kernel, Opcode, format_instruction
 from dualflow.isa.opcodes import LOADS, STORES, ModKind, SpecialReg, Syntax, VoteMode
+from dualflow.machine.functional import FunctionalConfig
 
 from . import alu
-from .config import FunctionalConfig
 from .memory import GlobalMemory
 from .trace import TraceRecord
 

@@ -25,7 +25,7 @@ import numpy as np
 from dualflow.atomic_write import atomic_write
 from dualflow.errors import ConfigError, DualflowError, KernelFault
 from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_instruction
-from dualflow.models.config import FunctionalConfig
+from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.device import Device
 from dualflow.models.trace import Trace, TraceRecord
 from dualflow.rtl.core import CFG_PARAM_BASE, CFG_SHARED_LIMIT, SimtCore, TrapCause, cfg_mask_base

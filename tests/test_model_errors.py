@@ -456,8 +456,8 @@ def test_running_past_the_end_of_the_kernel():
 
 def test_running_past_the_end_in_the_timing_model():
     """The performance model fetches ahead, so it finds the fall-through at fetch: the same fault."""
+    from dualflow.machine.presets import preset
     from dualflow.models.timing.device import TimingDevice
-    from dualflow.models.timing.presets import preset
 
     dev = TimingDevice(preset("paper-rtx3080"))
     with pytest.raises(KernelFault, match="pc 4, .*execution ran past the end of the kernel"):

@@ -13,7 +13,7 @@ from dualflow.rtl.params import CoreParams
 
 
 def test_defaults_mirror_the_timing_model_and_the_old_constants():
-    from dualflow.models.timing.config import SmConfig
+    from dualflow.machine.config import SmConfig
 
     p = CoreParams()
     sm = SmConfig()

@@ -9,11 +9,11 @@ import pytest
 from dualflow.errors import ConfigError
 from dualflow.isa import Form, Kernel, assemble
 from dualflow.isa.convert import convert_kernel
+from dualflow.machine.config import GpuConfig, UnitConfig, describe
+from dualflow.machine.presets import PRESETS, preset
 from dualflow.models import Device
-from dualflow.models.timing.config import GpuConfig, UnitConfig, describe
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.ordering import MemoryOrderViolation
-from dualflow.models.timing.presets import PRESETS, preset
 
 #: One SM, blocks start at once: cycle counts below are computed by hand from these settings.
 SMALL = {"num_sms": 1, "sm.cta_launch_latency": 0}

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from dualflow.errors import ConfigError
-from dualflow.models.timing.memory.coalescer import LOCAL_BASE, Transaction, coalesce, local_addresses
-from dualflow.models.timing.memory.config import (
+from dualflow.machine.memory import (
     DramConfig,
     InterconnectConfig,
     L1Config,
@@ -19,6 +18,7 @@ from dualflow.models.timing.memory.config import (
     MemoryConfig,
     SharedMemoryConfig,
 )
+from dualflow.models.timing.memory.coalescer import LOCAL_BASE, Transaction, coalesce, local_addresses
 from dualflow.models.timing.memory.shared_banks import conflict_degree
 from dualflow.models.timing.memory.system import Access, MemorySystem, derive
 from dualflow.models.timing.memory.timeline import Timeline

@@ -26,7 +26,7 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
 
 
 def _config(args):
-    from .presets import preset
+    from dualflow.machine.presets import preset
 
     config = preset(args.preset).replace(mode=args.mode)
     settings = parse_settings(args.set or [])
@@ -77,7 +77,7 @@ def cmd_reproduce(args) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the timing-model subcommands on the top-level subparsers."""
-    from .presets import PRESETS
+    from dualflow.machine.presets import PRESETS
 
     p = sub.add_parser("sim", help="run one workload on the cycle-level GPU model and print a summary")
     p.add_argument("name", help="workload name (see `dualflow bench list`)")

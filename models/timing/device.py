@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 from dualflow.errors import ConfigError
 from dualflow.isa import Kernel
-from dualflow.models.config import FunctionalConfig
+from dualflow.machine.config import GpuConfig
+from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.device import Device, LaunchResult
 
-from .config import GpuConfig
 from .gpu import Gpu
 from .stats import TimingStats
 

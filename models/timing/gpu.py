@@ -15,11 +15,11 @@ import numpy as np
 
 from dualflow.errors import ConfigError, KernelFault
 from dualflow.isa import Form, Kernel
-from dualflow.models.config import FunctionalConfig
+from dualflow.machine.config import GpuConfig
+from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.executor import BatchExecutor, Geometry
 from dualflow.models.memory import GlobalMemory
 
-from .config import GpuConfig
 from .memory.system import MemorySystem
 from .program import decode_kernel
 from .sm import Sm

@@ -8,8 +8,8 @@ from typing import Any
 from dualflow.isa import Form
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import WorkloadRun, run_workload
+from dualflow.machine.config import GpuConfig
 
-from .config import GpuConfig
 from .device import TimingDevice
 from .stats import TimingStats
 

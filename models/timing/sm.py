@@ -20,9 +20,9 @@ import numpy as np
 
 from dualflow.errors import DualflowError
 from dualflow.isa.opcodes import Opcode, UnitClass
+from dualflow.machine.config import SmConfig
 
 from .collector import CollectorUnit, Operand, OperandCollector
-from .config import SmConfig
 from .memory.coalescer import coalesce, local_addresses
 from .memory.shared_banks import conflict_degree
 from .memory.system import MemorySystem

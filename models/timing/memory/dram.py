@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 
-from .config import DramConfig
+from dualflow.machine.memory import DramConfig
+
 from .timeline import Timeline
 
 

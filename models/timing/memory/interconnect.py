@@ -10,7 +10,8 @@ transactions one per cycle.
 
 from __future__ import annotations
 
-from .config import InterconnectConfig
+from dualflow.machine.memory import InterconnectConfig
+
 from .timeline import Timeline
 
 

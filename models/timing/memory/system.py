@@ -51,10 +51,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dualflow.errors import ConfigError
+from dualflow.machine.memory import MemoryConfig
 
 from .cache import MshrFile, SectorCache
 from .coalescer import LOCAL_BASE, Transaction
-from .config import MemoryConfig
 from .dram import Dram
 from .interconnect import Interconnect
 

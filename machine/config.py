@@ -15,7 +15,7 @@ from typing import Any
 from dualflow.errors import ConfigError
 from dualflow.isa.opcodes import UnitClass
 
-from .memory.config import MemoryConfig
+from .memory import MemoryConfig
 
 MODES = ("base", "dflow")
 SCHEDULERS = ("gto", "lrr")

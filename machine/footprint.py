@@ -1,0 +1,19 @@
+"""What one block of a kernel occupies in an SM's register file: the rule block dispatch and the
+register-file study share. BASE allocates registers per thread, D-FLOW a ring per warp."""
+
+from __future__ import annotations
+
+from dualflow.isa.kernel import Kernel
+
+from .mode import Mode
+
+
+def entries_per_warp(kernel: Kernel, mode: Mode | str) -> int:
+    """Register-file entries (per lane) one warp of ``kernel`` holds: its ring in D-FLOW, its
+    registers in BASE (at least one, so a kernel without registers still takes a slot)."""
+    return kernel.ring if Mode(mode) is Mode.DFLOW else max(kernel.regs, 1)
+
+
+def block_registers(kernel: Kernel, mode: Mode | str, warp_size: int, warps: int) -> int:
+    """32-bit register-file entries one block of ``warps`` warps holds."""
+    return entries_per_warp(kernel, mode) * warp_size * warps
