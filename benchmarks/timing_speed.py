@@ -14,8 +14,8 @@ import resource
 import statistics
 import sys
 
+from dualflow.experiments.simulate import simulate
 from dualflow.machine.presets import preset
-from dualflow.models.timing.simulate import simulate
 
 DEFAULT = ("gaussian", "lud", "pathfinder", "nn", "hotspot")
 

@@ -68,9 +68,9 @@ class Job:
 
 def run_job(job: Job) -> dict[str, Any]:
     """Simulate one job; returns its summary row plus the full result (for ``runs/``)."""
+    from dualflow.experiments.simulate import simulate
     from dualflow.machine.presets import preset
     from dualflow.models.timing.gpu import BlockDoesNotFit
-    from dualflow.models.timing.simulate import simulate
 
     config = preset(job.preset).replace(**job.settings())
     try:

@@ -74,7 +74,7 @@ def test_round_trip_through_a_dict():
 def test_the_cli_takes_the_new_fields():
     import argparse
 
-    from dualflow.rtl.commands import _add_param_options, _params
+    from dualflow.cli.rtl import _add_param_options, _params
 
     parser = argparse.ArgumentParser()
     _add_param_options(parser)

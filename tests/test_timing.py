@@ -161,7 +161,7 @@ def test_results_equal_functional_model(name, mode):
 
 @pytest.mark.parametrize("mode", ["base", "dflow"])
 def test_deterministic(mode):
-    from dualflow.models.timing.simulate import simulate
+    from dualflow.experiments.simulate import simulate
 
     config = preset("paper-rtx3080").replace(mode=mode, num_sms=8)
     a = simulate("pathfinder", config, size="tiny")

@@ -255,8 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_trace)
 
-    from dualflow.models.timing.commands import add_commands as add_timing_commands
-    from dualflow.rtl.commands import add_commands as add_rtl_commands
+    from dualflow.cli.rtl import add_commands as add_rtl_commands
+    from dualflow.cli.timing import add_commands as add_timing_commands
 
     add_timing_commands(sub)
     add_rtl_commands(sub)

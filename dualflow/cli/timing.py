@@ -35,8 +35,7 @@ def _config(args):
 
 def cmd_sim(args) -> int:
     from dualflow.atomic_write import atomic_write
-
-    from .simulate import simulate
+    from dualflow.experiments.simulate import simulate
 
     result = simulate(args.name, _config(args), size=args.size, seed=args.seed)
     t = result.total

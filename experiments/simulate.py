@@ -9,9 +9,8 @@ from dualflow.isa import Form
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import WorkloadRun, run_workload
 from dualflow.machine.config import GpuConfig
-
-from .device import TimingDevice
-from .stats import TimingStats
+from dualflow.models.timing.device import TimingDevice
+from dualflow.models.timing.stats import TimingStats
 
 
 @dataclass

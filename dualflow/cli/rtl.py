@@ -10,9 +10,8 @@ import argparse
 import dataclasses
 import json
 
+from dualflow.rtl.params import MODES, SCHEDULERS, CoreParams
 from dualflow.testbench.sim import SIMULATORS
-
-from .params import MODES, SCHEDULERS, CoreParams
 
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 #: Help for fields whose default is derived from the others.
@@ -38,7 +37,7 @@ def _params(args, **override) -> CoreParams:
 
 
 def cmd_generate(args) -> int:
-    from .generate import write_core_verilog
+    from dualflow.rtl.generate import write_core_verilog
 
     params = _params(args)
     path = write_core_verilog(params, args.output, name=args.name)
