@@ -1,0 +1,99 @@
+"""Instruction-set commands: ``dualflow asm``, ``disasm``, ``isa``, ``convert``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from dualflow.atomic_write import atomic_write
+from dualflow.errors import DualflowError
+
+
+def _load_module(path: str):
+    from dualflow.isa import Module, assemble_file
+
+    p = Path(path)
+    if p.suffix == ".s":
+        return assemble_file(p)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise DualflowError(f"{path}: cannot read: {exc.strerror}") from None
+    return Module.from_bytes(data, str(p))
+
+
+def cmd_asm(args) -> int:
+    from dualflow.isa import assemble_file
+
+    module = assemble_file(args.source)
+    for k in module:
+        extra = f"{k.regs} registers" if k.form.value == "reg" else f"ring {k.ring}, dmax {k.dmax}"
+        print(f"{k.name}: {k.form.value}, {len(k.code)} instructions, {extra}, "
+              f"{k.shared_bytes} B shared, {k.local_bytes} B local")
+    if args.output:
+        atomic_write(args.output, module.to_bytes())
+        print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_disasm(args) -> int:
+    from dualflow.isa import disassemble
+
+    sys.stdout.write(disassemble(_load_module(args.input)))
+    return 0
+
+
+def cmd_isa(args) -> int:
+    from dualflow.isa import SPECS
+    from dualflow.isa.opcodes import mod_names
+
+    print(f"{'code':>6}  {'mnemonic':<8} {'operands':<14} {'unit':<5} {'RP':<3} suffixes")
+    for spec in SPECS.values():
+        ops = ", ".join(("d",) + spec.syntax.value if spec.produces else spec.syntax.value)
+        suffixes = " ".join(mod_names(spec.mod).values())
+        rp = "+1" if spec.produces else ("+k" if spec.mnemonic == "rpinc" else "")
+        print(f"{spec.code:#6x}  {spec.mnemonic:<8} {ops:<14} {spec.unit.value:<5} {rp:<3} {suffixes}")
+    return 0
+
+
+def cmd_convert(args) -> int:
+    from dualflow.isa import assemble_file, disassemble
+    from dualflow.isa.convert import convert_module
+
+    module = assemble_file(args.source)
+    converted, reports = convert_module(module, dmax=args.dmax, ring=args.ring)
+    for name, rep in reports.items():
+        added = rep.static_overhead()
+        detail = ", ".join(f"{c} {n}" for c, n in sorted(added.items())) or "none"
+        print(f"{name}: {rep.static_reg} -> {len(converted[name].code)} instructions (added: {detail}); "
+              f"{rep.spill_bytes} B of spill slots")
+    text = disassemble(converted)
+    if args.output:
+        atomic_write(args.output, text)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Register the instruction-set subcommands on the top-level subparsers."""
+    p = sub.add_parser("asm", help="assemble a .s file (either form); optionally write a binary")
+    p.add_argument("source", help="assembly file")
+    p.add_argument("-o", "--output", help="binary output file")
+    p.set_defaults(func=cmd_asm)
+
+    p = sub.add_parser("disasm", help="disassemble a binary (or re-format a .s file)")
+    p.add_argument("input", help="binary written by `dualflow asm -o`, or a .s file")
+    p.set_defaults(func=cmd_disasm)
+
+    p = sub.add_parser("isa", help="print the instruction-set table")
+    p.set_defaults(func=cmd_isa)
+
+    p = sub.add_parser("convert", help="convert a REG-form assembly file to DFLOW form")
+    p.add_argument("source", help="REG-form assembly file")
+    p.add_argument("-o", "--output", help="DFLOW-form assembly output (default: standard output)")
+    p.add_argument("--dmax", type=int, default=31, help="largest operand distance (default 31)")
+    p.add_argument("--ring", type=int, default=32, help="ring entries per warp (default 32)")
+    p.set_defaults(func=cmd_convert)
