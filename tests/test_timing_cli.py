@@ -64,3 +64,13 @@ def test_reproduce_writes_tables_and_plots(tmp_path, capsys):
     assert len(runs) == 12
     one = json.loads(runs[0].read_text())
     assert "config" in one and "timing" in one
+
+
+def test_reproduce_help_states_the_defaults_the_code_uses(capsys):
+    from dualflow.experiments.reproduce import PAPER_FOUR, WARPS
+
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert f"(default {','.join(map(str, WARPS))})" in text
+    assert f"(default: {' '.join(PAPER_FOUR)})" in text

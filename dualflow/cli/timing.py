@@ -76,6 +76,7 @@ def cmd_reproduce(args) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the timing-model subcommands on the top-level subparsers."""
+    from dualflow.experiments.reproduce import PAPER_FOUR, WARPS
     from dualflow.machine.presets import PRESETS
 
     p = sub.add_parser("sim", help="run one workload on the cycle-level GPU model and print a summary")
@@ -90,12 +91,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_sim)
 
     p = sub.add_parser("reproduce", help="the paper's figures 9 and 10 and the warps-per-SM / register-file study")
-    p.add_argument("workloads", nargs="*", help="workloads (default: gaussian lud pathfinder nn)")
+    p.add_argument("workloads", nargs="*", help=f"workloads (default: {' '.join(PAPER_FOUR)})")
     p.add_argument("--size", default="default",
                    help="input size of every run (default: per workload, see docs/timing-model.md; "
                         "paper = the Rodinia sizes, hours)")
     p.add_argument("--preset", choices=sorted(PRESETS), default="paper-rtx3080")
-    p.add_argument("--warps", help="warps-per-SM points of the study, comma separated (default 8,16,24,32,48,64)")
+    p.add_argument("--warps", help=f"warps-per-SM points of the study, comma separated (default {','.join(map(str, WARPS))})")
     p.add_argument("--study-sms", type=int, default=None,
                    help="SMs of the GPU in the warps study (default: the preset's)")
     p.add_argument("--seed", type=int, default=1)
