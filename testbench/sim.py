@@ -2,7 +2,7 @@
 
 ``run_bench`` converts a ``wiring.Component`` to Verilog (its ports are the ones its signature
 declares, plus ``clk`` and ``rst`` of the ``sync`` domain), writes it into a build directory
-``build/rtl/<name>[-variant]-<hash>/`` whose hash covers the name, the parameters and the variant
+``<build>/rtl/<name>[-variant]-<hash>/`` whose hash covers the name, the parameters and the variant
 (simulator, flattening), compiles it once (guarded by a file lock, so parallel pytest workers can
 share one build), runs one cocotb test module on it with the parameters and a seed in environment
 variables, and returns the pass and fail counts read from the results XML.
@@ -16,6 +16,10 @@ kept, internal names may not be.
 Benches read their parameters with ``bench_env()``, the layouts of the ports with ``bench_ports()``
 (written at conversion, so a bench never imports Amaranth), and pack or unpack the flat Verilog
 vectors of layouts (a stream payload is one vector) with ``pack`` and ``unpack``.
+
+``<build>`` is the folder named by the environment variable ``DUALFLOW_BUILD_DIR``, or ``build/``
+in the working directory (the repository's git-ignored ``build/`` when run from there); never a
+folder inside the installed package, which may be read-only or shared.
 """
 
 from __future__ import annotations
@@ -32,8 +36,13 @@ from typing import Any
 
 from dualflow.errors import ConfigError
 
-#: Root of every generated build directory (git-ignored).
-BUILD_ROOT = Path(__file__).resolve().parent.parent / "build" / "rtl"
+#: Environment variable naming the folder of generated builds (default ``build`` in the working directory).
+BUILD_DIR_ENV = "DUALFLOW_BUILD_DIR"
+#: Folder of every generated build (simulation builds, lint output), made absolute when this module
+#: is imported, so that a later change of working directory does not move it.
+BUILD_BASE = Path(os.environ.get(BUILD_DIR_ENV) or "build").resolve()
+#: Root of the simulation build directories.
+BUILD_ROOT = BUILD_BASE / "rtl"
 #: Environment variable carrying the bench parameters as JSON.
 PARAMS_ENV = "DUALFLOW_BENCH_PARAMS"
 #: Environment variable carrying the bench seed.

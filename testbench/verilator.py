@@ -24,13 +24,15 @@ from typing import TYPE_CHECKING
 
 from dualflow.errors import ConfigError
 
+from .sim import BUILD_BASE
+
 if TYPE_CHECKING:
     from dualflow.rtl.params import CoreParams
 
 #: The committed Verilator waivers for the generated core (see docs/rtl.md, "Lint").
 WAIVERS = Path(__file__).resolve().parent.parent / "rtl" / "verilator.vlt"
-#: Where ``lint_core`` writes the generated Verilog (git-ignored).
-LINT_BUILD = Path(__file__).resolve().parent.parent / "build" / "lint"
+#: Where ``lint_core`` writes the generated Verilog (in the build folder of testbench/sim.py).
+LINT_BUILD = BUILD_BASE / "lint"
 
 
 def verilator_root() -> Path:
