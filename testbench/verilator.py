@@ -172,25 +172,6 @@ def lint_core(params: CoreParams, *, out_dir: str | Path = LINT_BUILD, waivers: 
     return lint_verilog(path, top=name, waivers=waivers)
 
 
-def cmd_lint(params: CoreParams, args) -> int:
-    """``dualflow rtl lint``: generate (or take ``--verilog``) and lint; status 1 if anything is left."""
-    waivers = None if args.no_waivers else WAIVERS
-    if args.verilog:
-        result = lint_verilog(args.verilog, waivers=waivers)
-    else:
-        result = lint_core(params, out_dir=args.out_dir, waivers=waivers)
-    print(result.summary(max_print=args.max_print))
-    return 0 if result.ok else 1
-
-
-def add_lint_options(p) -> None:
-    """The options of ``dualflow rtl lint`` besides the CoreParams fields."""
-    p.add_argument("--verilog", help="lint this Verilog file instead of generating the core")
-    p.add_argument("--out-dir", default=str(LINT_BUILD), help="folder for the generated Verilog (default build/lint)")
-    p.add_argument("--no-waivers", action="store_true", help=f"lint without the waivers of {WAIVERS.name}")
-    p.add_argument("--max-print", type=int, default=20, help="messages printed (default 20)")
-
-
 # ---------------------------------------------------------------- unused named wires
 # Amaranth keeps every named Signal as a wire assigned from the net that drives it, and the logic
 # reads that net, so many named wires are never read: harmless aliases, waived by name in the

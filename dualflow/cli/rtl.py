@@ -74,9 +74,16 @@ def cmd_cosim(args) -> int:
 
 
 def cmd_lint(args) -> int:
-    from dualflow.testbench.verilator import cmd_lint
+    """``dualflow rtl lint``: generate (or take ``--verilog``) and lint; status 1 if anything is left."""
+    from dualflow.testbench.verilator import WAIVERS, lint_core, lint_verilog
 
-    return cmd_lint(_params(args), args)
+    waivers = None if args.no_waivers else WAIVERS
+    if args.verilog:
+        result = lint_verilog(args.verilog, waivers=waivers)
+    else:
+        result = lint_core(_params(args), out_dir=args.out_dir, waivers=waivers)
+    print(result.summary(max_print=args.max_print))
+    return 0 if result.ok else 1
 
 
 def cmd_synth(args) -> int:
@@ -108,9 +115,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_generate)
     p = rtl_sub.add_parser("lint", help="generate the core's Verilog and run verilator --lint-only -Wall on it")
     _add_param_options(p)
-    from dualflow.testbench.verilator import add_lint_options
+    from dualflow.testbench.verilator import LINT_BUILD, WAIVERS
 
-    add_lint_options(p)
+    p.add_argument("--verilog", help="lint this Verilog file instead of generating the core")
+    p.add_argument("--out-dir", default=str(LINT_BUILD),
+                   help=f"folder for the generated Verilog (default {LINT_BUILD})")
+    p.add_argument("--no-waivers", action="store_true", help=f"lint without the waivers of {WAIVERS.name}")
+    p.add_argument("--max-print", type=int, default=20, help="messages printed (default 20)")
     p.set_defaults(func=cmd_lint)
 
     p = sub.add_parser("cosim", help="run a program or a workload on the RTL core and compare with the golden model")

@@ -96,7 +96,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="input size of every run (default: per workload, see docs/timing-model.md; "
                         "paper = the Rodinia sizes, hours)")
     p.add_argument("--preset", choices=sorted(PRESETS), default="paper-rtx3080")
-    p.add_argument("--warps", help=f"warps-per-SM points of the study, comma separated (default {','.join(map(str, WARPS))})")
+    p.add_argument("--warps", help="warps-per-SM points of the study, comma separated "
+                   f"(default {','.join(map(str, WARPS))})")
     p.add_argument("--study-sms", type=int, default=None,
                    help="SMs of the GPU in the warps study (default: the preset's)")
     p.add_argument("--seed", type=int, default=1)
