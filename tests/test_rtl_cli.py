@@ -65,3 +65,38 @@ def test_cosim_command_runs_a_program(tmp_path, capsys):
     assert "PASS early_exit" in out and "model records matched" in out
     report = json.loads((tmp_path / "rep" / "early_exit-seed3.json").read_text())
     assert report["ok"] and report["seed"] == 3
+
+
+def test_cosim_program_takes_grid_and_input_and_names_the_kernel(tmp_path, capsys):
+    import numpy as np
+
+    src = tmp_path / "prog.s"  # the file's name is not the kernel's
+    src.write_text(PROGRAMS["early_exit"].source)
+    start = tmp_path / "out.npy"
+    np.save(start, np.full(16, 7, dtype=np.int32))
+    rc = main(["cosim", str(src), "--lanes", "4", "--warps", "2", "--grid", "2", "--block", "8",
+               "--value", "n=5", "--input", f"out={start}", "--report", str(tmp_path / "rep")])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "PASS early_exit" in out and "prog" not in out
+    report = json.loads((tmp_path / "rep" / "early_exit-seed1.json").read_text())
+    assert report["ok"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--grid", "0"], "--grid '0': expected N, XxY or XxYxZ"),
+    (["--input", "out=none.npy"], "--input out=none.npy: cannot read"),
+    (["--input", "n=x.npy", "--value", "n=3"], "--input n=x.npy: cannot read"),
+    (["--block", "4x4x4"], "block of 64 threads exceeds the core's 2 warps x 4 lanes"),
+])
+def test_cosim_program_bad_launch_options(extra, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prog.s").write_text(PROGRAMS["early_exit"].source)
+    assert main(["cosim", "prog.s", "--lanes", "4", "--warps", "2", *extra]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_cosim_workload_rejects_program_options(capsys):
+    assert main(["cosim", "--workload", "bfs", "--grid", "2"]) == 1
+    assert "--grid: options of an assembly file, not of --workload" in capsys.readouterr().err

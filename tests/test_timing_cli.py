@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dualflow.cli import main
@@ -74,3 +76,85 @@ def test_reproduce_help_states_the_defaults_the_code_uses(capsys):
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
     assert f"(default {','.join(map(str, WARPS))})" in text
     assert f"(default: {' '.join(PAPER_FOUR)})" in text
+
+
+VADD = Path(__file__).resolve().parents[1] / "kernels" / "samples" / "vadd.reg.s"
+
+
+@pytest.mark.parametrize("mode", ["base", "dflow"])
+def test_sim_runs_an_assembly_file_with_inputs_and_outputs(mode, tmp_path, capsys):
+    a, b = np.arange(1000, dtype=np.float32), np.full(1000, 0.5, dtype=np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    np.save(tmp_path / "c.npy", np.zeros(1000, dtype=np.float32))
+    out = tmp_path / "out" / "c.npy"
+    argv = ["sim", str(VADD), "--mode", mode, "--grid", "8", "--block", "128", "--value", "n=1000",
+            "--input", f"a={tmp_path / 'a.npy'}", "--input", f"b={tmp_path / 'b.npy'}",
+            "--input", f"c={tmp_path / 'c.npy'}", "--output", f"c={out}", "--json", str(tmp_path / "r.json")]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"vadd ({VADD}, grid 8, block 128) on paper-rtx3080, {mode}")
+    assert "cycles" in text and "IPC" in text and f"wrote {out} (c)" in text
+    c = np.load(out)
+    assert c.dtype == np.float32 and np.array_equal(c, a + b)
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert (result["kernel"], result["grid"], result["block"], result["mode"]) == ("vadd", [8], [128], mode)
+    assert result["timing"]["cycles"]["value"] > 0
+    assert "functional" in result and result["config"]["mode"] == mode
+
+
+def test_sim_of_a_file_matches_the_python_api(tmp_path, capsys):
+    from dualflow.isa import assemble_file
+    from dualflow.machine.presets import preset
+    from dualflow.models.timing.device import TimingDevice
+
+    assert main(["sim", str(VADD), "--block", "64", "--value", "n=50", "--buffer-words", "64",
+                 "--json", str(tmp_path / "r.json")]) == 0
+    cycles = json.loads((tmp_path / "r.json").read_text())["timing"]["cycles"]["value"]
+    device = TimingDevice(preset("paper-rtx3080"))
+    rng = np.random.default_rng(1)  # the random buffers: --buffer-words words each, drawn in order
+    bufs = [device.upload(rng.integers(0, 1 << 32, size=64, dtype=np.uint64).astype(np.uint32)) for _ in range(3)]
+    device.launch(assemble_file(VADD).only, 1, 64, [*bufs, 50])
+    assert device.timing[0].cycles == cycles
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--kernel", "nope"], "nope"),
+    (["--grid", "2x"], "--grid '2x': expected N, XxY or XxYxZ"),
+    (["--block", "abc"], "--block 'abc': expected N, XxY or XxYxZ"),
+    (["--value", "n=ten"], "--value n=ten: expected NAME=INT"),
+    (["--value", "q=1"], "q is not one of the kernel's parameters (a, b, c, n)"),
+    (["--value", "n=1", "--value", "n=2"], "--value n=...: given twice"),
+    (["--input", "a"], "--input 'a': expected NAME=FILE.npy"),
+    (["--input", "a=missing.npy"], "--input a=missing.npy: cannot read"),
+    (["--input", "a=f64.npy"], "--input a=f64.npy: holds float64 values; memory words are 32-bit"),
+    (["--input", "a=notnpy.npy"], "--input a=notnpy.npy: not a NumPy .npy file"),
+    (["--input", "n=i32.npy", "--value", "n=3"], "parameter n: given both --value and --input"),
+    (["--output", "n=x.npy", "--value", "n=3"], "--output n=...: n is an integer (--value), not a buffer"),
+    (["--output", "z=x.npy"], "--output z=...: z is not one of the kernel's parameters"),
+    (["--buffer-words", "0"], "--buffer-words must be positive, not 0"),
+    (["--size", "tiny"], "--size: an option of a workload, not of an assembly file"),
+    (["--block", "4096"], "block of 4096 threads exceeds the limit"),
+])
+def test_sim_of_a_file_bad_input_is_one_clear_line(extra, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "f64.npy", np.ones(4))
+    np.save(tmp_path / "i32.npy", np.ones(4, dtype=np.int32))
+    (tmp_path / "notnpy.npy").write_text("hello")
+    assert main(["sim", str(VADD), *extra]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "x.npy").exists()
+
+
+def test_sim_of_a_dflow_file_on_a_base_gpu(tmp_path, capsys):
+    src = tmp_path / "d.s"
+    src.write_text(".kernel d\n.form dflow\n s2r %tid.x\n exit\n")
+    assert main(["sim", str(src)]) == 1
+    assert "kernel 'd' is DFLOW form; a base GPU runs REG-form kernels" in capsys.readouterr().err
+    assert main(["sim", str(src), "--mode", "dflow"]) == 0
+
+
+def test_sim_of_a_workload_rejects_file_options(capsys):
+    assert main(["sim", "nn", "--block", "64", "--value", "n=3"]) == 1
+    assert "--block, --value: options of an assembly file (FILE.s), not of workload nn" in capsys.readouterr().err

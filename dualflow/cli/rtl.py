@@ -13,6 +13,8 @@ import json
 from dualflow.rtl.params import MODES, SCHEDULERS, CoreParams
 from dualflow.testbench.sim import SIMULATORS
 
+from .launch import add_launch_options
+
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 #: Help for fields whose default is derived from the others.
 _DERIVED = {"shared_banks": "default one per lane, min(lanes, shared_bytes / 4)"}
@@ -47,7 +49,9 @@ def cmd_generate(args) -> int:
 
 def cmd_cosim(args) -> int:
     from dualflow.errors import ConfigError
-    from dualflow.testbench.cosim import parse_values, program_case, run_cosim
+    from dualflow.testbench.cosim import CosimCase, run_cosim
+
+    from .launch import parse_values, program_launch
 
     params = _params(args)
     if (args.program is None) == (args.workload is None):
@@ -55,16 +59,22 @@ def cmd_cosim(args) -> int:
     if args.workload is not None:
         from dualflow.testbench.workload_cosim import summary, workload_cases
 
+        given = [opt for opt, value in (("--kernel", args.kernel), ("--grid", args.grid), ("--block", args.block),
+                                        ("--input", args.input)) if value]
+        if given:
+            raise ConfigError(f"{', '.join(given)}: options of an assembly file, not of --workload")
         wc = workload_cases(args.workload, params, size=args.size, seed=args.seed,
-                            values=parse_values(args.value or []), max_cycles=args.max_cycles)
+                            values=parse_values(args.value), max_cycles=args.max_cycles)
         if not wc.cases:
             raise ConfigError(f"workload {args.workload}: no launch the core can run ({'; '.join(wc.skipped)})")
         results = run_cosim(params, wc.cases, report_dir=args.report, max_print=args.max_print,
                             simulator=args.simulator)
         print(summary(wc, results))
         return 0 if all(r.ok for r in results) else 1
-    case = program_case(args.program, params, kernel_name=args.kernel, block=args.block, seed=args.seed,
-                        values=args.value or [], buffer_words=args.buffer_words, max_cycles=args.max_cycles)
+    launch = program_launch(args.program, args, dflow=params.dflow, machine="core",
+                            default_block=(params.lanes * params.warps,), dmax=params.dmax, ring=params.ring)
+    case = CosimCase(launch.kernel.name, launch.kernel, launch.block, launch.params, seed=args.seed,
+                     max_cycles=args.max_cycles, grid=launch.grid)
     (result,) = run_cosim(params, [case], report_dir=args.report, waves=args.waves, max_print=args.max_print,
                           simulator=args.simulator)
     print(result.summary())
@@ -130,19 +140,15 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="instead of a program: every launch of a workload's host driver (integer kernels)")
     p.add_argument("--size", default="tiny", help="workload size (default tiny)")
     _add_param_options(p)
-    p.add_argument("--kernel", help="kernel to run when the file has several")
-    p.add_argument("--block", type=int, default=None, help="threads in the block (default lanes x warps)")
     p.add_argument("--seed", type=int, default=1, help="seed of the inputs and of the memory latencies")
-    p.add_argument("--value", action="append", metavar="PARAM=INT",
-                   help="an integer kernel parameter (others get a buffer of random words); with --workload, "
-                        "a workload parameter (e.g. nodes=16 for bfs)")
     p.add_argument("--simulator", default="icarus", choices=SIMULATORS,
                    help="HDL simulator (default icarus: the core flattened by Yosys; icarus-hier: as generated)")
-    p.add_argument("--buffer-words", type=int, default=1024, help="words per buffer parameter (default 1024)")
     p.add_argument("--max-cycles", type=int, default=100000)
     p.add_argument("--max-print", type=int, default=10, help="mismatches printed (default 10)")
     p.add_argument("--report", help="folder for the JSON comparison report")
     p.add_argument("--waves", action="store_true", help="also dump a VCD waveform of the run")
+    add_launch_options(p, block_default="lanes x warps", title="with an assembly file (--value also with "
+                       "--workload: a workload parameter, e.g. nodes=16 for bfs)")
     p.set_defaults(func=cmd_cosim)
 
     p = sub.add_parser("synth", help="synthesize the core with Yosys: cells per block, BASE and DFLOW side by side")

@@ -6,7 +6,10 @@ import argparse
 import json
 from typing import Any
 
+from dualflow.atomic_write import atomic_write
 from dualflow.errors import ConfigError
+
+from .launch import add_launch_options
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -33,28 +36,72 @@ def _config(args):
     return config.replace(**settings) if settings else config
 
 
-def cmd_sim(args) -> int:
-    from dualflow.atomic_write import atomic_write
-    from dualflow.experiments.simulate import simulate
-
-    result = simulate(args.name, _config(args), size=args.size, seed=args.seed)
-    t = result.total
-    print(f"{result.workload} ({result.size}) on {result.config.name}, {result.config.mode}: {result.run.verdict}")
-    print(f"  cycles {t.cycles:,}  IPC {t.ipc:.3f}  warp-instructions {t.total_warp_instructions:,}  "
-          f"launches {t.launches}")
+def _timing_lines(t) -> list[str]:
+    """The summary of a timing result: cycles, IPC, where the scheduler cycles went, the register file."""
     stalls = t.stalls
     total = sum(stalls.values()) or 1
-    print("  scheduler cycles: " + ", ".join(f"{k} {100 * v / total:.1f}%" for k, v in
-                                              sorted(stalls.items(), key=lambda kv: -kv[1]) if v))
     d = t.to_dict()
-    print(f"  register-file reads {sum(t.rf_reads):,}, bank conflicts {t.rf_bank_conflicts:,}; "
-          f"collector occupancy {d['collector_occupancy']['value']:.3f}; "
-          f"achieved occupancy {d['achieved_occupancy']['value']:.3f}")
+    return [
+        f"  cycles {t.cycles:,}  IPC {t.ipc:.3f}  warp-instructions {t.total_warp_instructions:,}  "
+        f"launches {t.launches}",
+        "  scheduler cycles: " + ", ".join(f"{k} {100 * v / total:.1f}%" for k, v in
+                                           sorted(stalls.items(), key=lambda kv: -kv[1]) if v),
+        f"  register-file reads {sum(t.rf_reads):,}, bank conflicts {t.rf_bank_conflicts:,}; "
+        f"collector occupancy {d['collector_occupancy']['value']:.3f}; "
+        f"achieved occupancy {d['achieved_occupancy']['value']:.3f}",
+    ]
+
+
+def cmd_sim(args) -> int:
+    if args.target.endswith(".s"):
+        return _sim_program(args)
+    given = [opt for opt, value in (("--kernel", args.kernel), ("--grid", args.grid), ("--block", args.block),
+                                    ("--value", args.value), ("--input", args.input), ("--output", args.output))
+             if value]
+    if given:
+        raise ConfigError(f"{', '.join(given)}: options of an assembly file (FILE.s), not of workload {args.target}")
+    from dualflow.experiments.simulate import simulate
+
+    result = simulate(args.target, _config(args), size=args.size or "small", seed=args.seed)
+    print(f"{result.workload} ({result.size}) on {result.config.name}, {result.config.mode}: {result.run.verdict}")
+    print("\n".join(_timing_lines(result.total)))
     for name, k in result.by_kernel.items():
         print(f"  {name}: {k.launches} launches, {k.cycles:,} cycles, IPC {k.ipc:.3f}")
     print(f"  simulated in {result.wall_seconds:.2f} s")
     if args.json:
         atomic_write(args.json, json.dumps(result.to_dict(), indent=1) + "\n")
+    return 0
+
+
+def _sim_program(args) -> int:
+    """``dualflow sim FILE.s``: one launch of a kernel of the file on a ``TimingDevice``."""
+    from dualflow.models.timing.device import TimingDevice
+
+    from .launch import npy_bytes, output_paths, program_launch
+
+    if args.size is not None:
+        raise ConfigError(f"--size: an option of a workload, not of an assembly file ({args.target})")
+    config = _config(args)
+    launch = program_launch(args.target, args, dflow=config.dflow, machine="GPU", default_block=(config.sm.warp_size,))
+    outputs = output_paths(args.output, launch)
+    device = TimingDevice(config)
+    result = device.launch(launch.kernel, launch.grid, launch.block, launch.params(device))
+    (t,) = device.timing
+    shape = "x".join
+    print(f"{launch.kernel.name} ({args.target}, grid {shape(map(str, launch.grid))}, block "
+          f"{shape(map(str, launch.block))}) on {config.name}, {config.mode}")
+    print("\n".join(_timing_lines(t)))
+    print(f"  simulated in {device.sim_seconds:.2f} s")
+    for name, path in outputs.items():
+        atomic_write(path, npy_bytes(launch.read(device, name)))
+        print(f"wrote {path} ({name})")
+    if args.json:
+        out = {"program": args.target, "kernel": launch.kernel.name, "grid": list(launch.grid),
+               "block": list(launch.block), "seed": args.seed, "mode": config.mode,
+               "values": launch.values, "inputs": {name: len(a) for name, a in launch.inputs.items()},
+               "functional": result.stats.to_dict(), "timing": t.to_dict(),
+               "wall_seconds": round(device.sim_seconds, 3), "config": config.to_dict()}
+        atomic_write(args.json, json.dumps(out, indent=1) + "\n")
     return 0
 
 
@@ -79,15 +126,22 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     from dualflow.experiments.reproduce import PAPER_FOUR, WARPS
     from dualflow.machine.presets import PRESETS
 
-    p = sub.add_parser("sim", help="run one workload on the cycle-level GPU model and print a summary")
-    p.add_argument("name", help="workload name (see `dualflow bench list`)")
-    p.add_argument("--size", default="small", help="tiny, small, paper, or another size the workload defines")
+    p = sub.add_parser("sim", help="run one workload, or a kernel of an assembly file, on the cycle-level GPU "
+                       "model and print a summary")
+    p.add_argument("target", metavar="WORKLOAD|FILE.s",
+                   help="workload name (see `dualflow bench list`), or an assembly file: one launch of its kernel")
+    p.add_argument("--size", default=None, help="workload size: tiny, small (default), paper, or another size "
+                   "the workload defines")
     p.add_argument("--mode", choices=["base", "dflow"], default="base")
     p.add_argument("--preset", choices=sorted(PRESETS), default="paper-rtx3080")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a configuration field, e.g. --set sm.max_threads=1024 (repeatable)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="seed of the inputs (default 1)")
     p.add_argument("--json", help="write the full result (statistics with units and the configuration) here")
+    add_launch_options(p, block_default="the warp size", title="with an assembly file")
+    p.add_argument("--output", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="write the final contents of a buffer parameter to a NumPy file (the type of its "
+                        "--input array, else uint32 words; repeatable)")
     p.set_defaults(func=cmd_sim)
 
     p = sub.add_parser("reproduce", help="the paper's figures 9 and 10 and the warps-per-SM / register-file study")
