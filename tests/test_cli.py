@@ -1,4 +1,4 @@
-"""The ``dualflow`` command (dualflow/cli.py): asm, disasm and isa in-process, clean errors, no
+"""The ``dualflow`` command (dualflow/cli/): asm, disasm and isa in-process, clean errors, no
 half-written output, and one run through a real subprocess."""
 
 from __future__ import annotations
