@@ -66,8 +66,8 @@ def functional_entry(workload: str, form: str) -> dict:
 
 
 def timing_entry(workload: str, mode: str, preset_name: str) -> dict:
+    from dualflow.experiments.simulate import simulate
     from dualflow.machine import preset
-    from dualflow.models.timing.simulate import simulate
 
     result = simulate(workload, preset(preset_name).replace(mode=mode), size=SIZE, seed=SEED).to_dict()
     result.pop("wall_seconds")
