@@ -156,5 +156,6 @@ def test_sim_of_a_dflow_file_on_a_base_gpu(tmp_path, capsys):
 
 
 def test_sim_of_a_workload_rejects_file_options(capsys):
-    assert main(["sim", "nn", "--block", "64", "--value", "n=3"]) == 1
-    assert "--block, --value: options of an assembly file (FILE.s), not of workload nn" in capsys.readouterr().err
+    assert main(["sim", "nn", "--block", "64", "--value", "n=3", "--buffer-words", "8"]) == 1
+    err = capsys.readouterr().err
+    assert "--block, --value, --buffer-words: options of an assembly file (FILE.s), not of workload nn" in err

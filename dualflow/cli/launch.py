@@ -29,6 +29,8 @@ from dualflow.models.device import Device
 
 #: The parameter buffers' element types a .npy file may hold: memory words are 32 bits.
 WORD_DTYPES = ("int32", "uint32", "float32")
+#: Words of the random buffer given to a parameter without ``--value`` or ``--input``.
+BUFFER_WORDS = 1024
 
 
 def add_launch_options(parser: argparse.ArgumentParser, *, block_default: str, title: str) -> None:
@@ -43,9 +45,22 @@ def add_launch_options(parser: argparse.ArgumentParser, *, block_default: str, t
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help=f"a buffer kernel parameter, filled from a NumPy file of {', '.join(WORD_DTYPES)} "
                         "values (repeatable)")
-    p.add_argument("--buffer-words", type=int, default=1024,
-                   help="every parameter without --value or --input gets a buffer of this many random "
-                        "words (default 1024)")
+    p.add_argument("--buffer-words", type=int, default=None,
+                   help=f"every parameter without --value or --input gets a buffer of this many random "
+                        f"words (default {BUFFER_WORDS})")
+
+
+def given_launch_options(args: argparse.Namespace, *, allowed: tuple[str, ...] = ()) -> list[str]:
+    """The launch options (``add_launch_options``, and ``--output`` where a command has it) given on
+    the command line, except ``allowed``: for a message when they come without an assembly file."""
+    names = ("kernel", "grid", "block", "value", "input", "buffer_words", "output")
+    flags = ["--" + n.replace("_", "-") for n in names if getattr(args, n, None)]
+    return [f for f in flags if f not in allowed]
+
+
+def format_shape(dims: tuple[int, ...]) -> str:
+    """A grid or block shape as the options write it: ``8``, ``16x16``."""
+    return "x".join(map(str, dims))
 
 
 def _pairs(items: Sequence[str], option: str, what: str) -> dict[str, str]:
@@ -192,11 +207,12 @@ def program_launch(path: str, args: argparse.Namespace, *, dflow: bool, machine:
     for name, data in inputs.items():
         if data.size == 0:
             raise ConfigError(f"--input {name}=...: the array is empty")
-    if args.buffer_words < 1:
-        raise ConfigError(f"--buffer-words must be positive, not {args.buffer_words}")
+    buffer_words = BUFFER_WORDS if args.buffer_words is None else args.buffer_words
+    if buffer_words < 1:
+        raise ConfigError(f"--buffer-words must be positive, not {buffer_words}")
     block = parse_shape(args.block, "--block") if args.block is not None else default_block
     grid = parse_shape(args.grid, "--grid") if args.grid is not None else (1,)
-    return ProgramLaunch(kernel, grid, block, values, inputs, args.buffer_words, args.seed)
+    return ProgramLaunch(kernel, grid, block, values, inputs, buffer_words, args.seed)
 
 
 def output_paths(items: Sequence[str], launch: ProgramLaunch) -> dict[str, Path]:

@@ -13,7 +13,7 @@ import json
 from dualflow.rtl.params import MODES, SCHEDULERS, CoreParams
 from dualflow.testbench.sim import SIMULATORS
 
-from .launch import add_launch_options
+from .launch import add_launch_options, given_launch_options
 
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 #: Help for fields whose default is derived from the others.
@@ -59,8 +59,7 @@ def cmd_cosim(args) -> int:
     if args.workload is not None:
         from dualflow.testbench.workload_cosim import summary, workload_cases
 
-        given = [opt for opt, value in (("--kernel", args.kernel), ("--grid", args.grid), ("--block", args.block),
-                                        ("--input", args.input)) if value]
+        given = given_launch_options(args, allowed=("--value",))
         if given:
             raise ConfigError(f"{', '.join(given)}: options of an assembly file, not of --workload")
         wc = workload_cases(args.workload, params, size=args.size, seed=args.seed,

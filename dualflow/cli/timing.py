@@ -9,7 +9,7 @@ from typing import Any
 from dualflow.atomic_write import atomic_write
 from dualflow.errors import ConfigError
 
-from .launch import add_launch_options
+from .launch import add_launch_options, given_launch_options
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -55,9 +55,7 @@ def _timing_lines(t) -> list[str]:
 def cmd_sim(args) -> int:
     if args.target.endswith(".s"):
         return _sim_program(args)
-    given = [opt for opt, value in (("--kernel", args.kernel), ("--grid", args.grid), ("--block", args.block),
-                                    ("--value", args.value), ("--input", args.input), ("--output", args.output))
-             if value]
+    given = given_launch_options(args)
     if given:
         raise ConfigError(f"{', '.join(given)}: options of an assembly file (FILE.s), not of workload {args.target}")
     from dualflow.experiments.simulate import simulate
@@ -77,19 +75,19 @@ def _sim_program(args) -> int:
     """``dualflow sim FILE.s``: one launch of a kernel of the file on a ``TimingDevice``."""
     from dualflow.models.timing.device import TimingDevice
 
-    from .launch import npy_bytes, output_paths, program_launch
+    from .launch import format_shape, npy_bytes, output_paths, program_launch
 
     if args.size is not None:
         raise ConfigError(f"--size: an option of a workload, not of an assembly file ({args.target})")
     config = _config(args)
-    launch = program_launch(args.target, args, dflow=config.dflow, machine="GPU", default_block=(config.sm.warp_size,))
+    launch = program_launch(args.target, args, dflow=config.dflow, machine="GPU",
+                            default_block=(config.sm.warp_size,))
     outputs = output_paths(args.output, launch)
     device = TimingDevice(config)
     result = device.launch(launch.kernel, launch.grid, launch.block, launch.params(device))
     (t,) = device.timing
-    shape = "x".join
-    print(f"{launch.kernel.name} ({args.target}, grid {shape(map(str, launch.grid))}, block "
-          f"{shape(map(str, launch.block))}) on {config.name}, {config.mode}")
+    print(f"{launch.kernel.name} ({args.target}, grid {format_shape(launch.grid)}, block "
+          f"{format_shape(launch.block)}) on {config.name}, {config.mode}")
     print("\n".join(_timing_lines(t)))
     print(f"  simulated in {device.sim_seconds:.2f} s")
     for name, path in outputs.items():
