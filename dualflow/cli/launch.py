@@ -33,21 +33,24 @@ WORD_DTYPES = ("int32", "uint32", "float32")
 BUFFER_WORDS = 1024
 
 
-def add_launch_options(parser: argparse.ArgumentParser, *, block_default: str, title: str) -> None:
+def add_launch_options(parser: argparse.ArgumentParser, *, block_default: str,
+                       title: str) -> argparse._ArgumentGroup:
     """The options of one launch from an assembly file, as a group headed ``title``
-    (``block_default`` says what the block is when ``--block`` is not given)."""
+    (``block_default`` says what the block is when ``--block`` is not given); returns the group."""
     p = parser.add_argument_group(title)
-    p.add_argument("--kernel", help="kernel to run when the file has several")
-    p.add_argument("--grid", default=None, help="blocks in the grid: N, XxY or XxYxZ (default 1)")
-    p.add_argument("--block", default=None, help=f"threads in a block: N, XxY or XxYxZ (default {block_default})")
+    p.add_argument("--kernel", metavar="NAME", help="kernel to run when the file has several")
+    p.add_argument("--grid", default=None, metavar="G", help="blocks in the grid: N, XxY or XxYxZ (default 1)")
+    p.add_argument("--block", default=None, metavar="B",
+                   help=f"threads in a block: N, XxY or XxYxZ (default {block_default})")
     p.add_argument("--value", action="append", default=[], metavar="NAME=INT",
                    help="an integer kernel parameter (repeatable)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help=f"a buffer kernel parameter, filled from a NumPy file of {', '.join(WORD_DTYPES)} "
                         "values (repeatable)")
-    p.add_argument("--buffer-words", type=int, default=None,
+    p.add_argument("--buffer-words", type=int, default=None, metavar="N",
                    help=f"every parameter without --value or --input gets a buffer of this many random "
                         f"words (default {BUFFER_WORDS})")
+    return p
 
 
 def given_launch_options(args: argparse.Namespace, *, allowed: tuple[str, ...] = ()) -> list[str]:

@@ -136,8 +136,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="override a configuration field, e.g. --set sm.max_threads=1024 (repeatable)")
     p.add_argument("--seed", type=int, default=1, help="seed of the inputs (default 1)")
     p.add_argument("--json", help="write the full result (statistics with units and the configuration) here")
-    add_launch_options(p, block_default="the warp size", title="with an assembly file")
-    p.add_argument("--output", action="append", default=[], metavar="NAME=FILE.npy",
+    launch = add_launch_options(p, block_default="the warp size", title="with an assembly file")
+    launch.add_argument("--output", action="append", default=[], metavar="NAME=FILE.npy",
                    help="write the final contents of a buffer parameter to a NumPy file (the type of its "
                         "--input array, else uint32 words; repeatable)")
     p.set_defaults(func=cmd_sim)
