@@ -57,7 +57,7 @@ def given_launch_options(args: argparse.Namespace, *, allowed: tuple[str, ...] =
     """The launch options (``add_launch_options``, and ``--output`` where a command has it) given on
     the command line, except ``allowed``: for a message when they come without an assembly file."""
     names = ("kernel", "grid", "block", "value", "input", "buffer_words", "output")
-    flags = ["--" + n.replace("_", "-") for n in names if getattr(args, n, None)]
+    flags = ["--" + n.replace("_", "-") for n in names if getattr(args, n, None) not in (None, [])]
     return [f for f in flags if f not in allowed]
 
 
