@@ -1,6 +1,6 @@
 """The RTL SIMT core against the golden functional model, instruction by instruction.
 
-Each test assembles directed programs (testbench/core/programs.py), runs the functional model
+Each test assembles directed programs (kernels/directed.py), runs the functional model
 with a trace and the generated Verilog core under Icarus (global memory answered with random
 latency and out of order), and compares the retirement traces per warp in program order
 (testbench/trace_compare.py) and the final global memory. Both modes; the default run covers one
@@ -13,8 +13,9 @@ import pytest
 
 from dualflow.errors import ConfigError
 from dualflow.isa import Form
+from dualflow.kernels.directed import PROGRAMS, kernel
 from dualflow.rtl.params import CoreParams
-from dualflow.testbench.core.programs import PROGRAMS, directed_case, kernel
+from dualflow.testbench.core.directed import directed_case
 from dualflow.testbench.cosim import CosimCase, run_cosim
 
 #: Parameter sets: (name, CoreParams fields). Programs run 16 threads (ooo: 8).

@@ -7,9 +7,10 @@ import pytest
 
 from dualflow.errors import KernelFault
 from dualflow.isa import assemble
+from dualflow.kernels.directed import FAULT_PROGRAMS
 from dualflow.rtl.core import TrapCause
 from dualflow.rtl.params import CoreParams
-from dualflow.testbench.core.programs import FAULT_PROGRAMS, directed_case
+from dualflow.testbench.core.directed import directed_case
 from dualflow.testbench.cosim import CosimCase, run_cosim
 from dualflow.testbench.faults import check_fault, golden_kind
 

@@ -16,8 +16,6 @@ import numpy as np
 from dualflow.isa import DEFAULT_DMAX, DEFAULT_RING, Form, Kernel, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.models.device import Device
-from dualflow.rtl.params import CoreParams
-from dualflow.testbench.cosim import CosimCase
 
 
 @dataclass(frozen=True)
@@ -469,7 +467,7 @@ FAULT_PROGRAMS: dict[str, Program] = {
 }
 
 
-def _program(name: str) -> Program:
+def program(name: str) -> Program:
     return PROGRAMS[name] if name in PROGRAMS else FAULT_PROGRAMS[name]
 
 
@@ -477,17 +475,10 @@ def _program(name: str) -> Program:
 def kernel(name: str, form: Form, ring: int = DEFAULT_RING, dmax: int = DEFAULT_DMAX) -> Kernel:
     """Program ``name`` as a kernel in ``form`` (DFLOW: converted from the REG source for a ring
     of ``ring`` entries and distances up to ``dmax``)."""
-    prog = _program(name)
+    prog = program(name)
     module = assemble(prog.source, f"<{name}>")
     k = module[prog.kernel_name] if prog.kernel_name else module.only
     if form is Form.DFLOW:
         k, _report = convert_kernel(k, dmax=dmax, ring=ring)
     return k
 
-
-def directed_case(name: str, params: CoreParams, *, seed: int = 1) -> CosimCase:
-    """Program ``name`` as a co-simulation case for a core built with ``params``."""
-    prog = _program(name)
-    form = Form.DFLOW if params.dflow else Form.REG
-    return CosimCase(name, kernel(name, form, ring=params.ring), prog.block, prog.setup, seed=seed,
-                     min_latency=prog.latency[0], max_latency=prog.latency[1], grid=prog.grid)
