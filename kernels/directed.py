@@ -1,51 +1,92 @@
-"""Directed programs for the core co-simulation, one per instruction class or control-flow shape.
+"""The directed program suite: small programs, one per instruction class or control-flow shape,
+each with its expected results, run on every level of the project (the functional model, the
+timing model and the RTL core; tests/test_directed_programs.py).
 
-Each is written in REG form; ``kernel(name, form)`` returns it in either form (DFLOW through the
-project's converter, ``dualflow.isa.convert.convert_kernel``). ``setup`` fills global memory and
-returns the launch parameters. Only integer instructions: the core has no FP units yet.
+Each program is written in REG form; ``kernel(name, form)`` returns it in either form (DFLOW
+through the project's converter, ``dualflow.isa.convert.convert_kernel``). Its ``setup`` (a
+``Buffers``) fills global memory and returns the launch parameters. What it must produce is
+stated without any model: ``reference`` computes, with numpy, the words of its output buffer
+from its input words; a faulting program names the fault instead (``ExpectedFault``: the kind,
+as the message of the ``KernelFault`` starts, and the REG-source pc of the faulting
+instruction). ``output_mismatches`` and ``fault_mismatch`` hold a run to these expectations.
+Only integer instructions: the core has no FP units yet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
 
+from dualflow.errors import ConfigError, KernelFault
 from dualflow.isa import DEFAULT_DMAX, DEFAULT_RING, Form, Kernel, assemble
-from dualflow.isa.convert import convert_kernel
+from dualflow.isa.convert import ConversionReport, convert_kernel
 from dualflow.models.device import Device
+
+M32 = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class Buffers:
+    """A program's global-memory set-up: an input buffer of ``inputs`` random words (when not
+    zero; seeded by their count), then an output buffer of ``outputs`` zero words. The launch
+    parameters are their addresses in that order, then the integers ``values``."""
+
+    outputs: int
+    inputs: int = 0
+    values: tuple[int, ...] = ()
+
+    def input_words(self) -> np.ndarray:
+        rng = np.random.default_rng(self.inputs)
+        return rng.integers(0, 1 << 32, size=self.inputs, dtype=np.uint64).astype(np.uint32)
+
+    def __call__(self, dev: Device) -> list[int]:
+        buffers = [dev.upload(self.input_words())] if self.inputs else []
+        buffers.append(dev.alloc(4 * self.outputs))
+        return [*buffers, *self.values]
+
+    @property
+    def output_param(self) -> int:
+        """Index of the output buffer's address among the launch parameters."""
+        return 1 if self.inputs else 0
+
+
+@dataclass(frozen=True)
+class ExpectedFault:
+    """How a faulting program stops: the start of the ``KernelFault`` message (its kind, the
+    prefixes testbench/faults.py maps to the core's trap causes) and the pc, in the REG source,
+    of the instruction that faults. Which thread meets it first depends on the warp size and the
+    machine's warp order, so it is not part of the expectation."""
+
+    kind: str
+    pc: int
+
+
+#: ``reference(input words, warp size) -> output words``: the expected output buffer.
+Reference = Callable[[np.ndarray, int], np.ndarray]
 
 
 @dataclass(frozen=True)
 class Program:
-    """A REG-form source, its block and grid shapes and its memory set-up (``kernel_name``: which
-    kernel of the source, when it has several)."""
+    """A REG-form source, its block and grid shapes, its memory set-up and what it must produce:
+    the output words (``reference``) or a fault (``fault``), exactly one of the two.
+    ``kernel_name``: which kernel of the source, when it has several; ``latency``: the range of
+    the co-simulated memory's answer latency, in cycles."""
 
     source: str
     block: int | tuple[int, ...]
-    setup: Callable[[Device], list[int]] | None = None
+    setup: Buffers
+    reference: Reference | None = None
+    fault: ExpectedFault | None = None
     kernel_name: str | None = None
     grid: int | tuple[int, ...] = 1
-    latency: tuple[int, int] = (1, 40)  #: the memory model's answer latency range
+    latency: tuple[int, int] = (1, 40)
 
-
-def _inputs(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
-
-
-def _in_out(n_in: int, n_out: int) -> Callable[[Device], list[int]]:
-    def setup(dev: Device) -> list[int]:
-        a = dev.upload(_inputs(n_in, n_in))
-        out = dev.alloc(4 * n_out)
-        return [a, out]
-    return setup
-
-
-def _out(n_out: int) -> Callable[[Device], list[int]]:
-    return lambda dev: [dev.alloc(4 * n_out)]
+    def __post_init__(self) -> None:
+        if (self.reference is None) == (self.fault is None):
+            raise ValueError("a directed program has a reference or an expected fault, exactly one")
 
 
 ALU = """
@@ -443,42 +484,219 @@ FAULT_SHARED_BOUNDS = """
     exit
 """
 
+
+# ------------------------------------------------------------------------------------------
+# Expected results, from the programs' semantics (docs/isa.md), independent of every model.
+# Programs run one block of 16 threads unless stated; ``a`` is the input buffer.
+# ------------------------------------------------------------------------------------------
+
+THREADS = 16
+
+
+def _s32(x: int) -> int:
+    x &= M32
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+def _words(rows: dict[int, int], n: int) -> np.ndarray:
+    """An output buffer of ``n`` words: ``rows`` (word index -> value), zero elsewhere."""
+    out = np.zeros(n, np.uint32)
+    for index, value in rows.items():
+        out[index] = value & M32
+    return out
+
+
+def _alu(a: np.ndarray, warp_size: int) -> np.ndarray:
+    rows: dict[int, int] = {}
+    nwarps = -(-THREADS // warp_size)
+    odd = [int(a[t]) & 1 for t in range(THREADS)]
+    for t in range(THREADS):
+        x, y = int(a[t]), int(a[t + 1])
+        sx, sy = _s32(x), _s32(y)
+        shift = y & 63
+        warp, lane = divmod(t, warp_size)
+        peers = odd[warp * warp_size:(warp + 1) * warp_size]
+        ballot = sum(bit << i for i, bit in enumerate(peers))
+        flags = ((sx < sy) | (sx >= sy) << 1 | (x < y) << 2 | (y <= x) << 3 | (x == x) << 4 | (x != x) << 5
+                 | (t > 3) << 6)
+        results = [
+            x + y, x - y, x * y, x * y + t,
+            ~((x & y) ^ (x | 0x0F0F)),
+            0 if shift >= 32 else x << shift,
+            0 if shift >= 32 else x >> shift,
+            sx >> min(shift, 31),
+            min(sx, sy) + max(sx, sy),
+            min(x, y) ^ max(x, y),
+            flags,
+            x if odd[t] else y,
+            any(peers) + all(peers) + ballot,
+            -12345,
+            lane + warp * 100 + nwarps * 10000,
+            THREADS + 0 + 1,  # ntid.x + ctaid.x + nctaid.x
+            0,
+        ]
+        rows.update({24 * t + i: value for i, value in enumerate(results)})
+    return _words(rows, 24 * THREADS)
+
+
+def _diverge(a: np.ndarray, warp_size: int) -> np.ndarray:
+    def value(t: int) -> int:
+        if t & 1 == 0:
+            return 7 * 3 + t
+        return 7 + 100 + (0 if t & 2 else 1000) + 10 + t
+    return _words({t: value(t) for t in range(THREADS)}, THREADS)
+
+
+def _loop(a: np.ndarray, warp_size: int) -> np.ndarray:
+    return _words({t: sum(k * k for k in range(t & 7)) for t in range(THREADS)}, THREADS)
+
+
+EARLY_EXIT_N = 11  #: threads of ``early_exit`` that store
+
+
+def _early_exit(a: np.ndarray, warp_size: int) -> np.ndarray:
+    return _words({t: t * t for t in range(EARLY_EXIT_N)}, THREADS)
+
+
+def _shared_reduce(a: np.ndarray, warp_size: int) -> np.ndarray:
+    total = sum(int(a[t]) >> 8 for t in range(THREADS))
+    return _words({t: total for t in range(THREADS)}, THREADS)
+
+
+def _shared_conflict(a: np.ndarray, warp_size: int) -> np.ndarray:
+    shared = {(8 * t & 252) // 4: 17 * t for t in range(THREADS)}  # word -> value (no two threads share one)
+    return _words({t: shared.get(t, 0) for t in range(THREADS)}, THREADS)
+
+
+def _memory_order(a: np.ndarray, warp_size: int) -> np.ndarray:
+    rows = {}
+    for t in range(THREADS):
+        again = int(a[t]) + 1
+        total = again + int(a[t + 1]) + int(a[t + 2])
+        rows.update({t: again, 64 + t: total, 128 + t: total})
+    return _words(rows, 3 * 64 + 16)
+
+
+def _local(a: np.ndarray, warp_size: int) -> np.ndarray:
+    return _words({t: 3 * t + (3 * t + 5) for t in range(THREADS)}, THREADS)
+
+
+OOO_THREADS = 8
+
+
+def _ooo(a: np.ndarray, warp_size: int) -> np.ndarray:
+    rows = {}
+    for t in range(OOO_THREADS):
+        rows.update({t: ((t + 2) * (t + 2) + t) ^ 0x55, 64 + t: int(a[t]) + 1})
+    return _words(rows, 128)
+
+
+GRID_BLOCK, GRID_GRID = (4, 2), (3, 2)
+
+
+def _grid(a: np.ndarray, warp_size: int) -> np.ndarray:
+    threads = GRID_BLOCK[0] * GRID_BLOCK[1]
+    blocks = GRID_GRID[0] * GRID_GRID[1]
+    rows = {}
+    for b in range(blocks):  # b = ctaid.y * nctaid.x + ctaid.x
+        for t in range(threads):  # t = tid.y * ntid.x + tid.x
+            g = b * threads + t
+            neighbour = b * threads + (t + 1) % threads
+            rows.update({2 * g: g, 2 * g + 1: neighbour + blocks * 1000})
+    return _words(rows, 2 * blocks * threads)
+
+
 PROGRAMS: dict[str, Program] = {
-    "alu": Program(ALU, 16, _in_out(64, 24 * 16)),
-    "diverge": Program(DIVERGE, 16, _out(16)),
-    "loop": Program(LOOP, 16, _out(16)),
-    "early_exit": Program(EARLY_EXIT, 16, lambda dev: [dev.alloc(4 * 16), 11]),
-    "shared_reduce": Program(SHARED_REDUCE, 16, _in_out(16, 16)),
-    "shared_conflict": Program(SHARED_CONFLICT, 16, _out(16)),
-    "memory_order": Program(MEMORY_ORDER, 16, _in_out(64, 3 * 64 + 16)),
-    "local": Program(LOCAL, 16, _out(16)),
+    "alu": Program(ALU, 16, Buffers(24 * 16, inputs=64), _alu),
+    "diverge": Program(DIVERGE, 16, Buffers(16), _diverge),
+    "loop": Program(LOOP, 16, Buffers(16), _loop),
+    "early_exit": Program(EARLY_EXIT, 16, Buffers(16, values=(EARLY_EXIT_N,)), _early_exit),
+    "shared_reduce": Program(SHARED_REDUCE, 16, Buffers(16, inputs=16), _shared_reduce),
+    "shared_conflict": Program(SHARED_CONFLICT, 16, Buffers(16), _shared_conflict),
+    "memory_order": Program(MEMORY_ORDER, 16, Buffers(3 * 64 + 16, inputs=64), _memory_order),
+    "local": Program(LOCAL, 16, Buffers(16), _local),
     # a load that surely outlives the independent work behind it
-    "ooo": Program(OOO, 8, _in_out(64, 128), latency=(40, 60)),
-    "grid": Program(GRID, (4, 2), _out(2 * 3 * 2 * 8), grid=(3, 2)),
+    "ooo": Program(OOO, OOO_THREADS, Buffers(128, inputs=64), _ooo, latency=(40, 60)),
+    "grid": Program(GRID, GRID_BLOCK, Buffers(2 * 3 * 2 * 8), _grid, grid=GRID_GRID),
 }
 
-#: Programs whose golden run faults (the core must stop for the same reason).
+#: Programs that fault (on the RTL core: it must stop for the same reason as the golden model).
 FAULT_PROGRAMS: dict[str, Program] = {
-    "global_bounds": Program(FAULT_GLOBAL_BOUNDS, 16, _out(16)),
-    "misaligned": Program(FAULT_MISALIGNED, 16, _out(16)),
-    "local_bounds": Program(FAULT_LOCAL_BOUNDS, 16, _out(16)),
-    "diverged_bar": Program(FAULT_DIVERGED_BAR, 16, _out(16)),
-    "shared_bounds": Program(FAULT_SHARED_BOUNDS, 16, _out(16)),
+    "global_bounds": Program(FAULT_GLOBAL_BOUNDS, 16, Buffers(16),
+                             fault=ExpectedFault("out-of-bounds global access", pc=7)),  # the second stg
+    "misaligned": Program(FAULT_MISALIGNED, 16, Buffers(16), fault=ExpectedFault("misaligned global", pc=7)),  # ldg
+    "local_bounds": Program(FAULT_LOCAL_BOUNDS, 16, Buffers(16),
+                            fault=ExpectedFault("out-of-bounds local access", pc=3)),  # ldl
+    "diverged_bar": Program(FAULT_DIVERGED_BAR, 16, Buffers(16),
+                            fault=ExpectedFault("barrier deadlock: bar reached by a diverged warp", pc=8)),  # bar
+    "shared_bounds": Program(FAULT_SHARED_BOUNDS, 16, Buffers(16),
+                             fault=ExpectedFault("out-of-bounds shared access", pc=2)),  # sts
 }
 
 
 def program(name: str) -> Program:
-    return PROGRAMS[name] if name in PROGRAMS else FAULT_PROGRAMS[name]
+    """The directed program ``name``, faulting or not."""
+    found = PROGRAMS.get(name) or FAULT_PROGRAMS.get(name)
+    if found is None:
+        raise ConfigError(f"no directed program named {name!r} (have: {', '.join([*PROGRAMS, *FAULT_PROGRAMS])})")
+    return found
+
+
+@cache
+def _converted(name: str, ring: int, dmax: int) -> tuple[Kernel, ConversionReport]:
+    return convert_kernel(kernel(name, Form.REG), dmax=dmax, ring=ring)
 
 
 @cache
 def kernel(name: str, form: Form, ring: int = DEFAULT_RING, dmax: int = DEFAULT_DMAX) -> Kernel:
     """Program ``name`` as a kernel in ``form`` (DFLOW: converted from the REG source for a ring
     of ``ring`` entries and distances up to ``dmax``)."""
+    if form is Form.DFLOW:
+        return _converted(name, ring, dmax)[0]
     prog = program(name)
     module = assemble(prog.source, f"<{name}>")
-    k = module[prog.kernel_name] if prog.kernel_name else module.only
-    if form is Form.DFLOW:
-        k, _report = convert_kernel(k, dmax=dmax, ring=ring)
-    return k
+    return module[prog.kernel_name] if prog.kernel_name else module.only
 
+
+def source_pc(name: str, form: Form, pc: int, ring: int = DEFAULT_RING, dmax: int = DEFAULT_DMAX) -> int | None:
+    """The REG-source pc that instruction ``pc`` of ``kernel(name, form, ring, dmax)`` comes from
+    (None: an instruction the converter added)."""
+    if form is Form.REG:
+        return pc
+    return _converted(name, ring, dmax)[1].source_pc[pc]
+
+
+def expected_output(name: str, warp_size: int) -> np.ndarray:
+    """The words program ``name`` must leave in its output buffer on warps of ``warp_size`` lanes."""
+    prog = program(name)
+    if prog.reference is None:
+        raise ConfigError(f"directed program {name!r} faults; it has no expected output")
+    return prog.reference(prog.setup.input_words(), warp_size)
+
+
+def output_mismatches(name: str, read: Callable[[int, int], np.ndarray], params: Sequence[int], warp_size: int,
+                      limit: int = 8) -> list[str]:
+    """The output words of a run of program ``name`` that differ from its reference, at most
+    ``limit`` of them (``read(address, words)``: the run's global memory; ``params``: the launch
+    parameters its set-up returned)."""
+    want = expected_output(name, warp_size)
+    base = params[program(name).setup.output_param]
+    got = np.asarray(read(base, len(want)), dtype=np.uint32)
+    return [f"{name}: out[{i}] at {base + 4 * i:#x} is {int(got[i]):#x}, expected {int(want[i]):#x}"
+            for i in np.flatnonzero(got != want)[:limit]]
+
+
+def fault_mismatch(name: str, fault: KernelFault | None, form: Form, ring: int = DEFAULT_RING,
+                   dmax: int = DEFAULT_DMAX) -> str | None:
+    """How a run of faulting program ``name`` in ``form`` departs from its expected fault
+    (``fault``: what the run raised, None if it finished), or None when it faulted as expected."""
+    want = program(name).fault
+    if want is None:
+        raise ConfigError(f"directed program {name!r} does not fault; check its output instead")
+    head = f"{name}: expected {want.kind!r} at REG pc {want.pc}"
+    if fault is None:
+        return f"{head}; the run finished without a fault"
+    at = source_pc(name, form, fault.pc, ring, dmax)
+    if not fault.message.startswith(want.kind) or at != want.pc:
+        return f"{head}; got {fault} (REG pc {at})"
+    return None

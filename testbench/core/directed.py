@@ -1,11 +1,14 @@
-"""The directed program suite (``dualflow.kernels.directed``) as co-simulation cases for the core."""
+"""The directed program suite (``dualflow.kernels.directed``) on the core: each program as a
+co-simulation case, and each co-simulation result held to the program's expected results."""
 
 from __future__ import annotations
 
 from dualflow.isa import Form
-from dualflow.kernels.directed import kernel, program
+from dualflow.kernels.directed import fault_mismatch, kernel, output_mismatches, program
+from dualflow.machine.functional import FunctionalConfig
+from dualflow.models.device import Device
 from dualflow.rtl.params import CoreParams
-from dualflow.testbench.cosim import CosimCase
+from dualflow.testbench.cosim import CaseResult, CosimCase
 
 
 def directed_case(name: str, params: CoreParams, *, seed: int = 1) -> CosimCase:
@@ -14,3 +17,21 @@ def directed_case(name: str, params: CoreParams, *, seed: int = 1) -> CosimCase:
     form = Form.DFLOW if params.dflow else Form.REG
     return CosimCase(name, kernel(name, form, ring=params.ring), prog.block, prog.setup, seed=seed,
                      min_latency=prog.latency[0], max_latency=prog.latency[1], grid=prog.grid)
+
+
+def expectation_mismatches(result: CaseResult, params: CoreParams) -> list[str]:
+    """How the co-simulated run ``result`` of directed program ``result.name`` departs from the
+    suite's expected results: the core's final memory against the program's reference output,
+    or, for a faulting program, the golden model's fault against the expected one (that the core
+    stopped for the same reason as the golden model is ``result.ok``'s part)."""
+    name = result.name
+    form = Form.DFLOW if params.dflow else Form.REG
+    if program(name).fault is not None:
+        mismatch = fault_mismatch(name, result.golden_fault, form, ring=params.ring)
+        return [] if mismatch is None else [mismatch]
+    if result.memory is None:
+        return [f"{name}: the core returned no final memory"]
+    words = result.memory
+    launch_params = program(name).setup(Device(FunctionalConfig(warp_size=params.lanes)))  # the case's addresses
+    return output_mismatches(name, lambda address, n: words[address // 4:address // 4 + n], launch_params,
+                             warp_size=params.lanes)
