@@ -15,7 +15,15 @@ import pytest
 from test_rtl_core import PARAM_SETS
 
 from dualflow.errors import KernelFault
-from dualflow.kernels.directed import FAULT_PROGRAMS, PROGRAMS, fault_mismatch, kernel, output_mismatches, program
+from dualflow.kernels.directed import (
+    FAULT_PROGRAMS,
+    PROGRAMS,
+    expected_output,
+    fault_mismatch,
+    kernel,
+    output_mismatches,
+    program,
+)
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
@@ -23,7 +31,7 @@ from dualflow.models.device import Device
 from dualflow.models.timing.device import TimingDevice
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.core.directed import directed_case, expectation_mismatches
-from dualflow.testbench.cosim import run_cosim
+from dualflow.testbench.cosim import CaseResult, run_cosim
 
 NAMES = [*PROGRAMS, *FAULT_PROGRAMS]
 WARP_SIZES = [4, 32]
@@ -55,7 +63,8 @@ def test_model_level(level: str, mode: Mode, warp_size: int, name: str):
 
 def test_expectations_can_fail():
     """Expect-fail: a run checked against another warp size's reference (``alu`` reads lane and
-    warp numbers and votes), and faults of another kind, at another pc, or none at all."""
+    warp numbers and votes); faults of another kind, at another pc, or none at all; a core's
+    final memory with one word wrong."""
     prog = program("alu")
     dev = Device(FunctionalConfig(warp_size=4))
     params = prog.setup(dev)
@@ -70,6 +79,15 @@ def test_expectations_can_fail():
         "misaligned", KernelFault("misaligned global access", kernel="fault_misaligned", pc=6), form)
     assert fault_mismatch("misaligned", KernelFault("out-of-bounds global access", kernel="k", pc=7), form)
     assert "finished without a fault" in fault_mismatch("misaligned", None, form)
+    # The RTL level's check of the core's final memory, on a made-up result with one word wrong.
+    params = CoreParams(mode="base", **PARAM_SETS["l4w4"])
+    dev = Device()
+    out = program("early_exit").setup(dev)[0]
+    dev.copy_in(out, expected_output("early_exit", params.lanes))
+    result = CaseResult("early_exit", 1, None, memory=dev.memory.words.copy())
+    assert not expectation_mismatches(result, params)
+    result.memory[out // 4 + 3] ^= 1
+    assert expectation_mismatches(result, params) == [f"early_exit: out[3] at {out + 12:#x} is 0x8, expected 0x9"]
 
 
 def _retired_before(trace, first_op: str, later_op: str) -> dict[int, bool]:
