@@ -72,15 +72,13 @@ Reference = Callable[[np.ndarray, int], np.ndarray]
 class Program:
     """A REG-form source, its block and grid shapes, its memory set-up and what it must produce:
     the output words (``reference``) or a fault (``fault``), exactly one of the two.
-    ``kernel_name``: which kernel of the source, when it has several; ``latency``: the range of
-    the co-simulated memory's answer latency, in cycles."""
+    ``latency``: the range of the co-simulated memory's answer latency, in cycles."""
 
     source: str
     block: int | tuple[int, ...]
     setup: Buffers
     reference: Reference | None = None
     fault: ExpectedFault | None = None
-    kernel_name: str | None = None
     grid: int | tuple[int, ...] = 1
     latency: tuple[int, int] = (1, 40)
 
@@ -653,9 +651,7 @@ def kernel(name: str, form: Form, ring: int = DEFAULT_RING, dmax: int = DEFAULT_
     of ``ring`` entries and distances up to ``dmax``)."""
     if form is Form.DFLOW:
         return _converted(name, ring, dmax)[0]
-    prog = program(name)
-    module = assemble(prog.source, f"<{name}>")
-    return module[prog.kernel_name] if prog.kernel_name else module.only
+    return assemble(program(name).source, f"<{name}>").only
 
 
 def source_pc(name: str, form: Form, pc: int, ring: int = DEFAULT_RING, dmax: int = DEFAULT_DMAX) -> int | None:
