@@ -1,6 +1,6 @@
 """RTL core speed per simulator (simulated core cycles per second) and its synthesis table.
 
-Runs the directed co-simulation programs (testbench/core/programs.py) on the generated core in
+Runs the directed co-simulation programs (kernels/directed.py) on the generated core in
 both modes, and reports per program the core cycles, warp instructions retired, IPC, and each
 simulator's rate (cycles per wall-clock second of the simulated run, cocotb bench included;
 build and golden model excluded), side by side, with the ratio to the first simulator named.
@@ -24,8 +24,9 @@ import statistics
 import time
 
 from dualflow.atomic_write import atomic_write
+from dualflow.kernels.directed import PROGRAMS
 from dualflow.rtl.params import CoreParams
-from dualflow.testbench.core.programs import PROGRAMS, directed_case
+from dualflow.testbench.core.directed import directed_case
 from dualflow.testbench.cosim import run_cosim
 from dualflow.testbench.sim import BUILD_ROOT, SIMULATORS
 

@@ -82,6 +82,8 @@ class CaseResult:
     sim_seconds: float = 0.0  #: wall time of the simulated run (from start to done, in the simulator)
     blocks: int = 0  #: blocks the core ran (all of the grid unless it stopped early)
     fault: FaultCheck | None = None  #: the golden run faulted: did the RTL stop alike?
+    golden_fault: KernelFault | None = None  #: the golden model's fault, when it faulted
+    memory: np.ndarray | None = None  #: the core's global memory (words) when it stopped
 
     @property
     def ok(self) -> bool:
@@ -272,12 +274,15 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
         res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
                                      rp_bits=rp_width(params) if params.dflow else None, stopped=fault is not None)
         final = out.get("memory")
+        if final is not None:
+            res.memory = np.array(final, dtype=np.uint32)
         if fault is not None:
             # Both stopped early, at different points of other warps: memory is not comparable.
+            res.golden_fault = fault
             res.fault = check_fault(fault, out.get("trap"), res.error, res.timeout)
         elif final is not None:
             want = dev.memory.words
-            got = np.array(final, dtype=np.uint32)
+            got = res.memory
             n = min(len(want), len(got))
             for word in np.flatnonzero(want[:n] != got[:n])[:50]:
                 res.memory_mismatches.append(f"[{int(word) * 4:#x}] [MODEL] {int(want[word]):#x} "

@@ -79,7 +79,7 @@ def timing_entry(workload: str, mode: str, preset_name: str) -> dict:
 
 
 def rtl_program_names() -> list[str]:
-    from dualflow.testbench.core.programs import FAULT_PROGRAMS, PROGRAMS
+    from dualflow.kernels.directed import FAULT_PROGRAMS, PROGRAMS
 
     return sorted(PROGRAMS) + sorted(FAULT_PROGRAMS)
 
@@ -94,7 +94,7 @@ def rtl_entries(mode: str, names: list[str] | None = None) -> dict[str, dict]:
     """Each directed program on the RTL core in ``mode``, in one simulator run."""
     from dataclasses import astuple
 
-    from dualflow.testbench.core.programs import directed_case
+    from dualflow.testbench.core.directed import directed_case
     from dualflow.testbench.cosim import run_cosim
 
     names = names or rtl_program_names()

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dualflow.cli import main
-from dualflow.testbench.core.programs import PROGRAMS
+from dualflow.kernels.directed import PROGRAMS
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -1,10 +1,12 @@
 """The RTL SIMT core against the golden functional model, instruction by instruction.
 
-Each test assembles directed programs (testbench/core/programs.py), runs the functional model
+Each test assembles directed programs (kernels/directed.py), runs the functional model
 with a trace and the generated Verilog core under Icarus (global memory answered with random
 latency and out of order), and compares the retirement traces per warp in program order
-(testbench/trace_compare.py) and the final global memory. Both modes; the default run covers one
-parameter set per mode, the slow sweep three parameter sets, every program and several seeds.
+(testbench/trace_compare.py) and the final global memory. Both modes. Every program on the
+``l4w4`` parameter set, held to the suite's expected results, is the RTL level of
+tests/test_directed_programs.py; here: the other parameter sets, the expect-fail check, and the
+slow sweep over three parameter sets, every program and several seeds.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import pytest
 
 from dualflow.errors import ConfigError
 from dualflow.isa import Form
+from dualflow.kernels.directed import PROGRAMS, kernel
 from dualflow.rtl.params import CoreParams
-from dualflow.testbench.core.programs import PROGRAMS, directed_case, kernel
+from dualflow.testbench.core.directed import directed_case, expectation_mismatches
 from dualflow.testbench.cosim import CosimCase, run_cosim
 
 #: Parameter sets: (name, CoreParams fields). Programs run 16 threads (ooo: 8).
@@ -24,52 +27,19 @@ PARAM_SETS = {
     "l4w8": dict(lanes=4, warps=8, banks=8, collector_units=6, alu_latency=3, scheduler="gto", ring=64, regs=24,
                  param_words=32, stack_depth=8, requests_in_flight=4, shared_banks=2),
 }
-DEFAULT_PROGRAMS = ("alu", "diverge", "shared_reduce", "memory_order", "ooo", "grid")
 
 
 def _cases(params: CoreParams, names, seeds) -> list[CosimCase]:
     return [directed_case(name, params, seed=seed) for seed in seeds for name in names]
 
 
-def _check(results) -> None:
-    failed = [r for r in results if not r.ok]
-    assert not failed, "\n\n".join(r.summary() for r in failed)
+def _check(results, params: CoreParams) -> None:
+    """Every case matched the golden model and left the directed suite's expected results."""
+    problems = [r.summary() for r in results if not r.ok]
+    problems += [m for r in results for m in expectation_mismatches(r, params)]
+    assert not problems, "\n\n".join(problems)
     for r in results:
         assert r.compare.matched == r.compare.model_records > 0
-
-
-def _retired_before(trace, first_op: str, later_op: str) -> dict[int, bool]:
-    """Per warp: did the first ``later_op`` (younger in program order) retire before the first
-    ``first_op``?"""
-    out: dict[int, bool] = {}
-    position: dict[tuple[int, str], int] = {}
-    for i, rec in enumerate(trace.records):
-        position.setdefault((rec.warp, rec.op), i)
-    for (warp, op), i in position.items():
-        if op == first_op and (warp, later_op) in position:
-            out[warp] = position[(warp, later_op)] < i
-    return out
-
-
-@pytest.mark.parametrize("mode", ["dflow", "base"])
-def test_core_matches_golden_model(mode: str, tmp_path):
-    params = CoreParams(mode=mode, **PARAM_SETS["l4w4"])
-    results = run_cosim(params, _cases(params, DEFAULT_PROGRAMS, seeds=[1]), report_dir=tmp_path)
-    _check(results)
-    assert len(list(tmp_path.glob("*.json"))) == len(DEFAULT_PROGRAMS)
-    # Out-of-order dispatch is real in DFLOW: behind a slow load and an instruction that waits
-    # for it, younger independent work completes first (in at least one warp: with 4 collector
-    # units, GTO may fill the window with one warp's waiting instructions). BASE stalls issue at
-    # the dependent instruction in every warp.
-    ooo = next(r for r in results if r.name == "ooo")
-    early = _retired_before(ooo.rtl, "ldg", "ixor")
-    assert early, "no warp ran both the load and the independent instruction"
-    assert any(early.values()) if mode == "dflow" else not any(early.values()), early
-    assert any(r.mem_stats["reordered"] for r in results)  # the memory model did answer out of order
-    # A grid of 3 x 2 blocks of 2 warps runs block after block: every block's records matched.
-    grid = next(r for r in results if r.name == "grid")
-    assert grid.blocks == 6 and grid.compare.warps == 12
-    assert {rec.block for rec in grid.rtl.records} == set(range(6))
 
 
 @pytest.mark.parametrize("set_name", ["l8w2", "l4w8"])
@@ -80,7 +50,7 @@ def test_other_parameter_sets(mode: str, set_name: str):
     suite, on divergence and a lane-dependent loop; the full sweep over every program and three
     seeds is ``test_core_sweep`` (slow)."""
     params = CoreParams(mode=mode, **PARAM_SETS[set_name])
-    _check(run_cosim(params, _cases(params, ["diverge", "loop"], seeds=[2])))
+    _check(run_cosim(params, _cases(params, ["diverge", "loop"], seeds=[2])), params)
 
 
 def test_injected_error_is_caught():
@@ -105,4 +75,4 @@ def test_case_that_does_not_fit_is_rejected():
 @pytest.mark.parametrize("mode", ["dflow", "base"])
 def test_core_sweep(mode: str, set_name: str):
     params = CoreParams(mode=mode, **PARAM_SETS[set_name])
-    _check(run_cosim(params, _cases(params, list(PROGRAMS), seeds=[1, 2, 3])))
+    _check(run_cosim(params, _cases(params, list(PROGRAMS), seeds=[1, 2, 3])), params)

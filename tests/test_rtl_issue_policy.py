@@ -90,7 +90,7 @@ def test_scoreboard_lookahead_port():
 def test_core_with_tight_waiting_limits_matches_golden_model(limits):
     """Co-simulation (Icarus) with one waiting CU per warp (and per core): the traces still match
     the golden model, and out-of-order completion still happens behind the slow load of ``ooo``."""
-    from dualflow.testbench.core.programs import directed_case
+    from dualflow.testbench.core.directed import directed_case
     from dualflow.testbench.cosim import run_cosim
 
     params = CoreParams(mode="dflow", lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2, **limits)

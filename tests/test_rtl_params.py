@@ -88,7 +88,7 @@ def test_core_with_non_default_derived_parameters_matches_golden_model():
     """Co-simulation (Icarus) of a core built with small values of the fields that used to be
     constants: 2 shared banks (4 lanes: conflicts), 2 requests in flight, a 4-entry SIMT stack,
     4 parameter words; and a 1-entry stack overflows on the nested divergence (a trap)."""
-    from dualflow.testbench.core.programs import directed_case
+    from dualflow.testbench.core.directed import directed_case
     from dualflow.testbench.cosim import run_cosim
 
     small = dict(mode="dflow", lanes=4, warps=4, collector_units=4, shared_banks=2, requests_in_flight=2,

@@ -14,7 +14,7 @@ import pytest
 
 from dualflow.errors import ConfigError
 from dualflow.rtl.params import CoreParams
-from dualflow.testbench.core.programs import directed_case
+from dualflow.testbench.core.directed import directed_case
 from dualflow.testbench.cosim import run_cosim
 from dualflow.testbench.sim import build_dir_for, run_bench, verilator_friendly, width
 from dualflow.testbench.verilator import lint_verilog
