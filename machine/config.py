@@ -143,6 +143,8 @@ class GpuConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> GpuConfig:
+        """The configuration ``to_dict`` wrote (fields left out take their defaults). A key that
+        names no field, or a sub-tree that is not a dict, is a ConfigError naming its dotted path."""
         return _from_dict(cls, data)
 
 
@@ -163,20 +165,26 @@ def _replace_tree(obj: Any, changes: dict[str, Any]) -> Any:
     return dataclasses.replace(obj, **direct)
 
 
-def _from_dict(cls: type, data: dict) -> Any:
+def _from_dict(cls: type, data: dict, where: str = "") -> Any:
+    """``cls`` from ``data``; ``where`` is the dotted path of ``data`` in the tree, for messages."""
+    known = {f.name: f for f in fields(cls)}
+    for key in data:
+        if key not in known:
+            raise ConfigError(f"{where}{key}: {cls.__name__} has no field {key!r} (have: {', '.join(known)})")
     kwargs = {}
-    for f in fields(cls):
-        if f.name not in data:
-            continue
-        value = data[f.name]
+    for key, value in data.items():
+        f = known[key]
         sub = f.default_factory if f.default_factory is not dataclasses.MISSING else None
         default = f.default if f.default is not dataclasses.MISSING else None
         template = sub() if sub is not None else default
-        if dataclasses.is_dataclass(template) and isinstance(value, dict):
-            value = _from_dict(type(template), value)
+        if dataclasses.is_dataclass(template):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}{key}: expected an object of {type(template).__name__} fields, "
+                                  f"not {value!r}")
+            value = _from_dict(type(template), value, f"{where}{key}.")
         elif isinstance(value, list):
             value = tuple(value)
-        kwargs[f.name] = value
+        kwargs[key] = value
     return cls(**kwargs)
 
 

@@ -31,6 +31,10 @@ from .surgery import JoinKind, anchor, classify
 MARGIN = 4
 #: A frame built from a predecessor's layout keeps values at most Dmax - FRAME_SLACK away.
 FRAME_SLACK = 8
+#: The smallest Dmax the converter accepts: a join frame then still has MARGIN positions between
+#: its deepest values (Dmax - FRAME_SLACK) and the relay point (Dmax - MARGIN). The converter is
+#: tested down to it (tests/test_convert_property.py runs every program at Dmax 12).
+MIN_DMAX = FRAME_SLACK + MARGIN
 
 _ident = itertools.count()
 
