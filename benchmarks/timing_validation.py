@@ -74,12 +74,12 @@ def measure(name: str, mode: Mode, warps: int, iterations: int) -> tuple[float, 
     kernel = assemble(program(name, iterations)).only
     if mode.dflow:
         kernel = convert_kernel(kernel)[0]
-    lanes = preset("paper-rtx3080").sm.warp_size
-    config = preset("paper-rtx3080").replace(**{"mode": mode, "num_sms": 1, "sm.max_threads": lanes * 64})
+    warp_size = preset("paper-rtx3080").sm.warp_size
+    config = preset("paper-rtx3080").replace(**{"mode": mode, "num_sms": 1, "sm.max_threads": warp_size * 64})
     dev = TimingDevice(config)
-    buf = dev.upload(np.zeros(lanes * 64 + 4096 + lanes * iterations * 2 + 1024, dtype=np.uint32))
+    buf = dev.upload(np.zeros(warp_size * 64 + 4096 + warp_size * iterations * 2 + 1024, dtype=np.uint32))
     blocks = 1 if warps <= 32 else 2  # a block holds at most 1024 threads
-    dev.launch(kernel, grid=blocks, block=lanes * warps // blocks, params=[buf])
+    dev.launch(kernel, grid=blocks, block=warp_size * warps // blocks, params=[buf])
     t = dev.timing[-1]
     return t.total_warp_instructions / t.cycles, t.cycles
 
