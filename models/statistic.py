@@ -47,12 +47,18 @@ class Stat:
     source: str | None = None  # where a producer reads the value (an attribute path; see its module)
     digits: int | None = None  # derived: written rounded to this many decimals
 
-    def write(self, value: Any) -> Any:
+    def ordered(self, value: Any) -> Any:
+        """A keyed count in its written key order; any other value as it is."""
         if self.sort:
-            value = dict(sorted(value.items()))
-        elif self.keys is not None:
-            value = {k: value.get(k, 0) for k in self.keys}
-        elif self.digits is not None:
+            return dict(sorted(value.items()))
+        if self.keys is not None:
+            return {k: value.get(k, 0) for k in self.keys}
+        return value
+
+    def write(self, value: Any) -> Any:
+        """``value`` as written in JSON (keyed counts in their order, derived ones rounded)."""
+        value = self.ordered(value)
+        if self.digits is not None:
             value = round(value, self.digits)
         if self.unit is None:
             return value
@@ -144,18 +150,11 @@ class Statistics:
                               or isinstance(v, dataclasses.Field) and "stat" in v.metadata)
 
     @classmethod
-    def declaration(cls, name: str) -> Stat:
-        """The declaration of statistic ``name``."""
-        value = vars(cls).get(name)
-        if isinstance(value, derived):
-            return value.stat
-        return {f.name: f for f in dataclasses.fields(cls)}[name].metadata["stat"]
-
-    @classmethod
     @functools.cache
     def declarations(cls) -> dict[str, Stat]:
-        """Every statistic's declaration, in written order (written or not)."""
-        return {name: cls.declaration(name) for name in cls._declared}
+        """Every statistic's declaration, in declaration order (written or not)."""
+        fields = {f.name: f.metadata["stat"] for f in dataclasses.fields(cls) if "stat" in f.metadata}
+        return {name: fields[name] if name in fields else vars(cls)[name].stat for name in cls._declared}
 
     def merge(self, other: Statistics) -> Statistics:
         """Two results of launches run one after another, by each statistic's merge rule. Fields
@@ -171,7 +170,8 @@ class Statistics:
 
     def values(self) -> dict:
         """The keys of ``to_dict`` with plain values (derived ones unrounded; a tree's leaves bare)."""
-        return {name: _plain(getattr(self, name)) for name, stat in self.declarations().items() if stat.written}
+        return {name: _plain(stat.ordered(getattr(self, name))) for name, stat in self.declarations().items()
+                if stat.written}
 
 
 def _plain(value: Any) -> Any:

@@ -168,7 +168,7 @@ def _add_trees(a: dict, b: dict) -> dict:
     if not b:
         return a
     out = {}
-    for key in a.keys() | b.keys():
+    for key in a | b:  # a dict union keeps the trees' key order (a set would not, run to run)
         x, y = a.get(key), b.get(key)
         if x is None or y is None:
             out[key] = x if y is None else y
