@@ -10,8 +10,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from dualflow.errors import ConfigError
-from dualflow.machine.config import SCHEDULERS
-from dualflow.models.timing.warp_order import WARP_ORDERS
+from dualflow.machine import SCHEDULERS
 from dualflow.rtl.scheduler import WarpScheduler
 from dualflow.testbench.blocks.models import WarpSchedulerModel
 
@@ -46,11 +45,6 @@ def _check_random(dut: WarpScheduler, policy: str, warps: int, rng: random.Rando
     sim.add_testbench(bench)
     sim.run()
     assert not errors, "\n".join(errors[:10])
-
-
-def test_one_policy_per_scheduler_name():
-    """The timing model, the RTL and this bench select policies by the machine's scheduler names."""
-    assert tuple(WARP_ORDERS) == SCHEDULERS
 
 
 @pytest.mark.parametrize("policy", SCHEDULERS)

@@ -11,7 +11,7 @@ import pytest
 
 from dualflow.errors import ConfigError
 from dualflow.isa import assemble
-from dualflow.machine.config import SCHEDULERS, GpuConfig
+from dualflow.machine import GpuConfig, Scheduler
 from dualflow.models import Device, LaunchStats
 from dualflow.models.statistic import Statistics, add, counter, derived, label, setting, subtract
 from dualflow.models.timing.device import TimingDevice
@@ -121,6 +121,8 @@ def test_ready_first_choice():
 
 
 def test_warp_orders_are_named_by_the_machine():
-    assert tuple(WARP_ORDERS) == SCHEDULERS
+    """Every scheduler the machine names has one policy, found by its name."""
+    assert set(WARP_ORDERS) == set(Scheduler)
+    assert warp_order("lrr") is WARP_ORDERS[Scheduler.LRR]
     with pytest.raises(ConfigError, match="fifo"):
         warp_order("fifo")

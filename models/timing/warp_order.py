@@ -1,7 +1,7 @@
 """Warp-scheduler policies: the order in which a warp scheduler considers its warps each cycle.
 
-One object per policy, selected by the name in ``SmConfig.scheduler`` (``warp_order(name)``; the
-names are ``dualflow.machine.config.SCHEDULERS``):
+One object per policy, selected by ``SmConfig.scheduler`` (``warp_order(name)``; the names are
+the machine's ``Scheduler`` enum, machine/schedulers.py):
 
 - ``gto``, greedy then oldest (GPGPU-Sim's default): the warp that issued last, then the others
   oldest first.
@@ -37,8 +37,7 @@ import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
-from dualflow.errors import ConfigError
-from dualflow.machine.config import SCHEDULERS
+from dualflow.machine import Scheduler
 
 W = TypeVar("W")
 
@@ -84,13 +83,10 @@ class LooseRoundRobin(WarpOrder):
         return itertools.chain(warps[i:], warps[:i])
 
 
-#: The policy of each scheduler name, in the order of ``SCHEDULERS`` (a test checks they agree).
-WARP_ORDERS: dict[str, WarpOrder] = {"gto": GreedyThenOldest(), "lrr": LooseRoundRobin()}
+#: The policy of each scheduler (a test checks every ``Scheduler`` has one).
+WARP_ORDERS: dict[Scheduler, WarpOrder] = {Scheduler.GTO: GreedyThenOldest(), Scheduler.LRR: LooseRoundRobin()}
 
 
-def warp_order(name: str) -> WarpOrder:
-    """The policy named ``name`` (``SmConfig.scheduler``)."""
-    try:
-        return WARP_ORDERS[name]
-    except KeyError:
-        raise ConfigError(f"unknown warp scheduler {name!r}; one of {', '.join(SCHEDULERS)}") from None
+def warp_order(name: str | Scheduler) -> WarpOrder:
+    """The policy named ``name`` (``SmConfig.scheduler``); a ConfigError for an unknown name."""
+    return WARP_ORDERS[Scheduler.parse(name, "warp scheduler")]
