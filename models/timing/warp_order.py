@@ -13,8 +13,9 @@ levels (D-FLOW issue, "ready-first") it takes the first warp of the order whose 
 its operands ready, and only if there is none the first that can issue at all (sending its
 instruction ahead to wait in a collector unit): ``choose(..., prefer=...)``.
 
-The timing model (models/timing/sm.py) and the reference model of the RTL scheduler's bench
-(tests/test_rtl_scheduler.py, for rtl/scheduler.py) use these objects. The order rule is the
+The timing model (models/timing/sm.py) and the reference model of the RTL scheduler
+(``WarpSchedulerModel`` in testbench/blocks/models.py, which tests/test_rtl_scheduler.py checks
+rtl/scheduler.py against) use these objects. The order rule is the
 same; the state the two keep differs, and is the callers':
 
 - timing: ``warps`` are the scheduler's resident warps in age order (the order blocks arrived),
@@ -23,12 +24,12 @@ same; the state the two keep differs, and is the callers':
 - RTL: ``warps`` are the warp indices 0..n-1 (index order is age order: the core's warps start
   together and keep their index), and ``last`` is an index register that resets to 0 and keeps
   pointing at a warp after it exits. So after reset LRR's first choice is the first ready warp
-  after warp 0, where the timing model starts from the oldest; after the last warp exits, LRR in
-  the RTL goes on after its index, the timing model from the oldest again.
+  after warp 0, where the timing model starts from the oldest; once the warp that issued last has
+  exited, LRR in the RTL goes on after its index, the timing model from the oldest again.
 - Ready-first in the timing model learns which warps are ready by trying them (``Sm._issue``), and
-  tries the second level only when the closest a warp came to issuing in the first was the
-  scoreboard; when that was the D-FLOW ring guard it issues nothing that cycle, where
-  ``choose`` (and the RTL) would send a waiting warp ahead.
+  tries the second level only when the closest any warp came to issuing in the first was the
+  scoreboard. When a warp was held by the D-FLOW ring guard (which ranks closer), it issues
+  nothing that cycle, where ``choose`` (and the RTL) would send a waiting warp ahead.
 """
 
 from __future__ import annotations
