@@ -1,5 +1,6 @@
-"""The warp scheduler (rtl/scheduler.py) against a Python reference of GTO and LRR over random
-ready patterns, with and without the grant being taken."""
+"""The warp scheduler (rtl/scheduler.py) against its reference model over random ready patterns,
+with and without the grant being taken. The reference (``WarpSchedulerModel``) is the timing
+model's warp order (models/timing/warp_order.py) with the RTL's policy state."""
 
 from __future__ import annotations
 
@@ -9,25 +10,17 @@ import pytest
 from amaranth.sim import Simulator
 
 from dualflow.errors import ConfigError
+from dualflow.machine import SCHEDULERS
 from dualflow.rtl.scheduler import WarpScheduler
-
-
-def _reference(policy: str, ready: int, last: int, n: int) -> int | None:
-    ready_warps = [w for w in range(n) if ready >> w & 1]
-    if not ready_warps:
-        return None
-    if policy == "gto":
-        return last if last in ready_warps else ready_warps[0]
-    after = [w for w in ready_warps if w > last]
-    return after[0] if after else ready_warps[0]
+from dualflow.testbench.blocks.models import WarpSchedulerModel
 
 
 def _check_random(dut: WarpScheduler, policy: str, warps: int, rng: random.Random, *, two_level: bool) -> None:
     """Random ready (and, two-level, prefer) patterns, the grant taken or not, against the reference."""
     errors: list[str] = []
+    model = WarpSchedulerModel(warps=warps, policy=policy, two_level=two_level)
 
     async def bench(ctx):
-        last = 0
         for cycle in range(400):
             ready = rng.randrange(1 << warps) if rng.random() < 0.9 else 0
             prefer = rng.randrange(1 << warps) if two_level else 0
@@ -36,16 +29,15 @@ def _check_random(dut: WarpScheduler, policy: str, warps: int, rng: random.Rando
             if two_level:
                 ctx.set(dut.prefer, prefer)
             ctx.set(dut.issue, take)
-            want = _two_level_reference(policy, ready, prefer, last, warps)
+            want = model.grant(ready, prefer)
             valid, warp, grant = ctx.get(dut.valid), ctx.get(dut.warp), ctx.get(dut.grant)
             if want is None:
                 if valid:
                     errors.append(f"cycle {cycle}: nothing ready but valid")
             elif not valid or warp != want or grant != 1 << want:
-                errors.append(f"cycle {cycle}: ready={ready:b} prefer={prefer:b} last={last}: "
+                errors.append(f"cycle {cycle}: ready={ready:b} prefer={prefer:b} last={model.last}: "
                               f"want {want}, got {warp} ({grant:b})")
-            if want is not None and take:
-                last = want
+            model.step(ready, prefer, take)
             await ctx.tick()
 
     sim = Simulator(dut)
@@ -55,23 +47,23 @@ def _check_random(dut: WarpScheduler, policy: str, warps: int, rng: random.Rando
     assert not errors, "\n".join(errors[:10])
 
 
-def _two_level_reference(policy: str, ready: int, prefer: int, last: int, n: int) -> int | None:
-    """Ready-first: among the ready warps in ``prefer`` if any, else among all ready warps."""
-    first = ready & prefer
-    return _reference(policy, first if first else ready, last, n)
-
-
-@pytest.mark.parametrize("policy", ["gto", "lrr"])
+@pytest.mark.parametrize("policy", SCHEDULERS)
 @pytest.mark.parametrize("warps", [2, 8])
 def test_scheduler_matches_reference(policy: str, warps: int):
     _check_random(WarpScheduler(warps=warps, policy=policy), policy, warps, random.Random(warps), two_level=False)
 
 
-@pytest.mark.parametrize("policy", ["gto", "lrr"])
+@pytest.mark.parametrize("policy", SCHEDULERS)
 def test_two_level_scheduler_prefers_first_level(policy: str):
     """Ready-first (DFLOW issue): a ready warp in ``prefer`` always wins over one that is not; the
     GTO/LRR order (and its state) applies within the level."""
     _check_random(WarpScheduler(warps=4, policy=policy, two_level=True), policy, 4, random.Random(7), two_level=True)
+
+
+def test_check_catches_a_wrong_policy():
+    """Expect-fail: the reference of the other policy disagrees with the RTL, and the check says so."""
+    with pytest.raises(AssertionError, match="want"):
+        _check_random(WarpScheduler(warps=8, policy="gto"), "lrr", 8, random.Random(8), two_level=False)
 
 
 def test_scheduler_rejects_unknown_policy():

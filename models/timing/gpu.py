@@ -24,7 +24,7 @@ from dualflow.models.memory import GlobalMemory
 from .memory.system import MemorySystem
 from .program import decode_kernel
 from .sm import Sm
-from .stats import TimingStats, diff_memory
+from .stats import TimingStats, diff_memory, launch_counts, sm_totals
 from .warp import Cta
 
 
@@ -92,9 +92,7 @@ class Gpu:
             sm.static, sm.kernel_name, sm.count = static, kernel.name, count
             sm.ring, sm.local_bytes, sm.warps_per_block = kernel.ring, kernel.local_bytes, wpb
             sm.last_cycle = -1
-        before = [(list(sm.collector.reads), list(sm.collector.writes), sm.collector.conflicts) for sm in self.sms]
-        for sm in self.sms:
-            sm.counters = type(sm.counters)(cfg.sm.schedulers, cfg.sm.register_banks)
+        before = sm_totals(self.sms)
         start = self.cycle
         self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
         mem_before = self.memory.stats()
@@ -171,33 +169,5 @@ class Gpu:
             sm.counters.stalls["idle"] += idle * cfg.sm.schedulers
         cycles = end + 1 - start
         self.cycle = end + 1 + cfg.kernel_launch_latency
-        return self._collect(kernel, cycles, before, diff_memory(self.memory.stats(), mem_before))
-
-    def _collect(self, kernel: Kernel, cycles: int, before: list, memory: dict) -> TimingStats:
-        cfg = self.config
-        banks = cfg.sm.register_banks
-        reads, writes, conflicts = [0] * banks, [0] * banks, 0
-        wi: dict[str, int] = {}
-        ti: dict[str, int] = {}
-        stalls: dict[str, int] = {}
-        active = busy = resident = barriers = 0
-        for sm, (r0, w0, c0) in zip(self.sms, before):
-            col, cnt = sm.collector, sm.counters
-            reads = [a + b - c for a, b, c in zip(reads, col.reads, r0)]
-            writes = [a + b - c for a, b, c in zip(writes, col.writes, w0)]
-            conflicts += col.conflicts - c0
-            for k, v in cnt.warp_instructions.items():
-                wi[k] = wi.get(k, 0) + v
-            for k, v in cnt.thread_instructions.items():
-                ti[k] = ti.get(k, 0) + v
-            for k, v in cnt.stalls.items():
-                stalls[k] = stalls.get(k, 0) + v
-            active += cnt.active_cycles
-            busy += cnt.collector_busy
-            resident += cnt.resident_warps
-            barriers += cnt.barriers
-        return TimingStats(kernel=kernel.name, launches=1, cycles=cycles, num_sms=cfg.num_sms,
-                           max_warps_per_sm=cfg.sm.max_warps, collector_units=cfg.sm.collector_units,
-                           warp_instructions=wi, thread_instructions=ti, stalls=stalls, rf_reads=reads,
-                           rf_writes=writes, rf_bank_conflicts=conflicts, sm_active_cycles=active,
-                           collector_busy=busy, resident_warps=resident, barriers=barriers, memory=memory)
+        return TimingStats.of_launch(kernel.name, cfg, launch_counts(self.sms, before), cycles=cycles,
+                                     memory=diff_memory(self.memory.stats(), mem_before))

@@ -13,7 +13,6 @@ which nothing can change is never simulated; ``tick`` returns the next cycle tha
 from __future__ import annotations
 
 import heapq
-import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -32,6 +31,7 @@ from .program import StaticInstruction
 from .scoreboard import PENDING
 from .stats import STALL_REASONS, SmCounters
 from .warp import Cta, Warp
+from .warp_order import warp_order
 
 UNIT_CLASSES = (UnitClass.INT, UnitClass.FP, UnitClass.SFU, UnitClass.MEM, UnitClass.CTRL)
 _WB, _DONE = 0, 1  # completion kinds: a result to write back, or an instruction without one
@@ -52,7 +52,8 @@ class Sm:
         self.ctas: list[Cta] = []
         self.warps: list[Warp] = []
         self.sched_warps: list[list[Warp]] = [[] for _ in range(config.schedulers)]
-        self.last_issued: list[Warp | None] = [None] * config.schedulers
+        self.warp_order = warp_order(config.scheduler)
+        self.last_issued: list[Warp | None] = [None] * config.schedulers  # forgotten when it retires
         # per scheduler: up to which cycle its last answer (no issue, and why) still holds
         self.sched_clean_until = [0] * config.schedulers
         self.completions: list[tuple] = []  # heap of (cycle, seq, kind, warp, dest, ins)
@@ -61,7 +62,7 @@ class Sm:
         self.waiting_cus = 0  # D-FLOW: collector units holding an instruction whose operands are in flight
         self.seq = 0
         self.warp_age = 0
-        self.counters = SmCounters(config.schedulers, config.register_banks)
+        self.counters = SmCounters()
         self.last_reasons = ["idle"] * config.schedulers
         self.last_cycle = -1
         self.finished_ctas: list[Cta] = []
@@ -270,7 +271,7 @@ class Sm:
     def _issue(self, t: int) -> bool:
         progress = False
         stall = self.counters.stalls
-        gto = self.cfg.scheduler == "gto"
+        order_of = self.warp_order.order
         clean = self.sched_clean_until
         for s, warps in enumerate(self.sched_warps):
             if not warps:
@@ -286,16 +287,11 @@ class Sm:
             last = self.last_issued[s]
             if last is not None and last.finished:
                 last = None
-            if gto:
-                # greedy: the last warp that issued first, then oldest first (warps are in age order)
-                order = warps if last is None else itertools.chain((last,), (w for w in warps if w is not last))
-            elif last is None:
-                order = warps
-            else:
-                i = warps.index(last) + 1
-                order = itertools.chain(warps[i:], warps[:i])
-            # D-FLOW prefers instructions whose operands are ready; only if none can issue does it
-            # send one ahead into a collector unit to wait there (the out-of-order window)
+            order = order_of(warps, last)  # warps are in age order
+            # D-FLOW prefers instructions whose operands are ready (ready-first, two levels); only if
+            # none can issue does it send one ahead into a collector unit to wait there (the
+            # out-of-order window). The second level is tried only when the closest stall of the
+            # first was the scoreboard (see warp_order.py on how this differs from the RTL).
             passes = (False, True) if self.dflow else (True,)
             if self.dflow:
                 order = list(order)

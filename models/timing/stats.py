@@ -1,16 +1,25 @@
-"""Statistics of the performance model, each with its unit; derived rates computed at dump time.
+"""Statistics of the performance model, each declared once with its unit, description and merge
+rule (``dualflow.models.statistic``); derived rates are formulas evaluated when written.
 
-``SmCounters`` are the raw event counts one SM accumulates (plain ints, cheap to bump every
-cycle). ``TimingStats`` is the JSON-ready result of one launch or of several merged: a flat
-dict of counters plus the formulas for IPC, occupancy and rates, written with units as
+``SmCounters`` are the raw event counts one SM accumulates (plain ints and dicts, cheap to bump
+every cycle): one attribute per ``TimingStats`` counter whose source is ``counters.<name>``.
+Counters with another source (the operand collector's per-bank reads) are read where they are
+kept. ``TimingStats`` is the result of one launch or of several merged; ``to_dict`` writes it as
 ``{"name": {"value": v, "unit": u, "description": d}}``.
+
+Adding a statistic: declare it in ``TimingStats`` (for a per-SM count, with ``source``), and,
+for a count the SM keeps, bump ``counters.<name>`` where the event happens in ``sm.py``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from operator import attrgetter
 
 from dualflow.isa.opcodes import UnitClass
+from dualflow.machine.config import GpuConfig
+
+from ..statistic import Statistics, add, copy_counts, counter, derived, label, setting, subtract, tree
 
 #: Why a scheduler issued nothing in a cycle, in precedence order: the cycle is charged to the
 #: reason of the warp that came closest to issuing.
@@ -30,21 +39,91 @@ STALL_DOC = {
 CLASSES = tuple(c.value for c in UnitClass)
 
 
+def merge_memory(a: dict, b: dict) -> dict:
+    """Add two memory-statistics trees leaf by leaf, then recompute the derived rates."""
+    from .memory.system import derive
+
+    return derive(_add_trees(a, b))
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator else 0.0
+
+
+@dataclass
+class TimingStats(Statistics):
+    """Timing result of one launch (or a merge of several), written in this order.
+
+    ``source``: of a counter, where each SM keeps it (an attribute path on ``Sm``; summed over the
+    SMs, counted from the launch's start); of a setting, its ``GpuConfig`` field.
+    """
+
+    kernel: str = label("total")
+    launches: int = counter("launches", "kernel launches")
+    cycles: int = counter("cycles", "SM clock cycles from the first launch to the last block's end")
+    ipc = derived("warp-instructions/cycle", "whole GPU",
+                  lambda s: _ratio(s.total_warp_instructions, s.cycles), digits=4)
+    warp_instructions: dict[str, int] = counter("warp-instructions", "issued, by unit class", keys=CLASSES,
+                                                sort=True, source="counters.warp_instructions")
+    thread_instructions: dict[str, int] = counter("thread-instructions", "issued active lanes, by unit class",
+                                                  keys=CLASSES, sort=True, source="counters.thread_instructions")
+    stalls: dict[str, int] = counter(
+        "scheduler-cycles", "what each warp scheduler did each cycle: " + "; ".join(
+            f"{k}: {v}" for k, v in STALL_DOC.items()), keys=STALL_REASONS, source="counters.stalls")
+    rf_reads: list[int] = counter("accesses", "register-file operand reads per bank, all SMs",
+                                  source="collector.reads")
+    rf_writes: list[int] = counter("accesses", "register-file writebacks per bank, all SMs",
+                                   source="collector.writes")
+    rf_bank_conflicts: int = counter("requests", "operand reads deferred because their bank was taken that cycle",
+                                     source="collector.conflicts")
+    rf_bank_conflict_rate = derived("conflicts/read", "rf_bank_conflicts / rf_reads",
+                                    lambda s: _ratio(s.rf_bank_conflicts, sum(s.rf_reads)), digits=4)
+    collector_occupancy = derived(
+        "fraction", "mean occupied collector units / collector units, over all SM cycles",
+        lambda s: _ratio(s.collector_busy, s.cycles * s.num_sms * s.collector_units), digits=4)
+    achieved_occupancy = derived(
+        "fraction", "mean resident warps / maximum warps per SM, over cycles an SM had work",
+        lambda s: _ratio(s.resident_warps, s.sm_active_cycles * s.max_warps_per_sm), digits=4)
+    sm_active_cycles: int = counter("SM-cycles", "cycles in which an SM had a resident warp",
+                                    source="counters.sm_active_cycles")
+    barriers: int = counter("warp-instructions", "bar instructions issued", source="counters.barriers")
+    collector_busy: int = counter("unit-cycles", "sum over SM cycles of occupied collector units", written=False,
+                                  source="counters.collector_busy")
+    resident_warps: int = counter("warp-cycles", "sum over SM cycles of resident warps", written=False,
+                                  source="counters.resident_warps")
+    num_sms: int = setting(source="num_sms")
+    max_warps_per_sm: int = setting(source="sm.max_warps")
+    collector_units: int = setting(source="sm.collector_units")
+    memory: dict = tree(merge_memory, default_factory=dict)
+
+    @property
+    def total_warp_instructions(self) -> int:
+        return sum(self.warp_instructions.values())
+
+    @classmethod
+    def of_launch(cls, kernel: str, config: GpuConfig, counts: dict, *, cycles: int, memory: dict) -> TimingStats:
+        """One launch's statistics: ``counts`` from ``launch_counts``, the settings from ``config``."""
+        settings = {name: attrgetter(stat.source)(config) for name, stat in cls.declarations().items()
+                    if stat.kind == "setting"}
+        return cls(kernel=kernel, launches=1, cycles=cycles, memory=memory, **settings, **counts)
+
+
+#: The per-SM counters: (statistic, where an ``Sm`` keeps it).
+SM_SOURCES = tuple((name, attrgetter(stat.source)) for name, stat in TimingStats.declarations().items()
+                   if stat.kind == "counter" and stat.source is not None)
+
+#: The counters ``SmCounters`` keeps: (attribute, keys of a per-key count or None).
+_KEPT_BY_SM = tuple((stat.source.removeprefix("counters."), stat.keys) for stat in TimingStats.declarations().values()
+                    if stat.kind == "counter" and stat.source is not None and stat.source.startswith("counters."))
+
+
 class SmCounters:
-    """Raw counts of one SM."""
+    """Raw counts of one SM since it was built: one attribute per ``TimingStats`` counter whose
+    source is ``counters.<name>`` (an int, or a dict of ints per key)."""
 
-    def __init__(self, schedulers: int, banks: int):
-        self.stalls = {r: 0 for r in STALL_REASONS}
-        self.schedulers = schedulers
-        self.warp_instructions = {c: 0 for c in CLASSES}
-        self.thread_instructions = {c: 0 for c in CLASSES}
-        self.active_cycles = 0  # cycles with at least one resident warp
-        self.collector_busy = 0  # sum over cycles of occupied collector units
-        self.resident_warps = 0  # sum over cycles of resident warps
-        self.barriers = 0
-
-    def stall(self, reason: str, scheduler: int) -> None:
-        self.stalls[reason] += 1
+    def __init__(self) -> None:
+        for name, keys in _KEPT_BY_SM:
+            setattr(self, name, dict.fromkeys(keys, 0) if keys is not None else 0)
 
     def skip(self, gap: int, reasons: list[str], collector_busy: int, warps: int) -> None:
         """Account ``gap`` cycles in which nothing changed: each repeats the last one."""
@@ -57,7 +136,7 @@ class SmCounters:
 
     def _occupancy(self, n: int, collector_busy: int, warps: int) -> None:
         if warps:
-            self.active_cycles += n
+            self.sm_active_cycles += n
         self.collector_busy += n * collector_busy
         self.resident_warps += n * warps
 
@@ -67,101 +146,20 @@ class SmCounters:
         self.thread_instructions[unit] += threads
 
 
-def _stat(value, unit: str, description: str) -> dict:
-    return {"value": value, "unit": unit, "description": description}
+def sm_totals(sms: list) -> dict:
+    """Every per-SM counter summed over ``sms``: a snapshot (fresh containers)."""
+    totals = {}
+    for name, get in SM_SOURCES:
+        total = copy_counts(get(sms[0]))
+        for sm in sms[1:]:
+            total = add(total, get(sm))
+        totals[name] = total
+    return totals
 
 
-@dataclass
-class TimingStats:
-    """Timing result of one launch (or a merge of several)."""
-
-    kernel: str
-    launches: int
-    cycles: int
-    num_sms: int
-    max_warps_per_sm: int
-    collector_units: int
-    warp_instructions: dict[str, int]
-    thread_instructions: dict[str, int]
-    stalls: dict[str, int]
-    rf_reads: list[int]
-    rf_writes: list[int]
-    rf_bank_conflicts: int
-    sm_active_cycles: int
-    collector_busy: int
-    resident_warps: int
-    barriers: int
-    memory: dict = field(default_factory=dict)
-
-    @property
-    def total_warp_instructions(self) -> int:
-        return sum(self.warp_instructions.values())
-
-    @property
-    def ipc(self) -> float:
-        """Warp instructions per cycle, whole GPU."""
-        return self.total_warp_instructions / self.cycles if self.cycles else 0.0
-
-    def merge(self, other: TimingStats) -> TimingStats:
-        """Launches run one after another: cycles and counts add."""
-        def add(a: dict, b: dict) -> dict:
-            return {k: a.get(k, 0) + b.get(k, 0) for k in a.keys() | b.keys()}
-
-        return TimingStats(
-            kernel=self.kernel if self.kernel == other.kernel else "total",
-            launches=self.launches + other.launches, cycles=self.cycles + other.cycles, num_sms=self.num_sms,
-            max_warps_per_sm=self.max_warps_per_sm, collector_units=self.collector_units,
-            warp_instructions=add(self.warp_instructions, other.warp_instructions),
-            thread_instructions=add(self.thread_instructions, other.thread_instructions),
-            stalls=add(self.stalls, other.stalls),
-            rf_reads=[a + b for a, b in zip(self.rf_reads, other.rf_reads)],
-            rf_writes=[a + b for a, b in zip(self.rf_writes, other.rf_writes)],
-            rf_bank_conflicts=self.rf_bank_conflicts + other.rf_bank_conflicts,
-            sm_active_cycles=self.sm_active_cycles + other.sm_active_cycles,
-            collector_busy=self.collector_busy + other.collector_busy,
-            resident_warps=self.resident_warps + other.resident_warps,
-            barriers=self.barriers + other.barriers,
-            memory=merge_memory(self.memory, other.memory))
-
-    def to_dict(self) -> dict:
-        sm_cycles = self.cycles * self.num_sms
-        reads = sum(self.rf_reads)
-        return {
-            "kernel": self.kernel,
-            "launches": _stat(self.launches, "launches", "kernel launches"),
-            "cycles": _stat(self.cycles, "cycles", "SM clock cycles from the first launch to the last block's end"),
-            "ipc": _stat(round(self.ipc, 4), "warp-instructions/cycle", "whole GPU"),
-            "warp_instructions": _stat(dict(sorted(self.warp_instructions.items())), "warp-instructions",
-                                       "issued, by unit class"),
-            "thread_instructions": _stat(dict(sorted(self.thread_instructions.items())), "thread-instructions",
-                                         "issued active lanes, by unit class"),
-            "stalls": _stat({r: self.stalls.get(r, 0) for r in STALL_REASONS}, "scheduler-cycles",
-                            "what each warp scheduler did each cycle: " +
-                            "; ".join(f"{k}: {v}" for k, v in STALL_DOC.items())),
-            "rf_reads": _stat(self.rf_reads, "accesses", "register-file operand reads per bank, all SMs"),
-            "rf_writes": _stat(self.rf_writes, "accesses", "register-file writebacks per bank, all SMs"),
-            "rf_bank_conflicts": _stat(self.rf_bank_conflicts, "requests",
-                                       "operand reads deferred because their bank was taken that cycle"),
-            "rf_bank_conflict_rate": _stat(round(self.rf_bank_conflicts / reads, 4) if reads else 0.0,
-                                           "conflicts/read", "rf_bank_conflicts / rf_reads"),
-            "collector_occupancy": _stat(
-                round(self.collector_busy / (sm_cycles * self.collector_units), 4) if sm_cycles else 0.0,
-                "fraction", "mean occupied collector units / collector units, over all SM cycles"),
-            "achieved_occupancy": _stat(
-                round(self.resident_warps / (self.sm_active_cycles * self.max_warps_per_sm), 4)
-                if self.sm_active_cycles else 0.0,
-                "fraction", "mean resident warps / maximum warps per SM, over cycles an SM had work"),
-            "sm_active_cycles": _stat(self.sm_active_cycles, "SM-cycles", "cycles in which an SM had a resident warp"),
-            "barriers": _stat(self.barriers, "warp-instructions", "bar instructions issued"),
-            "memory": self.memory,
-        }
-
-
-def merge_memory(a: dict, b: dict) -> dict:
-    """Add two memory-statistics trees leaf by leaf, then recompute the derived rates."""
-    from .memory.system import derive
-
-    return derive(_add_trees(a, b))
+def launch_counts(sms: list, before: dict) -> dict:
+    """The per-SM counters accumulated since the snapshot ``before`` (``sm_totals`` at the launch's start)."""
+    return subtract(sm_totals(sms), before)
 
 
 def _add_trees(a: dict, b: dict) -> dict:
@@ -170,7 +168,7 @@ def _add_trees(a: dict, b: dict) -> dict:
     if not b:
         return a
     out = {}
-    for key in a.keys() | b.keys():
+    for key in a | b:  # a dict union keeps the trees' key order (a set would not, run to run)
         x, y = a.get(key), b.get(key)
         if x is None or y is None:
             out[key] = x if y is None else y

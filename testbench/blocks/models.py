@@ -4,12 +4,17 @@ Each model is the bench's reference: it gets the same inputs the DUT saw in a cy
 what the DUT must answer (handshakes, grants, data, state). They are written from the
 docstrings of ``dualflow.rtl.regfile``, ``collector``, ``scoreboard``, ``register_pointer`` and
 ``simt_stack`` (the contract), not from the RTL. ``inject`` switches on one deliberate model bug
-per model, used by the expect-fail tests to prove the checkers can fail.
+per model, used by the expect-fail tests to prove the checkers can fail. The register file's bank
+mapping and the warp scheduler's order are the machine's and the timing model's own rules
+(``dualflow.machine.register_bank``, ``dualflow.models.timing.warp_order``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from dualflow.machine import register_bank
+from dualflow.models.timing.warp_order import warp_order
 
 MASK32 = 0xFFFF_FFFF
 
@@ -26,7 +31,7 @@ class RegisterFileModel:
         self.ptr = [0] * banks
 
     def bank(self, warp: int, index: int) -> int:
-        return (index + warp) % self.banks
+        return register_bank(index, warp, self.banks)
 
     def value(self, warp: int, index: int) -> list[int]:
         return self.values.get((warp, index), [0] * self.lanes)
@@ -64,6 +69,30 @@ class RegisterFileModel:
         # The injected bug: lane enables ignored.
         self.values[(warp, index)] = [d if (mask >> lane & 1 or self.inject) else o
                                       for lane, (o, d) in enumerate(zip(old, data))]
+
+
+# ====================================================================== warp scheduler
+class WarpSchedulerModel:
+    """``rtl.scheduler.WarpScheduler``: the timing model's warp order (``policy``) over the warp
+    indices, with the RTL's state: ``last`` resets to warp 0 and moves to the granted warp when it
+    issues (see models/timing/warp_order.py for how this state differs from the timing model's)."""
+
+    def __init__(self, *, warps: int, policy: str, two_level: bool = False):
+        self.order = warp_order(policy)
+        self.warps = list(range(warps))
+        self.two_level = two_level
+        self.last = 0
+
+    def grant(self, ready: int, prefer: int = 0) -> int | None:
+        """The warp granted for ``ready`` (and, two-level, ``prefer``) bit vectors; None if none is ready."""
+        return self.order.choose(self.warps, self.warps[self.last], lambda w: ready >> w & 1,
+                                 (lambda w: prefer >> w & 1) if self.two_level else None)
+
+    def step(self, ready: int, prefer: int, issue: bool) -> None:
+        """End of a cycle: the grant, if any, issued when ``issue``."""
+        granted = self.grant(ready, prefer)
+        if granted is not None and issue:
+            self.last = granted
 
 
 # ====================================================================== register pointers
