@@ -1,6 +1,6 @@
 """Command-line actions of the RTL part: ``dualflow rtl generate``, ``dualflow cosim``, ``dualflow synth``.
 
-Every ``CoreParams`` field is an option (``--lanes 8``, ``--collector-units 4``, ...); a value the
+Every ``CoreParams`` field is an option (``--warp-size 8``, ``--collector-units 4``, ...); a value the
 core cannot take is reported as an error naming the field and the rule, with a non-zero exit.
 """
 
@@ -10,13 +10,15 @@ import argparse
 import dataclasses
 import json
 
+from dualflow.machine import MODES
+from dualflow.machine.config import SCHEDULERS
 from dualflow.testbench.sim import SIMULATORS
 
-from .params import MODES, SCHEDULERS, CoreParams
+from .params import CoreParams
 
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 #: Help for fields whose default is derived from the others.
-_DERIVED = {"shared_banks": "default one per lane, min(lanes, shared_bytes / 4)"}
+_DERIVED = {"shared_banks": "default one per lane, min(warp_size, shared_bytes / 4)"}
 
 
 def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
@@ -42,7 +44,7 @@ def cmd_generate(args) -> int:
 
     params = _params(args)
     path = write_core_verilog(params, args.output, name=args.name)
-    print(f"wrote {path} ({params.mode}, {params.lanes} lanes, {params.warps} warps)")
+    print(f"wrote {path} ({params.mode}, {params.warp_size} lanes, {params.warps} warps)")
     return 0
 
 

@@ -43,7 +43,7 @@ operands ready), and while fewer than ``waiting_limit_warp`` CUs of the warp and
 ``params.param_words``, ``params.requests_in_flight`` and ``cfg_mask_base(params)``.
 """
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal, unsigned
+from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
@@ -55,6 +55,7 @@ from .alu import IntegerAlu
 from .collector import OperandCollector
 from .decode import Op, Space, Unit
 from .fetch import FetchUnit
+from .layouts import lane_data
 from .lsu import LoadStoreUnit, LsuFault, mem_request_layout, mem_response_layout
 from .params import CoreParams
 from .regfile import BankedRegisterFile, bank_of
@@ -112,22 +113,18 @@ class TrapCause(enum.Enum, shape=4):
     PC_RANGE = 9  #: a warp ran past the last instruction loaded (a path without ``exit``)
 
 
-def _lanes(lanes: int) -> data.ArrayLayout:
-    return data.ArrayLayout(unsigned(32), lanes)
-
-
 def info_layout(params: CoreParams) -> data.StructLayout:
     """Side-band word of an instruction in flight: what writeback and the trace need."""
     return data.StructLayout({
         "warp": range(params.warps), "pc": range(params.imem_words), "seq": SEQ_BITS, "op": Op, "mod": 4,
-        "rp": rp_width(params), "mask": params.lanes, "dst": range(params.entries_per_warp), "writes": 1, "mem": 1,
+        "rp": rp_width(params), "mask": params.warp_size, "dst": range(params.entries_per_warp), "writes": 1, "mem": 1,
         "store": 1,
     })
 
 
 def completion_layout(params: CoreParams) -> data.StructLayout:
-    return data.StructLayout({"info": info_layout(params), "values": _lanes(params.lanes),
-                              "addrs": _lanes(params.lanes), "data": _lanes(params.lanes)})
+    return data.StructLayout({"info": info_layout(params), "values": lane_data(params.warp_size),
+                              "addrs": lane_data(params.warp_size), "data": lane_data(params.warp_size)})
 
 
 def trace_layout(params: CoreParams) -> data.StructLayout:
@@ -174,7 +171,8 @@ class SimtCore(wiring.Component):
         super().__init__({
             "load_en": In(1), "load_addr": In(pcs), "load_data": In(64),
             "cfg_en": In(1), "cfg_addr": In(8), "cfg_data": In(32),
-            "tid_en": In(1), "tid_addr": In(range(params.warps * TID_ROWS)), "tid_data": In(_lanes(params.lanes)),
+            "tid_en": In(1), "tid_addr": In(range(params.warps * TID_ROWS)),
+            "tid_data": In(lane_data(params.warp_size)),
             "start": In(1), "running": Out(1), "done": Out(1),
             "trap": Out(1), "trap_cause": Out(TrapCause), "trap_pc": Out(pcs), "trap_warp": Out(range(params.warps)),
             "mem_req": Out(stream.Signature(mem_request_layout(params, self.lsu_tag_width))),
@@ -186,7 +184,7 @@ class SimtCore(wiring.Component):
     def elaborate(self, platform) -> Module:  # noqa: C901 - one place that wires the pipeline
         m = Module()
         p = self.params
-        W, L, E = p.warps, p.lanes, p.entries_per_warp
+        W, L, E = p.warps, p.warp_size, p.entries_per_warp
         ring_bits = ceil_log2(E)
         ilay = info_layout(p)
         xlay = _exec_layout(p)
@@ -228,7 +226,7 @@ class SimtCore(wiring.Component):
             for w in range(W):
                 with m.If(self.cfg_addr == cfg_mask_base(p) + w):
                     m.d.sync += cfg_mask[w].eq(self.cfg_data)
-        m.submodules.tid = tid_mem = memory.Memory(shape=_lanes(L), depth=W * TID_ROWS, init=[])
+        m.submodules.tid = tid_mem = memory.Memory(shape=lane_data(L), depth=W * TID_ROWS, init=[])
         tid_wr = tid_mem.write_port()
         tid_rd = tid_mem.read_port(transparent_for=())
         m.d.comb += [tid_wr.en.eq(self.tid_en), tid_wr.addr.eq(self.tid_addr), tid_wr.data.eq(self.tid_data)]
@@ -420,7 +418,7 @@ class SimtCore(wiring.Component):
         m.d.comb += d0.ready.eq(~wb.others_waiting)
         r_valid = Signal()
         r_x = Signal(xlay)
-        r_ops = Signal(data.ArrayLayout(_lanes(L), 3))
+        r_ops = Signal(data.ArrayLayout(lane_data(L), 3))
         dx = Signal(xlay)
         m.d.comb += dx.eq(d0.payload.payload)
         m.d.comb += tid_rd.addr.eq(d0.payload.warp * TID_ROWS + dx.dim)
@@ -451,7 +449,7 @@ class SimtCore(wiring.Component):
         # ---- register-file reads: collector requesters, plus one for the control unit
         for r in range(n_req):
             wiring.connect(m, coll.read[r], rf.read[r])
-        for b in range(p.banks):
+        for b in range(p.register_banks):
             resp = rf.response[b]
             m.d.comb += [coll.response[b].valid.eq(resp.valid & (resp.requester != n_req)),
                          coll.response[b].requester.eq(resp.requester[:max(1, ceil_log2(n_req))]),
@@ -508,7 +506,7 @@ class SimtCore(wiring.Component):
                     m.next = "WAIT"
             with m.State("WAIT"):
                 bank = bank_of(p, c_warp, c_src)
-                for b in range(p.banks):
+                for b in range(p.register_banks):
                     resp = rf.response[b]
                     with m.If((bank == b) & resp.valid & (resp.requester == n_req)):
                         m.d.sync += c_cond.eq(Cat(resp.data[n] != 0 for n in range(L)))

@@ -119,7 +119,7 @@ def _dim3(block: int | tuple[int, ...]) -> tuple[int, int, int]:
 def check_case(params: CoreParams, case: CosimCase) -> None:
     """Reject a case the core cannot run, with a message naming what does not fit."""
     k = case.kernel
-    want = Form.DFLOW if params.dflow else Form.REG
+    want = params.mode.form
     if k.form is not want:
         raise ConfigError(f"{case.name}: kernel {k.name!r} is {k.form.value.upper()} form; a {params.mode} core "
                           f"runs {want.value.upper()} form")
@@ -127,9 +127,9 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
         if not all(isinstance(d, int) and d >= 1 for d in _dim3(dims)) or len(_dim3(dims)) != 3:
             raise ConfigError(f"{case.name}: {what} {dims!r} must be 1 to 3 positive integers")
     bx, by, bz = _dim3(case.block)
-    if bx * by * bz > params.lanes * params.warps:
+    if bx * by * bz > params.warp_size * params.warps:
         raise ConfigError(f"{case.name}: block of {bx * by * bz} threads exceeds the core's "
-                          f"{params.warps} warps x {params.lanes} lanes")
+                          f"{params.warps} warps x {params.warp_size} lanes")
     if len(k.code) > params.imem_words:
         raise ConfigError(f"{case.name}: {len(k.code)} instructions exceed imem_words {params.imem_words}")
     if k.shared_bytes > params.shared_bytes:
@@ -149,7 +149,7 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
 def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Device, KernelFault | None]:
     """Run the golden model; describe the RTL launch as JSON. A golden fault is returned, not raised."""
     check_case(params, case)
-    L = params.lanes
+    L = params.warp_size
     config = FunctionalConfig(warp_size=L)
     dev = Device(config)
     launch_params = list(case.setup(dev)) if case.setup else []
@@ -264,7 +264,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
                     f"warp {trap['warp']}")
         res = CaseResult(case.name, case.seed, None, cycles=out.get("cycles", 0), trap=trap,
                          timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
-        trace = rtl_trace(case.kernel, params.lanes, out.get("trace", []), params)
+        trace = rtl_trace(case.kernel, params.warp_size, out.get("trace", []), params)
         res.rtl = trace
         res.sim_seconds = float(out.get("sim_seconds", 0.0))
         res.blocks = int(out.get("blocks", 0))
@@ -363,7 +363,7 @@ def program_case(path: str | Path, params: CoreParams, *, kernel_name: str | Non
                 out.append(dev.upload(rng.integers(0, 1 << 32, size=buffer_words, dtype=np.uint64).astype(np.uint32)))
         return out
 
-    return CosimCase(Path(path).stem, kernel, block or params.lanes * params.warps, setup, seed=seed,
+    return CosimCase(Path(path).stem, kernel, block or params.warp_size * params.warps, setup, seed=seed,
                      max_cycles=max_cycles)
 
 

@@ -76,7 +76,7 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
 
     The DFLOW form is converted for the project's default ring; the core must have that ring and
     Dmax (``check_case`` says so otherwise)."""
-    form = Form.DFLOW if params.dflow else Form.REG
+    form = params.mode.form
     known = get_workload(name).sizes.get(size, {})
     unknown = sorted(set(values or {}) - set(known))
     if unknown:

@@ -19,10 +19,10 @@ from dualflow.testbench.cosim import CosimCase, run_cosim
 
 #: Parameter sets: (name, CoreParams fields). Programs run 16 threads (ooo: 8).
 PARAM_SETS = {
-    "l4w4": dict(lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2, scheduler="gto"),
-    "l8w2": dict(lanes=8, warps=2, banks=2, collector_units=3, alu_latency=1, scheduler="lrr"),
-    "l4w8": dict(lanes=4, warps=8, banks=8, collector_units=6, alu_latency=3, scheduler="gto", ring=64, regs=24,
-                 param_words=32, stack_depth=8, requests_in_flight=4, shared_banks=2),
+    "l4w4": dict(warp_size=4, warps=4, register_banks=4, collector_units=4, alu_latency=2, scheduler="gto"),
+    "l8w2": dict(warp_size=8, warps=2, register_banks=2, collector_units=3, alu_latency=1, scheduler="lrr"),
+    "l4w8": dict(warp_size=4, warps=8, register_banks=8, collector_units=6, alu_latency=3, scheduler="gto",
+                 ring=64, regs=24, param_words=32, stack_depth=8, requests_in_flight=4, shared_banks=2),
 }
 DEFAULT_PROGRAMS = ("alu", "diverge", "shared_reduce", "memory_order", "ooo", "grid")
 
@@ -93,7 +93,7 @@ def test_injected_error_is_caught():
 
 
 def test_case_that_does_not_fit_is_rejected():
-    params = CoreParams(mode="dflow", lanes=4, warps=2)
+    params = CoreParams(mode="dflow", warp_size=4, warps=2)
     with pytest.raises(ConfigError, match="exceeds the core's 2 warps x 4 lanes"):
         run_cosim(params, _cases(params, ["alu"], seeds=[1]))
     with pytest.raises(ConfigError, match="REG form; a dflow core"):

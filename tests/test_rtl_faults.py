@@ -13,7 +13,7 @@ from dualflow.testbench.core.programs import FAULT_PROGRAMS, directed_case
 from dualflow.testbench.cosim import CosimCase, run_cosim
 from dualflow.testbench.faults import check_fault, golden_kind
 
-CORE = dict(lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2)
+CORE = dict(warp_size=4, warps=4, register_banks=4, collector_units=4, alu_latency=2)
 
 
 @pytest.mark.parametrize("mode", ["dflow", "base"])

@@ -39,7 +39,7 @@ async def _load_program(ctx, dut) -> None:
 
 
 def test_fetch_buffers_each_warp_in_order_and_stops_at_control():
-    params = CoreParams(mode="base", lanes=4, warps=2, imem_words=16)
+    params = CoreParams(mode="base", warp_size=4, warps=2, imem_words=16)
     dut = FetchUnit(params)
     seen: dict[int, list[tuple[int, int]]] = {0: [], 1: []}
 
@@ -75,7 +75,7 @@ def test_fetch_buffers_each_warp_in_order_and_stops_at_control():
 def test_fetch_two_entry_buffer_shows_the_next_instruction():
     """DFLOW: two entries per warp; ``ib_next`` is the instruction after the head, in order, and
     the buffer holds nothing past a control instruction until the redirect."""
-    params = CoreParams(mode="dflow", lanes=4, warps=2, imem_words=16)
+    params = CoreParams(mode="dflow", warp_size=4, warps=2, imem_words=16)
     dut = FetchUnit(params)
     assert dut.depth == 2
     seen: dict[int, list[int]] = {0: [], 1: []}

@@ -119,7 +119,7 @@ class CoreBench:
         totals = {"requests": 0, "loads": 0, "stores": 0, "reordered": 0, "max_in_flight": 0}
         for index, block in enumerate(job["blocks"]):
             # local memory is per thread: a fresh model per block, the same global memory
-            model = GlobalMemoryModel(memory, lanes=self.p["lanes"], local_bytes=job["local_bytes"], rng=rng,
+            model = GlobalMemoryModel(memory, lanes=self.p["warp_size"], local_bytes=job["local_bytes"], rng=rng,
                                       min_latency=job["min_latency"], max_latency=job["max_latency"])
             await self.run_block(job, index, block, model, out)
             st = model.stats

@@ -488,6 +488,6 @@ def kernel(name: str, form: Form, ring: int = DEFAULT_RING, dmax: int = DEFAULT_
 def directed_case(name: str, params: CoreParams, *, seed: int = 1) -> CosimCase:
     """Program ``name`` as a co-simulation case for a core built with ``params``."""
     prog = _program(name)
-    form = Form.DFLOW if params.dflow else Form.REG
+    form = params.mode.form
     return CosimCase(name, kernel(name, form, ring=params.ring), prog.block, prog.setup, seed=seed,
                      min_latency=prog.latency[0], max_latency=prog.latency[1], grid=prog.grid)
