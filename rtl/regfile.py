@@ -240,7 +240,10 @@ class BankedRegisterFile(wiring.Component):
     read : In(stream.Signature(read_request_layout(params))).array(read_ports)
     write : In(stream.Signature(write_request_layout(params))).array(write_ports)
     response : Out(read_response_signature(params, read_ports)).array(banks)
-    conflict : Out(1), a valid read request was not granted this cycle (for statistics).
+    conflict : Out(1), a valid read request was not granted this cycle.
+    conflicts : Out(range(read_ports + 1)), how many valid read requests were not granted this
+        cycle (each lost its bank to another read or to a write): the timing model's count of
+        register-file bank conflicts (``rf_bank_conflicts``), per cycle.
     """
 
     def __init__(self, params: CoreParams, *, read_ports: int | None = None, write_ports: int = 1):
@@ -257,7 +260,7 @@ class BankedRegisterFile(wiring.Component):
             "read": In(stream.Signature(read_request_layout(params))).array(read_ports),
             "write": In(stream.Signature(write_request_layout(params))).array(write_ports),
             "response": Out(read_response_signature(params, read_ports)).array(params.register_banks),
-            "conflict": Out(1),
+            "conflict": Out(1), "conflicts": Out(range(read_ports + 1)),
         })
 
     def elaborate(self, platform) -> Module:
@@ -306,5 +309,6 @@ class BankedRegisterFile(wiring.Component):
             m.d.comb += bank.read_en.eq(arb.bank_valid[b])
             m.d.sync += [resp.valid.eq(arb.bank_valid[b]), resp.requester.eq(arb.bank_requester[b])]
             m.d.comb += resp.data.eq(bank.read_data)
-        m.d.comb += self.conflict.eq(arb.conflict)
+        m.d.comb += [self.conflict.eq(arb.conflict),
+                     self.conflicts.eq(sum(r.valid & ~arb.grant[i] for i, r in enumerate(self.read)))]
         return m

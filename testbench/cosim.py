@@ -28,9 +28,11 @@ from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_i
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.device import Device
 from dualflow.models.trace import Trace, TraceRecord
-from dualflow.rtl.core import CFG_PARAM_BASE, CFG_SHARED_LIMIT, SimtCore, TrapCause, cfg_mask_base
+from dualflow.rtl.configuration import CFG_PARAM_BASE, CFG_SHARED_LIMIT, cfg_mask_base
+from dualflow.rtl.core import SimtCore
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.register_pointer import rp_width
+from dualflow.rtl.trap import TrapCause
 
 from .core.protocol import JOBS_ENV, RESULTS_ENV
 from .faults import FaultCheck, check_fault
@@ -82,6 +84,9 @@ class CaseResult:
     sim_seconds: float = 0.0  #: wall time of the simulated run (from start to done, in the simulator)
     blocks: int = 0  #: blocks the core ran (all of the grid unless it stopped early)
     fault: FaultCheck | None = None  #: the golden run faulted: did the RTL stop alike?
+    #: register-file read requests that lost their bank, per request and cycle (the timing
+    #: model's ``rf_bank_conflicts``), over every block
+    bank_conflicts: int = 0
 
     @property
     def ok(self) -> bool:
@@ -92,7 +97,7 @@ class CaseResult:
         return not self.trap and not self.timeout and not self.memory_mismatches and not self.error
 
     def summary(self) -> str:
-        head = f"[{self.name} seed {self.seed}] {self.cycles} cycles"
+        head = f"[{self.name} seed {self.seed}] {self.cycles} cycles, {self.bank_conflicts} register bank conflicts"
         lines = [head]
         if self.fault is not None:
             lines.append(f"{'expected fault' if self.fault.agree else 'FAULT MISMATCH'}: {self.fault.message}")
@@ -268,6 +273,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
         res.rtl = trace
         res.sim_seconds = float(out.get("sim_seconds", 0.0))
         res.blocks = int(out.get("blocks", 0))
+        res.bank_conflicts = int(out.get("bank_conflicts", 0))
         res.waves = wave_file
         res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
                                      rp_bits=rp_width(params) if params.dflow else None, stopped=fault is not None)

@@ -112,7 +112,8 @@ def summary(wc: WorkloadCases, results: Sequence[CaseResult]) -> str:
     lines = []
     for r in results:
         lines.append(r.summary() if not r.ok else f"PASS {r.name}: {r.compare.matched} records matched, "
-                     f"{r.blocks} block{'s' if r.blocks > 1 else ''}, {r.cycles} cycles")
+                     f"{r.blocks} block{'s' if r.blocks > 1 else ''}, {r.cycles} cycles, "
+                     f"{r.bank_conflicts} register bank conflicts")
     passed = sum(r.ok for r in results)
     records = sum(r.compare.matched for r in results if r.compare is not None)
     cycles = sum(r.cycles for r in results)

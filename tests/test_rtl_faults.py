@@ -7,8 +7,8 @@ import pytest
 
 from dualflow.errors import KernelFault
 from dualflow.isa import assemble
-from dualflow.rtl.core import TrapCause
 from dualflow.rtl.params import CoreParams
+from dualflow.rtl.trap import TrapCause
 from dualflow.testbench.core.programs import FAULT_PROGRAMS, directed_case
 from dualflow.testbench.cosim import CosimCase, run_cosim
 from dualflow.testbench.faults import check_fault, golden_kind

@@ -115,14 +115,14 @@ def test_writeback_priority_and_waiting_flag():
     async def bench(ctx):
         # cycle: (alu_valid, lsu_valid, ctrl_valid)
         for cycle, (av, lv, cv) in enumerate([(1, 1, 1), (0, 1, 1), (0, 0, 1), (1, 0, 0), (0, 0, 0)]):
-            ctx.set(dut.alu_valid, av)
-            ctx.set(dut.alu, {"id": 10 + cycle})
+            ctx.set(dut.alu.valid, av)
+            ctx.set(dut.alu.payload, {"id": 10 + cycle})
             ctx.set(dut.lsu.valid, lv)
             ctx.set(dut.lsu.payload, {"id": 20 + cycle})
             ctx.set(dut.ctrl.valid, cv)
             ctx.set(dut.ctrl.payload, {"id": 30 + cycle})
-            if ctx.get(dut.valid):
-                log.append((ctx.get(dut.source), ctx.get(dut.out.id), ctx.get(dut.others_waiting)))
+            if ctx.get(dut.out.valid):
+                log.append((ctx.get(dut.source).value, ctx.get(dut.out.payload.id), ctx.get(dut.others_waiting)))
             else:
                 log.append((-1, 0, ctx.get(dut.others_waiting)))
             assert ctx.get(dut.lsu.ready) == (lv and not av)
