@@ -53,7 +53,7 @@ class ControlUnit(wiring.Component):
     redirect_valid, redirect_warp, redirect_pc: Out, continue the warp's fetch at pc.
     trap: Out(trap_signature), BARRIER. stack_trap: Out(trap_signature), the SIMT stack's trap.
     start: In(1), init_mask: In(warp_size).array(warps), launch: masks, RP 0, warps with lanes run.
-    advance_rp_valid, advance_rp_warp: In, DFLOW: an instruction that produces a value issued.
+    advance_rp_valid, advance_rp_warp: In, DFLOW only: an instruction that produces a value issued.
     active: Out(warp_size).array(warps), rp: Out(rp_width).array(warps), running: Out(warps),
         waiting: Out(warps) (at the block barrier): the warps' control state.
     """
@@ -65,7 +65,7 @@ class ControlUnit(wiring.Component):
             raise reject(self, f"ControlUnit requester must be in 0..{requesters!r} - 1, not {requester!r}")
         self.params, self.requesters, self.requester = params, requesters, requester
         W, L = params.warps, params.warp_size
-        super().__init__({
+        members = {
             "issue": In(stream.Signature(issue_control_layout(params))), "busy": Out(1),
             "read": Out(stream.Signature(read_request_layout(params))),
             "response": In(read_response_signature(params, requesters)).array(params.register_banks),
@@ -73,9 +73,11 @@ class ControlUnit(wiring.Component):
             "redirect_valid": Out(1), "redirect_warp": Out(range(W)), "redirect_pc": Out(range(params.imem_words)),
             "trap": Out(trap_signature(params)), "stack_trap": Out(trap_signature(params)),
             "start": In(1), "init_mask": In(L).array(W),
-            "advance_rp_valid": In(1), "advance_rp_warp": In(range(W)),
             "active": Out(L).array(W), "rp": Out(rp_width(params)).array(W), "running": Out(W), "waiting": Out(W),
-        })
+        }
+        if params.dflow:
+            members.update({"advance_rp_valid": In(1), "advance_rp_warp": In(range(W))})
+        super().__init__(members)
 
     def elaborate(self, platform) -> Module:  # noqa: C901 - one state machine
         m = Module()

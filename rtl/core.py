@@ -137,12 +137,13 @@ class SimtCore(wiring.Component):
             m.d.comb += issue.ib_next_valid.eq(fetch.ib_next_valid)
             m.d.comb += [issue.cu_waiting[c].eq(coll.waiting[c]) for c in range(p.collector_units)]
             m.d.comb += [sb.reads[r].eq(coll.pending[r]) for r in range(n_req)]
+            m.d.comb += [ctrl.advance_rp_valid.eq(issue.advance_rp_valid),
+                         ctrl.advance_rp_warp.eq(issue.advance_rp_warp)]
         m.d.comb += [
             sb.issue.eq(issue.sb_issue), issue.running.eq(ctrl.running), issue.waiting.eq(ctrl.waiting),
             issue.sreg_value.eq(cfg.sreg_value), cfg.sreg_index.eq(issue.sreg_index),
             issue.param_value.eq(cfg.param_value), cfg.param_index.eq(issue.param_index),
             issue.code_loaded.eq(cfg.code_loaded), issue.code_last.eq(cfg.code_last),
-            ctrl.advance_rp_valid.eq(issue.advance_rp_valid), ctrl.advance_rp_warp.eq(issue.advance_rp_warp),
             fetch.redirect_valid.eq(ctrl.redirect_valid), fetch.redirect_warp.eq(ctrl.redirect_warp),
             fetch.redirect_pc.eq(ctrl.redirect_pc), fetch.enable.eq(ctrl.running & ~ctrl.waiting),
         ]
@@ -200,7 +201,8 @@ class SimtCore(wiring.Component):
 
         # ---- traps (priority in trap.py)
         lsu_trap = traps.lsu.payload
-        f_info = info_layout(p)(lsu.fault_info)
+        f_info = Signal(info_layout(p))
+        m.d.comb += f_info.eq(lsu.fault_info)
         m.d.comb += [traps.lsu.valid.eq(lsu.fault), lsu_trap.pc.eq(f_info.pc), lsu_trap.warp.eq(f_info.warp),
                      lsu_trap.cause.eq(Mux(lsu.fault_kind == LsuFault.MISALIGNED, TrapCause.MISALIGNED,
                                                 TrapCause.SHARED_BOUNDS))]

@@ -60,7 +60,7 @@ class IssueStage(wiring.Component):
     alloc: Out(stream.Signature(alloc_layout)), an instruction for a collector unit.
     cu_waiting: In(waiting_layout).array(collector_units), DFLOW: CUs waiting for operands.
     control: Out(stream.Signature(issue_control_layout)), a control instruction.
-    advance_rp_valid, advance_rp_warp: Out, DFLOW: the issued instruction produces (RP + 1).
+    advance_rp_valid, advance_rp_warp: Out, DFLOW only: the issued instruction produces (RP + 1).
     active, rp, running, waiting: In, the warps' control state (``ControlUnit``).
     sreg_index: Out(4), sreg_value: In(32); param_index: Out(param_bits), param_value: In(32):
         the configuration registers an ``s2r`` or ``ldc`` reads at issue.
@@ -84,7 +84,6 @@ class IssueStage(wiring.Component):
             "alloc": Out(stream.Signature(alloc_layout(params, payload_width=self.exec_layout.size, tag_width=1,
                                                        units=len(DISPATCHED)))),
             "control": Out(stream.Signature(issue_control_layout(params))),
-            "advance_rp_valid": Out(1), "advance_rp_warp": Out(range(W)),
             "active": In(L).array(W), "rp": In(rp_width(params)).array(W), "running": In(W), "waiting": In(W),
             "sreg_index": Out(4), "sreg_value": In(32), "param_index": Out(param_bits), "param_value": In(32),
             "code_loaded": In(1), "code_last": In(pcs),
@@ -94,6 +93,7 @@ class IssueStage(wiring.Component):
         if params.dflow:
             members.update({"ib_next_valid": In(W), "ib_next": In(DecodedLayout()).array(W),
                             "peek": Out(peek_signature(params)).array(W),
+                            "advance_rp_valid": Out(1), "advance_rp_warp": Out(range(W)),
                             "cu_waiting": In(waiting_layout(params)).array(params.collector_units)})
         super().__init__(members)
 

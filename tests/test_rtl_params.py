@@ -1,5 +1,6 @@
-"""CoreParams: the fields added for the DFLOW issue policy and for the parameters that used to be
-derived inside the RTL (stack depth, parameter words, requests in flight, shared banks)."""
+"""CoreParams: checked fields, the machine's names and Mode, ``from_sm`` (the timing model's SmConfig),
+the register-bank rule, and the fields sized inside the RTL (stack depth, parameter words, requests in
+flight, shared banks)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import dataclasses
 import pytest
 
 from dualflow.errors import ConfigError
-from dualflow.rtl import core
+from dualflow.rtl import configuration
 from dualflow.rtl.params import CoreParams
 
 
@@ -26,16 +27,16 @@ def test_defaults_mirror_the_timing_model_and_the_old_constants():
     assert CoreParams(warp_size=4, shared_banks=16).shared_banks == 16
 
 
-def test_module_constants_keep_the_default_values():
-    """The benches import these names; they mean the default CoreParams."""
+def test_configuration_addresses():
+    """The bench writes parameters and initial masks at these addresses, and tid rows as its protocol says."""
+    from dualflow.testbench.core.protocol import TID_ROWS
+
     p = CoreParams()
-    assert core.STACK_DEPTH == p.stack_depth
-    assert core.PARAM_WORDS == p.param_words
-    assert core.LSU_OUTSTANDING == p.requests_in_flight
-    assert (core.CFG_PARAM_BASE, core.CFG_MASK_BASE) == (16, 32)
-    assert core.cfg_mask_base(p) == core.CFG_MASK_BASE
-    assert core.cfg_mask_base(CoreParams(param_words=17)) == 48
-    assert core.cfg_mask_base(CoreParams(param_words=128, warps=64)) + 64 <= 256  # fits the 8-bit cfg address
+    assert configuration.TID_ROWS == TID_ROWS
+    assert (configuration.CFG_PARAM_BASE, configuration.CFG_SHARED_LIMIT) == (16, 15)
+    assert configuration.cfg_mask_base(p) == 32
+    assert configuration.cfg_mask_base(CoreParams(param_words=17)) == 48
+    assert configuration.cfg_mask_base(CoreParams(param_words=128, warps=64)) + 64 <= 256  # fits the 8-bit address
 
 
 def test_waiting_limits_are_clamped_to_the_collector_units():
