@@ -14,6 +14,7 @@ import resource
 import statistics
 import sys
 
+from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 from dualflow.models.timing.simulate import simulate
 
@@ -31,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'thread-instr/s':>16}{'cycles/s':>11}")
     rates = []
     for name in args.workloads:
-        for mode in ("base", "dflow"):
+        for mode in Mode:
             config = preset("paper-rtx3080").replace(mode=mode)
             runs = [simulate(name, config, size=args.size) for _ in range(args.repeat)]
             wall = statistics.median(r.wall_seconds for r in runs)

@@ -28,6 +28,7 @@ import numpy as np
 from dualflow.atomic_write import atomic_write
 from dualflow.isa import assemble
 from dualflow.isa.convert import convert_kernel
+from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 from dualflow.models.timing.device import TimingDevice
 
@@ -69,15 +70,16 @@ LOOP:
     return head + body + tail
 
 
-def measure(name: str, mode: str, warps: int, iterations: int) -> tuple[float, int]:
+def measure(name: str, mode: Mode, warps: int, iterations: int) -> tuple[float, int]:
     kernel = assemble(program(name, iterations)).only
-    if mode == "dflow":
+    if mode.dflow:
         kernel = convert_kernel(kernel)[0]
-    config = preset("paper-rtx3080").replace(**{"mode": mode, "num_sms": 1, "sm.max_threads": 32 * 64})
+    warp_size = preset("paper-rtx3080").sm.warp_size
+    config = preset("paper-rtx3080").replace(**{"mode": mode, "num_sms": 1, "sm.max_threads": warp_size * 64})
     dev = TimingDevice(config)
-    buf = dev.upload(np.zeros(32 * 64 + 4096 + 32 * iterations * 2 + 1024, dtype=np.uint32))
+    buf = dev.upload(np.zeros(warp_size * 64 + 4096 + warp_size * iterations * 2 + 1024, dtype=np.uint32))
     blocks = 1 if warps <= 32 else 2  # a block holds at most 1024 threads
-    dev.launch(kernel, grid=blocks, block=32 * warps // blocks, params=[buf])
+    dev.launch(kernel, grid=blocks, block=warp_size * warps // blocks, params=[buf])
     t = dev.timing[-1]
     return t.total_warp_instructions / t.cycles, t.cycles
 
@@ -90,10 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     fma = preset("paper-rtx3080").sm.fp_unit.latency
     print(f"IPC of one SM against resident warps (paper-rtx3080, FP latency {fma}; Little's law: "
           f"fma-ilp1 saturates at 4 x ({fma} + 2) = {4 * (fma + 2)} warps, fma-ilp4 at a quarter of that)")
-    curves: dict[tuple[str, str], list[float]] = {}
+    curves: dict[tuple[str, Mode], list[float]] = {}
     print(f"{'benchmark':<10}{'mode':<7}" + "".join(f"{w:>7}" for w in WARPS))
     for name in ("fma-ilp1", "fma-ilp4", "load-use"):
-        for mode in ("base", "dflow"):
+        for mode in Mode:
             ipcs = [measure(name, mode, w, args.iterations)[0] for w in WARPS]
             curves[(name, mode)] = ipcs
             print(f"{name:<10}{mode:<7}" + "".join(f"{v:>7.2f}" for v in ipcs), flush=True)
@@ -105,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
 
         fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), dpi=120)
         for ax, name in zip(axes, ("fma-ilp1", "fma-ilp4", "load-use")):
-            for mode, style in (("base", "o-"), ("dflow", "s--")):
-                ax.plot(WARPS, curves[(name, mode)], style, label="BASE" if mode == "base" else "D-FLOW")
+            for mode, style in zip(Mode, ("o-", "s--")):
+                ax.plot(WARPS, curves[(name, mode)], style, label=mode.label)
             ax.set_title(name)
             ax.set_xlabel("warps per SM")
             ax.set_ylabel("IPC (warp-instructions/cycle, one SM)")

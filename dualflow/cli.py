@@ -46,15 +46,9 @@ def cmd_disasm(args) -> int:
 
 
 def cmd_isa(args) -> int:
-    from dualflow.isa import SPECS
-    from dualflow.isa.opcodes import mod_names
+    from dualflow.isa.table import format_table
 
-    print(f"{'code':>6}  {'mnemonic':<8} {'operands':<14} {'unit':<5} {'RP':<3} suffixes")
-    for spec in SPECS.values():
-        ops = ", ".join(("d",) + spec.syntax.value if spec.produces else spec.syntax.value)
-        suffixes = " ".join(mod_names(spec.mod).values())
-        rp = "+1" if spec.produces else ("+k" if spec.mnemonic == "rpinc" else "")
-        print(f"{spec.code:#6x}  {spec.mnemonic:<8} {ops:<14} {spec.unit.value:<5} {rp:<3} {suffixes}")
+    sys.stdout.write(format_table())
     return 0
 
 

@@ -6,6 +6,10 @@ import io
 from pathlib import Path
 
 from dualflow.atomic_write import atomic_write
+from dualflow.machine.mode import Mode
+
+#: Line style of each mode.
+_STYLES = {Mode.BASE: "o-", Mode.DFLOW: "s--"}
 
 
 def _pyplot():
@@ -62,13 +66,12 @@ def plot_warps_study(points: list[dict], path: Path) -> None:
     fig, axes = plt.subplots(2, len(names), figsize=(3.4 * len(names), 6.4), dpi=120, squeeze=False)
     for col, name in enumerate(names):
         mine = [p for p in points if p["workload"] == name]
-        base_full = max((p for p in mine if p["mode"] == "base"), key=lambda p: p["warps"])["cycles"]
-        for mode, style in (("base", "o-"), ("dflow", "s--")):
+        base_full = max((p for p in mine if p["mode"] == Mode.BASE), key=lambda p: p["warps"])["cycles"]
+        for mode in Mode:
             pts = sorted((p for p in mine if p["mode"] == mode), key=lambda p: p["warps"])
             perf = [base_full / p["cycles"] for p in pts]
-            label = "BASE" if mode == "base" else "D-FLOW"
-            axes[0][col].plot([p["warps"] for p in pts], perf, style, label=label)
-            axes[1][col].plot([p["rf_kib"] for p in pts], perf, style)
+            axes[0][col].plot([p["warps"] for p in pts], perf, _STYLES[mode], label=mode.label)
+            axes[1][col].plot([p["rf_kib"] for p in pts], perf, _STYLES[mode])
         axes[0][col].set_title(name)
         axes[0][col].set_xlabel("warps per SM")
         axes[1][col].set_xlabel("register file per SM (KiB)")

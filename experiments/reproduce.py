@@ -27,12 +27,13 @@ from typing import Any
 
 from dualflow.atomic_write import atomic_write
 from dualflow.errors import ConfigError
-from dualflow.isa import Form
 from dualflow.kernels.registry import get_workload
+from dualflow.kernels.rodinia import PAPER_FOUR
+from dualflow.machine.footprint import entries_per_warp
+from dualflow.machine.mode import Mode
+from dualflow.machine.presets import preset as preset_config
 
-PAPER_FOUR = ("gaussian", "lud", "pathfinder", "nn")
 WARPS = (8, 16, 32, 48, 64)
-MODES = ("base", "dflow")
 #: Input size of each workload at the default ``--size default``: the paper's kind of input (every
 #: thread fits on the GPU at once) at a cost that keeps the whole run in minutes.
 DEFAULT_SIZES = {"gaussian": "small", "lud": "small", "pathfinder": "medium", "nn": "small"}
@@ -48,15 +49,16 @@ class Job:
 
     experiment: str  # "paper" or "warps"
     workload: str
-    mode: str
+    mode: Mode
     size: str
     seed: int
     preset: str
     warps: int  # warps per SM allowed (max_threads / warp size)
     num_sms: int | None  # None: the preset's
 
-    def settings(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"mode": self.mode, "sm.max_threads": self.warps * 32}
+    def settings(self, warp_size: int) -> dict[str, Any]:
+        """The changes to the preset, whose SMs have ``warp_size`` lanes."""
+        out: dict[str, Any] = {"mode": self.mode, "sm.max_threads": self.warps * warp_size}
         if self.num_sms is not None:
             out["num_sms"] = self.num_sms
         return out
@@ -68,11 +70,11 @@ class Job:
 
 def run_job(job: Job) -> dict[str, Any]:
     """Simulate one job; returns its summary row plus the full result (for ``runs/``)."""
-    from dualflow.machine.presets import preset
     from dualflow.models.timing.gpu import BlockDoesNotFit
     from dualflow.models.timing.simulate import simulate
 
-    config = preset(job.preset).replace(**job.settings())
+    base = preset_config(job.preset)
+    config = base.replace(**job.settings(base.sm.warp_size))
     try:
         result = simulate(job.workload, config, size=job.size, seed=job.seed)
     except BlockDoesNotFit as exc:  # fewer warps per SM than one block has: no such design point
@@ -90,11 +92,11 @@ def run_job(job: Job) -> dict[str, Any]:
     return {"row": row, "full": result.to_dict()}
 
 
-def rf_entries_per_thread(workload: str, mode: str) -> int:
+def rf_entries_per_thread(workload: str, mode: Mode) -> int:
     """Register-file entries each thread holds: BASE the most registers any kernel of the
-    workload uses, D-FLOW the ring size of its converted kernels."""
-    module = get_workload(workload)().module(Form.DFLOW if mode == "dflow" else Form.REG)
-    return max((k.ring if mode == "dflow" else max(k.regs, 1)) for k in module)
+    workload uses, D-FLOW the ring size of its converted kernels (``entries_per_warp``)."""
+    module = get_workload(workload)().module(mode.form)
+    return max(entries_per_warp(k, mode) for k in module)
 
 
 def study_slice(name: str, size: str, study_sms: int | None) -> tuple[str, int]:
@@ -112,12 +114,12 @@ def plan(size: str, seed: int, preset: str, workloads: Iterable[str], warps: Ite
          study_sms: int | None) -> list[Job]:
     jobs = []
     for name in workloads:
-        for mode in MODES:
+        for mode in Mode:
             jobs.append(Job("paper", name, mode, figure_size(name, size), seed, preset, 64, None))
     for name in workloads:
         wsize, sms = study_slice(name, size, study_sms)
         for w in warps:
-            for mode in MODES:
+            for mode in Mode:
                 jobs.append(Job("warps", name, mode, wsize, seed, preset, w, sms))
     # longest first, so that parallel workers finish together
     cost = {"paper": 4, "medium": 2, "small": 1}
@@ -160,7 +162,7 @@ def figure9_10(rows: list[dict]) -> list[dict]:
     paper = {(r["workload"], r["mode"]): r for r in rows if r["experiment"] == "paper"}
     out = []
     for name in dict.fromkeys(r["workload"] for r in rows if r["experiment"] == "paper"):
-        b, d = paper[(name, "base")], paper[(name, "dflow")]
+        b, d = paper[(name, Mode.BASE)], paper[(name, Mode.DFLOW)]
         entry = {"workload": name, "base_cycles": b["cycles"], "dflow_cycles": d["cycles"],
                  "speedup": round(b["cycles"] / d["cycles"], 4),
                  "base_warp_instructions": b["warp_instructions"], "dflow_warp_instructions": d["warp_instructions"],
@@ -172,15 +174,16 @@ def figure9_10(rows: list[dict]) -> list[dict]:
     return out
 
 
-def warps_study(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+def warps_study(rows: list[dict], warp_size: int) -> tuple[list[dict], list[dict]]:
     """The study's points (performance against warps and register-file bytes per SM) and, per
-    workload, the register-file size at which D-FLOW first matches BASE's full-size performance."""
+    workload, the register-file size at which D-FLOW first matches BASE's full-size performance.
+    ``warp_size``: lanes per warp of the SMs that ran them."""
     points = []
     for r in rows:
         if r["experiment"] != "warps" or r["cycles"] is None:  # skip points where a block cannot fit
             continue
         # the register file the resident warps occupy: the warp limit, or fewer if registers run out first
-        per_warp = 32 * r["rf_entries_per_thread"]
+        per_warp = warp_size * r["rf_entries_per_thread"]
         resident = min(r["warps"], r["sm_registers"] // per_warp)
         rf_bytes = resident * per_warp * 4
         points.append({"workload": r["workload"], "size": r["size"], "sms": r["num_sms"], "mode": r["mode"],
@@ -189,8 +192,8 @@ def warps_study(rows: list[dict]) -> tuple[list[dict], list[dict]]:
                        "rf_kib": round(rf_bytes / 1024, 1)})
     matches = []
     for name in dict.fromkeys(p["workload"] for p in points):
-        base = sorted((p for p in points if p["workload"] == name and p["mode"] == "base"), key=lambda p: p["warps"])
-        dflow = sorted((p for p in points if p["workload"] == name and p["mode"] == "dflow"),
+        base = sorted((p for p in points if p["workload"] == name and p["mode"] == Mode.BASE), key=lambda p: p["warps"])
+        dflow = sorted((p for p in points if p["workload"] == name and p["mode"] == Mode.DFLOW),
                        key=lambda p: p["warps"])
         target = base[-1]  # BASE with the most warps: the full register file
         first = next((p for p in dflow if p["cycles"] <= target["cycles"]), None)
@@ -260,7 +263,7 @@ def reproduce(out: Path, size: str = "default", seed: int = 1, preset: str = "pa
     write_table(out, "runs", rows)
     fig = figure9_10(rows)
     write_table(out, "figure9_10", fig)
-    points, matches = warps_study(rows)
+    points, matches = warps_study(rows, preset_config(preset).sm.warp_size)
     write_table(out, "warps_study", points)
     write_table(out, "warps_study_match", matches)
     plot_figure9_10(fig, out / "figure9_10.png")

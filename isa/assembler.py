@@ -29,7 +29,6 @@ from .encoding import IMM16_MAX, IMM16_MIN, MAX_REGS, OPERAND_MAX, Instruction
 from .kernel import DEFAULT_DMAX, DEFAULT_RING, Kernel, Module, SourceLocation
 from .opcodes import (
     BY_MNEMONIC,
-    INT_CMPS,
     SPECS,
     Cmp,
     Form,
@@ -250,7 +249,7 @@ class Assembler:
                 return op, 0
             raise self.error(lineno, tok.col, f"{base} needs a suffix: one of {', '.join(names)}")
         mod = names[suffixes[0]]
-        if op in (Opcode.ISETP, Opcode.USETP) and Cmp(mod) not in INT_CMPS:
+        if spec.mod is ModKind.CMP and Cmp(mod) not in spec.conditions:
             raise self.error(lineno, tok.col, f"{base}: unordered comparison .{suffixes[0]} is for floats only")
         return op, mod
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from dualflow.errors import DualflowError
 
-from .opcodes import INT_CMPS, SPECS, Cmp, ModKind, Opcode, OpSpec, SpecialReg, VoteMode
+from .opcodes import SPECS, ModKind, Opcode, OpSpec, SpecialReg, VoteMode
 
 #: Field name -> (least significant bit, width). The RTL decoder builds its layout from this.
 FIELDS: dict[str, tuple[int, int]] = {
@@ -97,7 +97,7 @@ class Instruction:
         name = spec.mnemonic
         legal_mod = {
             ModKind.NONE: {0}, ModKind.COLOR: set(range(16)),
-            ModKind.CMP: {int(c) for c in (INT_CMPS if self.op in (Opcode.ISETP, Opcode.USETP) else Cmp)},
+            ModKind.CMP: {int(c) for c in spec.conditions},
             ModKind.VOTE: {int(v) for v in VoteMode}, ModKind.SREG: {int(r) for r in SpecialReg},
         }[spec.mod]
         if self.mod not in legal_mod:

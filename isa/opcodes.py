@@ -1,7 +1,8 @@
 """The instruction set, defined once.
 
-Every opcode's number, mnemonic, operand syntax, unit class and whether it produces a value
-(and so advances the DFLOW register pointer) is in the table ``SPECS`` below. The assembler,
+Every opcode's number, mnemonic, operand syntax, unit class, whether it produces a value
+(and so advances the DFLOW register pointer), and how it affects control flow, issue and the
+converter's address analysis is in the table ``SPECS`` below. The assembler,
 the disassembler, the functional and timing models and the RTL decoder all read this table;
 nothing else in the project may restate it.
 """
@@ -94,6 +95,13 @@ class VoteMode(enum.IntEnum):
     BALLOT = 2  #: bit i set if the source is non-zero in active lane i
 
 
+class BranchIf(enum.Enum):
+    """When a conditional branch is taken, per lane, from the value of its source A."""
+
+    NONZERO = "nonzero"  #: ``brnz``
+    ZERO = "zero"  #: ``brz``
+
+
 class Syntax(enum.Enum):
     """Operand syntax of an opcode (after the optional REG-form destination).
 
@@ -129,6 +137,18 @@ class OpSpec:
         RP and advances RP by one. Non-producers never touch RP, except ``rpinc``.
     mod: meaning of the ``mod`` field.
     forms: operand forms in which the opcode is legal.
+    redirects: the next pc is only known once the instruction executes (a branch target, a
+        reconvergence point, the next path of a diverged warp, or none): fetch stops after it,
+        and it ends a basic block (the converter's control-flow graph). ``bra``, ``brnz``,
+        ``brz``, ``sync``, ``exit``.
+    issue_only: does all its work at issue (stack push, RP bump, barrier arrival, fence, nothing):
+        the timing model gives it no collector unit and no execution unit. ``nop``, ``rpinc``,
+        ``ssy``, ``bar``, ``membar``.
+    branch_if: a conditional branch, taken in a lane when its source A is non-zero
+        (``BranchIf.NONZERO``, ``brnz``) or zero (``BranchIf.ZERO``, ``brz``); None otherwise.
+    merges_address: the result is based on the same kernel parameter as its sources: integer
+        arithmetic through which a pointer plus an offset stays a pointer into the same
+        allocation (the converter's memory-ordering colors, isa/convert/colors.py).
     """
 
     code: int
@@ -138,6 +158,50 @@ class OpSpec:
     produces: bool
     mod: ModKind = ModKind.NONE
     forms: frozenset[Form] = frozenset({Form.REG, Form.DFLOW})
+    redirects: bool = False
+    issue_only: bool = False
+    branch_if: BranchIf | None = None
+    merges_address: bool = False
+
+    def __post_init__(self) -> None:
+        if self.conditional and not (self.redirects and "a" in self.syntax.value):
+            raise ValueError(f"{self.mnemonic}: a conditional branch redirects and reads source A")
+
+    @property
+    def conditional(self) -> bool:
+        """A conditional branch (``brnz``, ``brz``): taken in some lanes, not in others."""
+        return self.branch_if is not None
+
+    @property
+    def jumps(self) -> bool:
+        """A branch to its label (``bra``, ``brnz``, ``brz``): a redirect with a target operand."""
+        return self.redirects and self.has_target
+
+    @property
+    def has_target(self) -> bool:
+        """Names a label (branches and ``ssy``): its immediate is a pc of the kernel."""
+        return "target" in self.syntax.value
+
+    @property
+    def falls_through(self) -> bool:
+        """The next instruction in program order may follow it (all but ``bra``, ``sync``, ``exit``)."""
+        return not self.redirects or self.conditional
+
+    @property
+    def conditions(self) -> frozenset[Cmp]:
+        """Conditions a compare accepts: the ordered six on the integer unit (unordered ones are
+        meaningless for integers), all of ``Cmp`` on the FP unit; empty for other opcodes."""
+        if self.mod is not ModKind.CMP:
+            return frozenset()
+        return INT_CMPS if self.unit is UnitClass.INT else frozenset(Cmp)
+
+    @property
+    def suffixes(self) -> dict[int, str]:
+        """Assembler ``.suffix`` text of each ``mod`` value this opcode accepts."""
+        names = mod_names(self.mod)
+        if self.mod is ModKind.CMP:
+            return {m: t for m, t in names.items() if Cmp(m) in self.conditions}
+        return names
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -216,73 +280,69 @@ class Opcode(enum.IntEnum):
 _I, _F, _S, _M, _C = UnitClass.INT, UnitClass.FP, UnitClass.SFU, UnitClass.MEM, UnitClass.CTRL
 _DFLOW_ONLY = frozenset({Form.DFLOW})
 
+
+def _row(op: Opcode, syntax: Syntax, unit: UnitClass, produces: bool, mod: ModKind = ModKind.NONE,
+         **properties) -> OpSpec:
+    return OpSpec(code=int(op), mnemonic=op.name.lower(), syntax=syntax, unit=unit, produces=produces,
+                  mod=mod, **properties)
+
+
 _TABLE = [
-    # opcode         syntax           unit produces mod
-    (Opcode.NOP, Syntax.NONE, _I, False, ModKind.NONE),
-    (Opcode.MOV, Syntax.BI, _I, True, ModKind.NONE),
-    (Opcode.S2R, Syntax.SREG, _I, True, ModKind.SREG),
-    (Opcode.LDC, Syntax.PARAM, _M, True, ModKind.NONE),
-    (Opcode.SELP, Syntax.A_B_C, _I, True, ModKind.NONE),
-    (Opcode.VOTE, Syntax.A, _I, True, ModKind.VOTE),
-    (Opcode.IADD, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.ISUB, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.IMUL, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.IMAD, Syntax.A_B_C, _I, True, ModKind.NONE),
-    (Opcode.IAND, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.IOR, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.IXOR, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.INOT, Syntax.A, _I, True, ModKind.NONE),
-    (Opcode.ISHL, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.ISHR, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.ISRA, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.IMIN, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.IMAX, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.UMIN, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.UMAX, Syntax.A_BI, _I, True, ModKind.NONE),
-    (Opcode.ISETP, Syntax.A_BI, _I, True, ModKind.CMP),
-    (Opcode.USETP, Syntax.A_BI, _I, True, ModKind.CMP),
-    (Opcode.FADD, Syntax.A_BI, _F, True, ModKind.NONE),
-    (Opcode.FSUB, Syntax.A_BI, _F, True, ModKind.NONE),
-    (Opcode.FMUL, Syntax.A_BI, _F, True, ModKind.NONE),
-    (Opcode.FFMA, Syntax.A_B_C, _F, True, ModKind.NONE),
-    (Opcode.FMIN, Syntax.A_BI, _F, True, ModKind.NONE),
-    (Opcode.FMAX, Syntax.A_BI, _F, True, ModKind.NONE),
-    (Opcode.FSETP, Syntax.A_BI, _F, True, ModKind.CMP),
-    (Opcode.I2F, Syntax.A, _F, True, ModKind.NONE),
-    (Opcode.U2F, Syntax.A, _F, True, ModKind.NONE),
-    (Opcode.F2I, Syntax.A, _F, True, ModKind.NONE),
-    (Opcode.F2U, Syntax.A, _F, True, ModKind.NONE),
-    (Opcode.FDIV, Syntax.A_BI, _S, True, ModKind.NONE),
-    (Opcode.FSQRT, Syntax.A, _S, True, ModKind.NONE),
-    (Opcode.LDG, Syntax.LOAD, _M, True, ModKind.COLOR),
-    (Opcode.STG, Syntax.STORE, _M, False, ModKind.COLOR),
-    (Opcode.LDS, Syntax.LOAD, _M, True, ModKind.COLOR),
-    (Opcode.STS, Syntax.STORE, _M, False, ModKind.COLOR),
-    (Opcode.LDL, Syntax.LOAD, _M, True, ModKind.COLOR),
-    (Opcode.STL, Syntax.STORE, _M, False, ModKind.COLOR),
-    (Opcode.BRA, Syntax.TARGET, _C, False, ModKind.NONE),
-    (Opcode.BRNZ, Syntax.A_TARGET, _C, False, ModKind.NONE),
-    (Opcode.BRZ, Syntax.A_TARGET, _C, False, ModKind.NONE),
-    (Opcode.SSY, Syntax.TARGET, _C, False, ModKind.NONE),
-    (Opcode.SYNC, Syntax.NONE, _C, False, ModKind.NONE),
-    (Opcode.BAR, Syntax.NONE, _C, False, ModKind.NONE),
-    (Opcode.MEMBAR, Syntax.NONE, _C, False, ModKind.NONE),
-    (Opcode.EXIT, Syntax.NONE, _C, False, ModKind.NONE),
-    (Opcode.RPINC, Syntax.COUNT, _C, False, ModKind.NONE),
+    # opcode, syntax, unit, produces, mod kind, then the OpSpec properties that differ from the default
+    _row(Opcode.NOP, Syntax.NONE, _I, False, issue_only=True),
+    _row(Opcode.MOV, Syntax.BI, _I, True, merges_address=True),
+    _row(Opcode.S2R, Syntax.SREG, _I, True, ModKind.SREG),
+    _row(Opcode.LDC, Syntax.PARAM, _M, True),
+    _row(Opcode.SELP, Syntax.A_B_C, _I, True, merges_address=True),
+    _row(Opcode.VOTE, Syntax.A, _I, True, ModKind.VOTE),
+    _row(Opcode.IADD, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.ISUB, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.IMUL, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.IMAD, Syntax.A_B_C, _I, True, merges_address=True),
+    _row(Opcode.IAND, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.IOR, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.IXOR, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.INOT, Syntax.A, _I, True),
+    _row(Opcode.ISHL, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.ISHR, Syntax.A_BI, _I, True),
+    _row(Opcode.ISRA, Syntax.A_BI, _I, True),
+    _row(Opcode.IMIN, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.IMAX, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.UMIN, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.UMAX, Syntax.A_BI, _I, True, merges_address=True),
+    _row(Opcode.ISETP, Syntax.A_BI, _I, True, ModKind.CMP),
+    _row(Opcode.USETP, Syntax.A_BI, _I, True, ModKind.CMP),
+    _row(Opcode.FADD, Syntax.A_BI, _F, True),
+    _row(Opcode.FSUB, Syntax.A_BI, _F, True),
+    _row(Opcode.FMUL, Syntax.A_BI, _F, True),
+    _row(Opcode.FFMA, Syntax.A_B_C, _F, True),
+    _row(Opcode.FMIN, Syntax.A_BI, _F, True),
+    _row(Opcode.FMAX, Syntax.A_BI, _F, True),
+    _row(Opcode.FSETP, Syntax.A_BI, _F, True, ModKind.CMP),
+    _row(Opcode.I2F, Syntax.A, _F, True),
+    _row(Opcode.U2F, Syntax.A, _F, True),
+    _row(Opcode.F2I, Syntax.A, _F, True),
+    _row(Opcode.F2U, Syntax.A, _F, True),
+    _row(Opcode.FDIV, Syntax.A_BI, _S, True),
+    _row(Opcode.FSQRT, Syntax.A, _S, True),
+    _row(Opcode.LDG, Syntax.LOAD, _M, True, ModKind.COLOR),
+    _row(Opcode.STG, Syntax.STORE, _M, False, ModKind.COLOR),
+    _row(Opcode.LDS, Syntax.LOAD, _M, True, ModKind.COLOR),
+    _row(Opcode.STS, Syntax.STORE, _M, False, ModKind.COLOR),
+    _row(Opcode.LDL, Syntax.LOAD, _M, True, ModKind.COLOR),
+    _row(Opcode.STL, Syntax.STORE, _M, False, ModKind.COLOR),
+    _row(Opcode.BRA, Syntax.TARGET, _C, False, redirects=True),
+    _row(Opcode.BRNZ, Syntax.A_TARGET, _C, False, redirects=True, branch_if=BranchIf.NONZERO),
+    _row(Opcode.BRZ, Syntax.A_TARGET, _C, False, redirects=True, branch_if=BranchIf.ZERO),
+    _row(Opcode.SSY, Syntax.TARGET, _C, False, issue_only=True),
+    _row(Opcode.SYNC, Syntax.NONE, _C, False, redirects=True),
+    _row(Opcode.BAR, Syntax.NONE, _C, False, issue_only=True),
+    _row(Opcode.MEMBAR, Syntax.NONE, _C, False, issue_only=True),
+    _row(Opcode.EXIT, Syntax.NONE, _C, False, redirects=True),
+    _row(Opcode.RPINC, Syntax.COUNT, _C, False, forms=_DFLOW_ONLY, issue_only=True),
 ]
 
-SPECS: dict[Opcode, OpSpec] = {
-    op: OpSpec(
-        code=int(op),
-        mnemonic=op.name.lower(),
-        syntax=syntax,
-        unit=unit,
-        produces=produces,
-        mod=mod,
-        forms=_DFLOW_ONLY if op is Opcode.RPINC else frozenset({Form.REG, Form.DFLOW}),
-    )
-    for op, syntax, unit, produces, mod in _TABLE
-}
+SPECS: dict[Opcode, OpSpec] = {Opcode(spec.code): spec for spec in _TABLE}
 assert set(SPECS) == set(Opcode), "every opcode needs a row in the table"
 
 BY_MNEMONIC: dict[str, Opcode] = {spec.mnemonic: op for op, spec in SPECS.items()}

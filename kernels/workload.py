@@ -20,8 +20,6 @@ from dualflow.errors import ConfigError, DualflowError
 from dualflow.isa import Form, Module, assemble_file
 from dualflow.models import Device, FunctionalConfig, LaunchStats, Trace
 
-SIZES = ("tiny", "small", "paper")
-
 
 class CheckFailed(DualflowError):
     """A workload's output differs from its numpy reference beyond the documented tolerance."""

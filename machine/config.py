@@ -16,9 +16,8 @@ from dualflow.errors import ConfigError
 from dualflow.isa.opcodes import UnitClass
 
 from .memory import MemoryConfig
-
-MODES = ("base", "dflow")
-SCHEDULERS = ("gto", "lrr")
+from .mode import Mode
+from .schedulers import Scheduler
 
 
 def _doc(unit: str, description: str) -> dict:
@@ -58,7 +57,7 @@ class SmConfig:
         "D-FLOW ring entries per warp, times the warp size"))
     shared_bytes: int = field(default=128 * 1024, metadata=_doc("bytes", "shared memory per SM"))
     schedulers: int = field(default=4, metadata=_doc("schedulers", "warp schedulers; warp w goes to w mod n"))
-    scheduler: str = field(default="gto", metadata=_doc("policy", "warp-scheduler policy: gto or lrr"))
+    scheduler: Scheduler = field(default=Scheduler.GTO, metadata=_doc("policy", "warp-scheduler policy: gto or lrr"))
     ibuffer_entries: int = field(default=2, metadata=_doc("instructions", "instruction-buffer depth per warp"))
     fetch_width: int = field(default=2, metadata=_doc(
         "instructions", "instructions one fetch brings into a warp's buffer; one warp fetches per cycle"))
@@ -96,8 +95,7 @@ class SmConfig:
         _positive(self, "const_latency", "cta_launch_latency", allow_zero=True)
         if self.warp_size > 32:
             raise ConfigError(f"SmConfig.warp_size must be at most 32, not {self.warp_size}")
-        if self.scheduler not in SCHEDULERS:
-            raise ConfigError(f"SmConfig.scheduler must be one of {', '.join(SCHEDULERS)}, not {self.scheduler!r}")
+        object.__setattr__(self, "scheduler", Scheduler.parse(self.scheduler, "SmConfig.scheduler"))
         if self.max_threads % self.warp_size:
             raise ConfigError(f"SmConfig.max_threads ({self.max_threads}) must be a multiple of the warp size")
 
@@ -115,7 +113,7 @@ class GpuConfig:
     """The whole GPU: SMs, clock, memory system, and the mode the SMs run in."""
 
     name: str = field(default="custom", metadata=_doc("", "preset this configuration came from"))
-    mode: str = field(default="base", metadata=_doc(
+    mode: Mode = field(default=Mode.BASE, metadata=_doc(
         "", "base: REG form, in-order dispatch, scoreboard with false dependencies; "
         "dflow: DFLOW form, out-of-order dispatch from the collector, true dependencies only"))
     num_sms: int = field(default=68, metadata=_doc("SMs", "streaming multiprocessors"))
@@ -126,8 +124,7 @@ class GpuConfig:
     memory: MemoryConfig = field(default_factory=MemoryConfig, metadata=_doc("", "memory system"))
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ConfigError(f"GpuConfig.mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        object.__setattr__(self, "mode", Mode.parse(self.mode, "GpuConfig.mode"))
         _positive(self, "num_sms")
         _positive(self, "kernel_launch_latency", allow_zero=True)
         if not isinstance(self.core_clock_mhz, (int, float)) or self.core_clock_mhz <= 0:
@@ -135,7 +132,7 @@ class GpuConfig:
 
     @property
     def dflow(self) -> bool:
-        return self.mode == "dflow"
+        return self.mode.dflow
 
     def replace(self, **changes: Any) -> GpuConfig:
         """A copy with fields changed; dotted names reach into the tree (``sm.max_threads=1024``)."""
@@ -146,6 +143,8 @@ class GpuConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> GpuConfig:
+        """The configuration ``to_dict`` wrote (fields left out take their defaults). A key that
+        names no field, or a sub-tree that is not a dict, is a ConfigError naming its dotted path."""
         return _from_dict(cls, data)
 
 
@@ -166,20 +165,26 @@ def _replace_tree(obj: Any, changes: dict[str, Any]) -> Any:
     return dataclasses.replace(obj, **direct)
 
 
-def _from_dict(cls: type, data: dict) -> Any:
+def _from_dict(cls: type, data: dict, where: str = "") -> Any:
+    """``cls`` from ``data``; ``where`` is the dotted path of ``data`` in the tree, for messages."""
+    known = {f.name: f for f in fields(cls)}
+    for key in data:
+        if key not in known:
+            raise ConfigError(f"{where}{key}: {cls.__name__} has no field {key!r} (have: {', '.join(known)})")
     kwargs = {}
-    for f in fields(cls):
-        if f.name not in data:
-            continue
-        value = data[f.name]
+    for key, value in data.items():
+        f = known[key]
         sub = f.default_factory if f.default_factory is not dataclasses.MISSING else None
         default = f.default if f.default is not dataclasses.MISSING else None
         template = sub() if sub is not None else default
-        if dataclasses.is_dataclass(template) and isinstance(value, dict):
-            value = _from_dict(type(template), value)
+        if dataclasses.is_dataclass(template):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}{key}: expected an object of {type(template).__name__} fields, "
+                                  f"not {value!r}")
+            value = _from_dict(type(template), value, f"{where}{key}.")
         elif isinstance(value, list):
             value = tuple(value)
-        kwargs[f.name] = value
+        kwargs[key] = value
     return cls(**kwargs)
 
 

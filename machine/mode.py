@@ -21,6 +21,11 @@ class Mode(enum.StrEnum):
         return Form.DFLOW if self is Mode.DFLOW else Form.REG
 
     @property
+    def label(self) -> str:
+        """The machine's name in text and plots: BASE or D-FLOW."""
+        return "D-FLOW" if self is Mode.DFLOW else "BASE"
+
+    @property
     def dflow(self) -> bool:
         return self is Mode.DFLOW
 

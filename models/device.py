@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dualflow.errors import ConfigError, KernelFault
-from dualflow.isa import Kernel
+from dualflow.isa import Form, Kernel, Module
 from dualflow.machine.functional import FunctionalConfig
 
 from .executor import BatchExecutor, Geometry
@@ -145,6 +145,11 @@ class Device:
 
     def _begin_launch(self, kernel: Kernel, grid, block, params: Sequence):
         """Log and check a launch; returns its geometry, parameter words and zeroed per-pc counters."""
+        if not isinstance(kernel, Kernel):
+            if isinstance(kernel, Module):
+                raise ConfigError(f"launch takes one kernel, not the module {kernel.path} (kernels "
+                                  f"{', '.join(kernel.kernels)}): pass module.only or module[name]")
+            raise ConfigError(f"launch takes a Kernel, not {type(kernel).__name__}")
         self.launches.append(LaunchRecord(kernel.name, grid, block, list(params)))
         geo = Geometry(_dim3(grid, "grid"), _dim3(block, "block"), self.config.warp_size)
         words = self._check_launch(kernel, geo, params)
@@ -165,7 +170,7 @@ class Device:
                partial: bool = False) -> Trace:
         config = {"functional": self.config.to_dict(), "grid": list(geo.grid), "block": list(geo.block),
                   "params": [int(w) for w in words]}
-        if kernel.form.value == "dflow":
+        if kernel.form is Form.DFLOW:
             config.update(ring=kernel.ring, dmax=kernel.dmax)
         if partial:
             config["partial"] = True  # the launch faulted after these records

@@ -26,7 +26,7 @@ import numpy as np
 
 from dualflow.errors import KernelFault
 from dualflow.isa import SPECS, Form, Instruction, Kernel, Opcode, format_instruction
-from dualflow.isa.opcodes import LOADS, STORES, ModKind, SpecialReg, Syntax, VoteMode
+from dualflow.isa.opcodes import LOADS, STORES, BranchIf, ModKind, SpecialReg, Syntax, VoteMode
 from dualflow.machine.functional import FunctionalConfig
 
 from . import alu
@@ -378,8 +378,9 @@ class BatchExecutor:
             def bra(g, mask):
                 self.pc[g] = target
             return bra
-        if op in (Opcode.BRNZ, Opcode.BRZ):
-            target, want = ins.imm, op is Opcode.BRNZ
+        branch_if = SPECS[op].branch_if
+        if branch_if is not None:
+            target, want = ins.imm, branch_if is BranchIf.NONZERO
 
             def branch(g, mask):
                 cond = (ra(g, mask) != 0) == want

@@ -104,8 +104,8 @@ def test_isa_lists_every_mnemonic(capsys):
     rc, out, err = run(capsys, "isa")
     assert rc == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0].split() == ["code", "mnemonic", "operands", "unit", "RP", "suffixes"]
-    rows = lines[1:]
+    assert lines[0].split() == ["code", "mnemonic", "operands", "unit", "RP", "flags", "suffixes"]
+    rows = lines[1:1 + len(SPECS)]
     assert len(rows) == len(SPECS) == 51
     for row, (op, spec) in zip(rows, SPECS.items()):
         cells = row.split()
@@ -130,8 +130,9 @@ def test_isa_rows(capsys, mnemonic, expect):
 
 def test_isa_row_suffixes(capsys):
     _, out, _ = run(capsys, "isa")
-    rows = {line.split()[1]: line.split() for line in out.splitlines()[1:]}
-    assert rows["isetp"][-14:] == ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu",
+    rows = {line.split()[1]: line.split() for line in out.splitlines()[1:1 + len(SPECS)]}
+    assert rows["isetp"][-7:] == ["+1", "eq", "ne", "lt", "le", "gt", "ge"]  # integer compares: ordered only
+    assert rows["fsetp"][-14:] == ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu",
                                    "geu", "num", "nan"]
     assert rows["ldg"][-16:] == [f"c{i}" for i in range(16)]
 

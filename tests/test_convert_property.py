@@ -666,3 +666,12 @@ def test_regression(text, dmax, ring, slots):
         failure, _ = check_conversion(kernel, ref, d, r, lambda k: run(k, launch, n, slots, inputs), slots,
                                       timeout=REGRESSION_SECONDS)
         assert failure is None, failure.describe(text)
+
+
+def test_dmax_below_the_minimum_is_refused_with_the_minimum():
+    from dualflow.isa.convert.cfg import ConvertError
+
+    kernel = assemble(".kernel k\n.form reg\n exit\n").only
+    with pytest.raises(ConvertError, match="dmax 11 is too small for the converter: it needs at least 12"):
+        convert_kernel(kernel, dmax=11, ring=12)
+    assert convert_kernel(kernel, dmax=12, ring=13)[0].dmax == 12

@@ -537,6 +537,22 @@ def test_non_sequence_launch_shape_is_a_config_error(grid):
         Device().launch(asm(SIMPLE), grid, 1, [0])
 
 
+@pytest.mark.parametrize("timing", [False, True], ids=["functional", "timing"])
+def test_launching_a_whole_module_names_its_kernels(timing):
+    """A forgotten ``.only``: a clear ConfigError on both devices, not an AttributeError."""
+    from dualflow.isa import assemble
+    from dualflow.machine.presets import preset
+    from dualflow.models.timing.device import TimingDevice
+
+    module = assemble(".kernel one\n exit\n.kernel two\n exit\n", path="two.s")
+    dev = TimingDevice(preset("paper-rtx3080")) if timing else Device()
+    with pytest.raises(ConfigError, match=r"not the module two\.s \(kernels one, two\): pass module\.only"):
+        dev.launch(module, 1, 32)
+    with pytest.raises(ConfigError, match="launch takes a Kernel, not str"):
+        dev.launch("one", 1, 32)
+    assert not dev.launches and not dev.history
+
+
 @pytest.mark.parametrize("kwargs, phrase", [
     ({"warp_size": 0}, "warp_size must be an integer in 1..32"),
     ({"warp_size": 33}, "warp_size must be an integer in 1..32"),

@@ -10,6 +10,7 @@ from dualflow.errors import ConfigError
 from dualflow.isa import Form, Kernel, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.machine.config import GpuConfig, UnitConfig, describe
+from dualflow.machine.mode import Mode
 from dualflow.machine.presets import PRESETS, preset
 from dualflow.models import Device
 from dualflow.models.timing.device import TimingDevice
@@ -23,9 +24,9 @@ def kernel(body: str, params: str = "out") -> Kernel:
     return assemble(f".kernel t\n.form reg\n.param {params}\n{body}").only
 
 
-def run(k: Kernel, mode: str, threads: int = 32, words: int = 1024, **settings):
+def run(k: Kernel, mode: Mode | str, threads: int = 32, words: int = 1024, **settings):
     """Run ``k`` (REG form; converted for D-FLOW) as one block; returns (cycles, issue log, device, buffer)."""
-    if mode == "dflow" and k.form is Form.REG:
+    if Mode(mode).dflow and k.form is Form.REG:
         k = convert_kernel(k)[0]
     config = GpuConfig(mode=mode).replace(**{**SMALL, **settings})
     dev = TimingDevice(config, record_issue=True)
@@ -42,7 +43,7 @@ def chain(n: int) -> Kernel:
     return kernel(" mov r0, 1\n" + " iadd r0, r0, 1\n" * n + " ldc r1, out\n stg [r1], r0\n exit\n")
 
 
-@pytest.mark.parametrize("mode", ["base", "dflow"])
+@pytest.mark.parametrize("mode", list(Mode))
 @pytest.mark.parametrize("latency", [4, 9])
 def test_dependent_chain(mode, latency):
     """Each link of a dependent chain costs: operand read (1) + dispatch (1) + unit latency; the
@@ -103,7 +104,7 @@ def test_false_dependency_stalls_base_only():
     k = kernel(" ldc r1, out\n ldg r5, [r1]\n iadd r5, r1, 7\n stg [r1+4], r5\n exit\n")
     ldg = next(pc for pc, ins in enumerate(k.code) if ins.op.name == "LDG")
     waits = {}
-    for mode in ("base", "dflow"):
+    for mode in Mode:
         _, log, dev, _ = run(k, mode)
         t_ldg = issue_cycles(log, ldg)[0]
         t_next = min(c for c in issue_cycles(log) if c > t_ldg)
@@ -135,7 +136,7 @@ def test_shared_memory_bank_conflict_costs_rounds():
     assert c32 - c1 == 31
 
 
-@pytest.mark.parametrize("mode", ["base", "dflow"])
+@pytest.mark.parametrize("mode", list(Mode))
 @pytest.mark.parametrize("name", ["vadd", "reduce", "divloop", "gaussian", "nn", "pathfinder", "lud", "hotspot",
                                   "bfs", "nw"])
 def test_results_equal_functional_model(name, mode):
@@ -143,7 +144,7 @@ def test_results_equal_functional_model(name, mode):
     from dualflow.kernels.registry import get_workload
     from dualflow.kernels.workload import run_workload
 
-    form = Form.DFLOW if mode == "dflow" else Form.REG
+    form = mode.form
     wl = get_workload(name)()
     ref = run_workload(wl, size="tiny", form=form)
     dev = TimingDevice(preset("paper-rtx3080").replace(mode=mode, num_sms=4))
@@ -159,7 +160,7 @@ def test_results_equal_functional_model(name, mode):
     assert all(t.cycles > 0 for t in timing)
 
 
-@pytest.mark.parametrize("mode", ["base", "dflow"])
+@pytest.mark.parametrize("mode", list(Mode))
 def test_deterministic(mode):
     from dualflow.models.timing.simulate import simulate
 

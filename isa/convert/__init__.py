@@ -23,7 +23,7 @@ from dualflow.isa.opcodes import Form, Opcode
 
 from .breakdown import LoopInfo
 from .cfg import ConvertError, build_cfg, natural_loops
-from .codegen import MARGIN, CodeGen, Emitted, block_code_order
+from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
 from .surgery import isolate_critical_edges
 from .unroll import Loop, unroll, unrollable_loops
@@ -152,8 +152,9 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
         raise ConvertError(f"kernel {kernel.name!r} is already in {kernel.form.value.upper()} form")
     if ring <= dmax:
         raise ConvertError(f"ring {ring} must exceed dmax {dmax}")
-    if dmax < 2 * 4 + 4:
-        raise ConvertError(f"dmax {dmax} is too small for the converter (at least 12)")
+    if dmax < MIN_DMAX:
+        raise ConvertError(f"dmax {dmax} is too small for the converter: it needs at least {MIN_DMAX} (room for "
+                           f"a join's values below Dmax - {FRAME_SLACK} plus {MARGIN} positions of headroom)")
     spill_base = kernel.local_bytes
     identity: list[int | None] = list(range(len(kernel.code)))
     best = _plan(kernel, identity, {}, dmax, spill_base)

@@ -14,10 +14,7 @@ from dataclasses import dataclass, field
 from dualflow.errors import DualflowError
 from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import Kernel
-from dualflow.isa.opcodes import Opcode
-
-BRANCHES = (Opcode.BRA, Opcode.BRNZ, Opcode.BRZ)
-TERMINATORS = BRANCHES + (Opcode.SYNC, Opcode.EXIT)
+from dualflow.isa.opcodes import SPECS, Opcode
 
 
 class ConvertError(DualflowError):
@@ -43,7 +40,7 @@ class Block:
 
     @property
     def terminator(self) -> Instruction | None:
-        if self.code and self.code[-1].op in TERMINATORS:
+        if self.code and SPECS[self.code[-1].op].redirects:
             return self.code[-1]
         return None
 
@@ -108,9 +105,10 @@ def build_cfg(kernel: Kernel) -> Cfg:
     code = kernel.code
     leaders = {0}
     for pc, ins in enumerate(code):
-        if ins.op in BRANCHES or ins.op is Opcode.SSY:
+        spec = SPECS[ins.op]
+        if spec.has_target:
             leaders.add(ins.imm)
-        if ins.op in TERMINATORS and pc + 1 < len(code):
+        if spec.redirects and pc + 1 < len(code):
             leaders.add(pc + 1)
     starts = sorted(leaders)
     block_at = {pc: i for i, pc in enumerate(starts)}
@@ -120,7 +118,7 @@ def build_cfg(kernel: Kernel) -> Cfg:
         blocks.append(Block(i, list(code[start:end]), list(range(start, end)), kernel.labels.get(start)))
     cfg = Cfg(kernel, blocks, {})
     last = blocks[-1]
-    if last.terminator is None or last.terminator.op in (Opcode.BRNZ, Opcode.BRZ):
+    if last.terminator is None or SPECS[last.terminator.op].falls_through:
         raise ConvertError(f"{cfg.where(last)}: control falls off the end of the kernel (end it with exit, "
                            "bra or sync)")
 
@@ -137,7 +135,7 @@ def build_cfg(kernel: Kernel) -> Cfg:
                 stack.append(rid)
         term = b.terminator
         succ_stacks: list[tuple[int, tuple[int, ...]]] = []
-        if term is None or term.op in (Opcode.BRNZ, Opcode.BRZ):
+        if term is None or SPECS[term.op].conditional:
             fall = b.id + 1
             if term is not None:
                 succ_stacks.append((block_at[term.imm], tuple(stack)))

@@ -31,6 +31,10 @@ from .surgery import JoinKind, anchor, classify
 MARGIN = 4
 #: A frame built from a predecessor's layout keeps values at most Dmax - FRAME_SLACK away.
 FRAME_SLACK = 8
+#: The smallest Dmax the converter accepts: a join frame then still has MARGIN positions between
+#: its deepest values (Dmax - FRAME_SLACK) and the relay point (Dmax - MARGIN). The converter is
+#: tested down to it (tests/test_convert_property.py runs every program at Dmax 12).
+MIN_DMAX = FRAME_SLACK + MARGIN
 
 _ident = itertools.count()
 
@@ -578,7 +582,7 @@ class CodeGen:
         bc.pending = None
         term = blk.terminator
         if term is not None:
-            if term.op in (Opcode.BRNZ, Opcode.BRZ):
+            if SPECS[term.op].conditional:
                 r = uses(term)[0] if uses(term) else None
                 a = 0
                 if r is not None:
@@ -703,7 +707,7 @@ class CodeGen:
             self.spill_all(bc, self.parked.get(s, ()), blk)
             self.spill_all(bc, [r for r, p in frame.items() if p is None], blk)
             term = blk.terminator
-            cond = uses(term)[0] if term is not None and term.op in (Opcode.BRNZ, Opcode.BRZ) and uses(term) else None
+            cond = uses(term)[0] if term is not None and SPECS[term.op].conditional and uses(term) else None
             # Values the other successor needs must still be in the ring after the tail: those the
             # tail would push past Dmax are stored (a store does not move RP, so the frame and the
             # tail's length are unaffected). Decided against the tail's final length, after every
@@ -744,8 +748,8 @@ def block_code_order(cfg: Cfg, reachable: set[int]) -> list[int]:
             continue
         pred = b.preds[0] if b.preds else None
         p = cfg.blocks[pred] if pred is not None else None
-        if p is not None and p.succs and p.succs[-1] == b.id and (p.terminator is None or p.terminator.op in (
-                Opcode.BRNZ, Opcode.BRZ)):
+        if p is not None and p.succs and p.succs[-1] == b.id and (p.terminator is None
+                                                                  or SPECS[p.terminator.op].conditional):
             after.setdefault(p.id, []).append(b.id)
         else:
             tail_blocks.append(b.id)

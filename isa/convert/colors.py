@@ -15,13 +15,11 @@ from __future__ import annotations
 
 from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import Kernel
-from dualflow.isa.opcodes import LOADS, NUM_COLORS, STORES, Opcode
+from dualflow.isa.opcodes import LOADS, NUM_COLORS, SPECS, STORES, Opcode
 
 from .liveness import defines, uses
 
 UNKNOWN = ("unknown",)
-_MERGING = {Opcode.IADD, Opcode.ISUB, Opcode.IMAD, Opcode.IMUL, Opcode.ISHL, Opcode.IAND, Opcode.IOR,
-            Opcode.IXOR, Opcode.MOV, Opcode.SELP, Opcode.IMIN, Opcode.IMAX, Opcode.UMIN, Opcode.UMAX}
 
 
 def _combine(tags: list) -> object:
@@ -39,11 +37,12 @@ def address_bases(kernel: Kernel) -> dict[int, object]:
     succs: dict[int, list[int]] = {}
     for pc, ins in enumerate(code):
         out = []
-        if ins.op in (Opcode.BRA, Opcode.BRNZ, Opcode.BRZ):
+        spec = SPECS[ins.op]
+        if spec.jumps:
             out.append(ins.imm)
-        if ins.op in (Opcode.SYNC,):
+        if ins.op is Opcode.SYNC:
             out.extend(i.imm for i in code if i.op is Opcode.SSY)  # conservative: any join
-        if ins.op not in (Opcode.BRA, Opcode.EXIT, Opcode.SYNC) and pc + 1 < len(code):
+        if spec.falls_through and pc + 1 < len(code):
             out.append(pc + 1)
         succs[pc] = out
     state: dict[int, dict[int, object]] = {0: {}}
@@ -56,7 +55,7 @@ def address_bases(kernel: Kernel) -> dict[int, object]:
         if reg is not None:
             if ins.op is Opcode.LDC:
                 regs[reg] = ("param", ins.imm)
-            elif ins.op in _MERGING:
+            elif SPECS[ins.op].merges_address:
                 regs[reg] = _combine([regs.get(r) for r in uses(ins)])
             elif ins.op in LOADS:
                 regs[reg] = UNKNOWN

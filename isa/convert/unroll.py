@@ -30,8 +30,6 @@ from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import Kernel
 from dualflow.isa.opcodes import SPECS, Opcode
 
-from .cfg import BRANCHES
-
 
 @dataclass(frozen=True)
 class Loop:
@@ -46,7 +44,7 @@ class Loop:
         """Whether each copy leaves through its own copy of a lone ``sync`` or ``exit`` (no
         exit paths meet in a join that more copies would have to agree on)."""
         end = kernel.code[self.end]
-        return end.op is not Opcode.BRA and kernel.code[self.end + 1].op in (Opcode.SYNC, Opcode.EXIT)
+        return SPECS[end.op].falls_through and kernel.code[self.end + 1].op in (Opcode.SYNC, Opcode.EXIT)
 
     def overlaps(self, other: Loop) -> bool:
         return self.start <= other.end and other.start <= self.end
@@ -64,12 +62,12 @@ def unrollable_loops(kernel: Kernel, max_producers: int) -> list[Loop]:
     ``max_producers`` producers in all; the most deeply nested (the hottest) first, then the
     shortest, then in code order."""
     code = kernel.code
-    jumps = [(pc, ins.imm) for pc, ins in enumerate(code) if ins.op in BRANCHES or ins.op is Opcode.SSY]
-    ranges = [(target, pc) for pc, target in jumps if target <= pc and code[pc].op in BRANCHES]
+    jumps = [(pc, ins.imm) for pc, ins in enumerate(code) if SPECS[ins.op].has_target]
+    ranges = [(target, pc) for pc, target in jumps if target <= pc and SPECS[code[pc].op].jumps]
     loops, depth = [], {}
     for start, end in ranges:
         ins = code[end]
-        if ins.op is not Opcode.BRA and end + 1 >= len(code):
+        if SPECS[ins.op].falls_through and end + 1 >= len(code):
             continue
         # Entered only at the start: nothing outside jumps (or reconverges) into the middle.
         if any(start < target <= end and not start <= pc <= end for pc, target in jumps):
@@ -95,7 +93,7 @@ def unroll(kernel: Kernel, loops: list[Loop]) -> Unrolled:
         new_pc[pc] = len(new)
         lp = at.get(pc)
         if lp is None:
-            if ins.op in BRANCHES or ins.op is Opcode.SSY:
+            if SPECS[ins.op].has_target:
                 fixups.append((len(new), -ins.imm - 1))
             new.append(ins)
             origin.append(pc)
@@ -107,7 +105,7 @@ def unroll(kernel: Kernel, loops: list[Loop]) -> Unrolled:
         for _ in range(1, lp.copies):
             # Leaving from the previous copy: on to the exit (a conditional back edge falls
             # through to it); then the next copy starts.
-            if ins.op is not Opcode.BRA:
+            if SPECS[ins.op].falls_through:
                 after = code[pc + 1]
                 if after.op in (Opcode.SYNC, Opcode.EXIT):
                     new.append(after)
@@ -123,7 +121,7 @@ def unroll(kernel: Kernel, loops: list[Loop]) -> Unrolled:
                 if k == pc:
                     back = len(new)  # the next copy's start, or the loop's (the last copy)
                     fixups.append((back, -lp.start - 1))
-                elif body_ins.op in BRANCHES or body_ins.op is Opcode.SSY:
+                elif SPECS[body_ins.op].has_target:
                     inside = lp.start <= body_ins.imm <= pc
                     fixups.append((len(new), first + body_ins.imm - lp.start if inside else -body_ins.imm - 1))
                 new.append(body_ins)

@@ -14,8 +14,9 @@ import heapq
 import numpy as np
 
 from dualflow.errors import ConfigError, KernelFault
-from dualflow.isa import Form, Kernel
+from dualflow.isa import Kernel
 from dualflow.machine.config import GpuConfig
+from dualflow.machine.footprint import block_registers, entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.executor import BatchExecutor, Geometry
 from dualflow.models.memory import GlobalMemory
@@ -51,13 +52,12 @@ class Gpu:
 
     def block_footprint(self, kernel: Kernel, warps: int) -> tuple[int, int]:
         """Shared bytes and register-file entries (32-bit registers) one block holds."""
-        per_warp = kernel.ring if self.config.dflow else max(kernel.regs, 1)
-        return kernel.shared_bytes, per_warp * self.config.sm.warp_size * warps
+        return kernel.shared_bytes, block_registers(kernel, self.config.mode, self.config.sm.warp_size, warps)
 
     def run(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
             fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray) -> TimingStats:
         cfg = self.config
-        want = Form.DFLOW if cfg.dflow else Form.REG
+        want = cfg.mode.form
         if kernel.form is not want:
             raise ConfigError(f"kernel {kernel.name!r} is in {kernel.form.value.upper()} form; the {cfg.mode} "
                               f"GPU runs {want.value.upper()} form")
@@ -122,7 +122,7 @@ class Gpu:
                 scheduled[sm.index] = cycle
                 heapq.heappush(heap, (cycle, sm.index))
 
-        entries = kernel.ring if cfg.dflow else max(kernel.regs, 1)
+        entries = entries_per_warp(kernel, cfg.mode)
 
         def place(sm: Sm, cycle: int) -> None:
             nonlocal next_block

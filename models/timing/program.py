@@ -2,8 +2,8 @@
 
 Everything here is derived from the one instruction-set definition (``SPECS``): unit class,
 whether the instruction produces a value, its source fields, its memory space and color, and
-how it interacts with the front end (which instructions end a fetch group because the next pc
-is only known once they execute).
+how it interacts with the front end (``OpSpec.redirects``: the next pc is only known once the
+instruction executes) and with issue (``OpSpec.issue_only``).
 """
 
 from __future__ import annotations
@@ -12,13 +12,6 @@ from dataclasses import dataclass
 
 from dualflow.isa import SPECS, Form, Kernel, Opcode
 from dualflow.isa.opcodes import LOADS, STORES, ModKind, UnitClass
-
-#: Instructions after which fetch must wait for the instruction to complete: the next pc is a
-#: branch target, a reconvergence point or the next path of a diverged warp.
-REDIRECTS = frozenset({Opcode.BRA, Opcode.BRNZ, Opcode.BRZ, Opcode.SYNC, Opcode.EXIT})
-#: Instructions that do all their work at issue (stack push, RP bump, barrier arrival, fence):
-#: they take no collector unit and no execution unit.
-ISSUE_ONLY = frozenset({Opcode.NOP, Opcode.RPINC, Opcode.SSY, Opcode.BAR, Opcode.MEMBAR})
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +28,8 @@ class StaticInstruction:
     space: "global", "shared", "local" for loads and stores, "param" for ldc, else "".
     is_load, is_store: memory direction.
     color: memory-ordering color (DFLOW memory instructions), else -1.
-    redirect: fetch waits for this instruction to complete (``REDIRECTS``).
-    issue_only: completes at issue, without collector or unit (``ISSUE_ONLY``).
+    redirect: fetch waits for this instruction to complete (``OpSpec.redirects``).
+    issue_only: completes at issue, without collector or unit (``OpSpec.issue_only``).
     is_mem: a load or store (ldc included).
     ordered: a global, shared or local access, subject to the memory-ordering rule.
     needs_cu: goes through a collector unit (everything but issue-only instructions and
@@ -72,7 +65,7 @@ def decode_kernel(kernel: Kernel) -> list[StaticInstruction]:
         sources = tuple(fields) if dflow else tuple(f - 1 for f in fields)
         writes = spec.produces and (dflow or ins.dst != 0)
         space = LOADS.get(ins.op) or STORES.get(ins.op) or ("param" if ins.op is Opcode.LDC else "")
-        issue_only, redirect = ins.op in ISSUE_ONLY, ins.op in REDIRECTS
+        issue_only, redirect = spec.issue_only, spec.redirects
         out.append(StaticInstruction(
             pc=pc, op=ins.op, unit=spec.unit, unit_name=spec.unit.value, produces=writes, sources=sources,
             unique_sources=tuple(dict.fromkeys(sources)),

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dualflow.isa import Form
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import WorkloadRun, run_workload
 from dualflow.machine.config import GpuConfig
@@ -48,7 +47,7 @@ def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
     """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW) on the GPU ``config``."""
     workload = get_workload(name)
     device = TimingDevice(config)
-    form = Form.DFLOW if config.dflow else Form.REG
+    form = config.mode.form
     run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device)
     wall = device.sim_seconds
     by_kernel: dict[str, TimingStats] = {}

@@ -20,6 +20,7 @@ import numpy as np
 
 from dualflow.errors import DualflowError
 from dualflow.isa.opcodes import Opcode, UnitClass
+from dualflow.machine.banks import register_bank
 from dualflow.machine.config import SmConfig
 
 from .collector import CollectorUnit, Operand, OperandCollector
@@ -100,7 +101,6 @@ class Sm:
             cta.warps.append(warp)
             self.warps.append(warp)
             self.sched_warps[warp.sched].append(warp)
-        cta.live_warps = sum(not w.exited for w in cta.warps)
         self.ctas.append(cta)
         for warp in cta.warps:
             if warp.exited:
@@ -174,7 +174,7 @@ class Sm:
             item = heapq.heappop(q)
             _, _, kind, warp, dest, ins = item
             if kind == _WB:
-                if not ports or not self.collector.claim_write((dest + warp.slot) % banks, t):
+                if not ports or not self.collector.claim_write(register_bank(dest, warp.slot, banks), t):
                     deferred.append(item)
                     continue
                 ports -= 1
@@ -419,14 +419,15 @@ class Sm:
         if self.dflow:
             dest = rp % self.ring if ins.produces else -1
             # an operand named twice is read once
-            operands = [Operand((((rp - d) % self.ring) + warp.slot) % banks, rp - d) for d in ins.unique_sources]
+            operands = [Operand(register_bank((rp - d) % self.ring, warp.slot, banks), rp - d)
+                        for d in ins.unique_sources]
             for op in operands:
                 board.add_reader(op.key)
             if ins.produces:
                 board.issue(rp)
         else:
             dest = ins.dst
-            operands = [Operand((r + warp.slot) % banks, r) for r in ins.unique_sources]
+            operands = [Operand(register_bank(r, warp.slot, banks), r) for r in ins.unique_sources]
             board.issue(ins)
         if not needs_cu:  # bra, sync, exit: straight to the branch unit
             self.seq += 1

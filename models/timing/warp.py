@@ -21,12 +21,11 @@ from .scoreboard import RegisterScoreboard, RingScoreboard
 class Cta:
     """A thread block resident on an SM, with the resources it holds."""
 
-    __slots__ = ("block", "warps", "threads", "shared_bytes", "registers", "live_warps")
+    __slots__ = ("block", "warps", "threads", "shared_bytes", "registers")
 
     def __init__(self, block: int, threads: int, shared_bytes: int, registers: int):
         self.block, self.threads, self.shared_bytes, self.registers = block, threads, shared_bytes, registers
         self.warps: list[Warp] = []
-        self.live_warps = 0
 
 
 class Warp:
