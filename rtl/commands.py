@@ -10,8 +10,7 @@ import argparse
 import dataclasses
 import json
 
-from dualflow.machine import MODES
-from dualflow.machine.config import SCHEDULERS
+from dualflow.machine import MODES, SCHEDULERS
 from dualflow.testbench.sim import SIMULATORS
 
 from .params import CoreParams

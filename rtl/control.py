@@ -19,6 +19,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
+from dualflow.isa.opcodes import SPECS, BranchIf
+
 from ._checks import reject
 from .decode import Op
 from .params import CoreParams
@@ -32,6 +34,17 @@ from .stages import completion_layout, info_layout, issue_control_layout
 from .trap import TrapCause, trap_signature
 
 __all__ = ["ControlUnit"]
+
+#: From the instruction-set table: branches to their target in every lane (``bra``), conditional
+#: branches (``OpSpec.branch_if``: ``brnz``, ``brz``), and those of them taken where the condition is zero.
+JUMPS = tuple(Op[op.name] for op, spec in SPECS.items() if spec.jumps and not spec.conditional)
+CONDITIONAL = tuple(Op[op.name] for op, spec in SPECS.items() if spec.conditional)
+TAKEN_IF_ZERO = tuple(Op[op.name] for op, spec in SPECS.items() if spec.branch_if is BranchIf.ZERO)
+
+
+def _one_of(op, ops: tuple) -> object:
+    """``op`` is one of ``ops`` (an Amaranth expression)."""
+    return Cat(op == o for o in ops).any()
 
 
 class ControlUnit(wiring.Component):
@@ -125,7 +138,7 @@ class ControlUnit(wiring.Component):
                 with m.If(self.issue.valid):
                     m.d.sync += [busy.eq(1), c_warp.eq(i.warp), c_info.eq(i.info), c_imm.eq(i.imm), c_src.eq(i.src),
                                  c_cond.eq(0)]
-                    with m.If(((i.info.op == Op.BRNZ) | (i.info.op == Op.BRZ)) & i.has_src):
+                    with m.If(_one_of(i.info.op, CONDITIONAL) & i.has_src):
                         m.next = "READ"
                     with m.Else():
                         m.next = "EXEC"
@@ -146,10 +159,10 @@ class ControlUnit(wiring.Component):
                 m.d.sync += c_redirect.eq(1)
                 m.next = "DONE"
                 with m.Switch(c_op):
-                    with m.Case(Op.BRA):
+                    with m.Case(*JUMPS):
                         m.d.sync += c_next.eq(c_target)
-                    with m.Case(Op.BRNZ, Op.BRZ):
-                        cond = Mux(c_op == Op.BRNZ, c_cond, ~c_cond)
+                    with m.Case(*CONDITIONAL):
+                        cond = Mux(_one_of(c_op, TAKEN_IF_ZERO), ~c_cond, c_cond)
                         taken = cond & mask
                         not_taken = mask & ~cond
                         with m.If(taken.any()):

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from dualflow.errors import ConfigError
-from dualflow.machine import Mode, SmConfig
-from dualflow.machine.config import SCHEDULERS
+from dualflow.machine import Mode, Scheduler, SmConfig
 
 #: Core parameter <- the ``SmConfig`` field (dotted: a field of a unit) it is taken from by
 #: ``CoreParams.from_sm``. Every other field (``RTL_ONLY``) has no counterpart in the timing model.
@@ -52,7 +51,8 @@ class CoreParams:
     ring: DFLOW ring entries per warp (power of two, > dmax). RTL only.
     regs: BASE registers per thread (1..255). RTL only.
     dmax: largest encodable DFLOW distance (1..ring-1). RTL only.
-    scheduler: warp-scheduler policy, ``"gto"`` or ``"lrr"``. ``SmConfig.scheduler``.
+    scheduler: warp-scheduler policy, ``Scheduler.GTO`` or ``Scheduler.LRR`` (or its string).
+        ``SmConfig.scheduler``.
     alu_latency: cycles of the pipelined integer ALU (1..8). ``SmConfig.int_unit.latency``.
     shared_bytes: on-core shared memory (bytes, power of two). RTL only.
     imem_words: instruction-memory depth (64-bit words, power of two). RTL only.
@@ -82,7 +82,7 @@ class CoreParams:
     ring: int = 32
     regs: int = 32
     dmax: int = 31
-    scheduler: str = "gto"
+    scheduler: Scheduler = Scheduler.GTO
     alu_latency: int = 2
     shared_bytes: int = 4096
     imem_words: int = 1024
@@ -102,10 +102,9 @@ class CoreParams:
             return isinstance(v, int) and not isinstance(v, bool)
 
         object.__setattr__(self, "mode", Mode.parse(self.mode, "core parameter mode"))
+        object.__setattr__(self, "scheduler", Scheduler.parse(self.scheduler, "core parameter scheduler"))
         if self.shared_banks is None and is_int("warp_size") and is_int("shared_bytes"):
             object.__setattr__(self, "shared_banks", max(1, min(self.warp_size, self.shared_bytes // 4)))
-        if self.scheduler not in SCHEDULERS:
-            raise bad("scheduler", f"one of {', '.join(SCHEDULERS)}")
         rules = {
             "warp_size": (lambda n: n in (4, 8, 16, 32), "4, 8, 16 or 32"),
             "warps": (lambda n: _power_of_two(n) and 2 <= n <= 64, "a power of two in 2..64"),
@@ -175,5 +174,5 @@ class CoreParams:
         return min(self.dflow_waiting_per_warp, self.waiting_limit_sm)
 
     def to_dict(self) -> dict:
-        """The fields as plain values (the mode as its string), for JSON and ``CoreParams(**d)``."""
-        return {**asdict(self), "mode": self.mode.value}
+        """The fields as plain values (mode and scheduler as strings), for JSON and ``CoreParams(**d)``."""
+        return {**asdict(self), "mode": self.mode.value, "scheduler": self.scheduler.value}
