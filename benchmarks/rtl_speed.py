@@ -24,12 +24,12 @@ import statistics
 import time
 
 from dualflow.atomic_write import atomic_write
+from dualflow.machine import MODES
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.core.programs import PROGRAMS, directed_case
 from dualflow.testbench.cosim import run_cosim
 from dualflow.testbench.sim import BUILD_ROOT, SIMULATORS
 
-MODES = ("base", "dflow")
 SHORTHANDS = {"both": ["icarus", "verilator"], "all": ["icarus-hier", "icarus-flat", "verilator"]}
 
 
