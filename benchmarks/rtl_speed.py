@@ -11,7 +11,7 @@ the median rate; the first run's wall time includes any build (``--fresh``: rebu
 so that it shows the one-time cost). With ``--synth``, also synthesizes both modes with Yosys and
 prints cells per block side by side. Usage:
 
-    python benchmarks/rtl_speed.py [--lanes 4 --warps 4] [--programs alu,loop] [--simulator both]
+    python benchmarks/rtl_speed.py [--warp-size 4 --warps 4] [--programs alu,loop] [--simulator both]
                                    [--repeat 3] [--fresh] [--synth] [--json out.json]
 """
 
@@ -25,12 +25,12 @@ import time
 
 from dualflow.atomic_write import atomic_write
 from dualflow.kernels.directed import PROGRAMS
+from dualflow.machine import MODES
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.core.directed import directed_case
 from dualflow.testbench.cosim import run_cosim
 from dualflow.testbench.sim import BUILD_ROOT, SIMULATORS
 
-MODES = ("base", "dflow")
 SHORTHANDS = {"both": ["icarus", "verilator"], "all": ["icarus-hier", "icarus-flat", "verilator"]}
 
 
@@ -60,7 +60,7 @@ def _fresh(simulator: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lanes", type=int, default=4)
+    parser.add_argument("--warp-size", type=int, default=4)
     parser.add_argument("--warps", type=int, default=4)
     parser.add_argument("--programs", default=",".join(PROGRAMS), help="comma-separated program names")
     parser.add_argument("--seed", type=int, default=1)
@@ -86,7 +86,7 @@ def main() -> None:
         if args.fresh:
             _fresh(sim)
         for mode in MODES:
-            params = CoreParams(mode=mode, lanes=args.lanes, warps=args.warps)
+            params = CoreParams(mode=mode, warp_size=args.warp_size, warps=args.warps)
             for rep in range(args.repeat):
                 got, wall = measure(params, names, args.seed, sim)
                 cycles = sum(r["cycles"] for r in got)
@@ -99,7 +99,7 @@ def main() -> None:
                 print(f"  {sim} {mode} run {rep + 1}: {cycles} cycles in {seconds:.1f} s of simulation "
                       f"({cycles / max(seconds, 1e-9):.1f} cycles/s), {wall:.1f} s wall", flush=True)
 
-    print(f"\nRTL core: {args.lanes} lanes, {args.warps} warps, seed {args.seed}, median of {args.repeat} run(s)")
+    print(f"\nRTL core: {args.warp_size} lanes, {args.warps} warps, seed {args.seed}, median of {args.repeat} run(s)")
     head = f"{'program':<16} {'mode':<6} {'ok':<5} {'cycles':>7} {'warp-instr':>10} {'IPC':>6}"
     print(head + "".join(f" {s + ' c/s':>16}" for s in sims))
     for (program, mode) in dict.fromkeys((p, m) for p, m, _ in rows):
@@ -124,12 +124,12 @@ def main() -> None:
                                         "first_wall_seconds": mine[0]["wall_seconds"], "later_wall_seconds": later}
             print(f"{sim:<12} {mode:<6} {mine[0]['cycles']:>7} {rate:>10.1f} {rate / base_rate:>7.2f} "
                   f"{mine[0]['wall_seconds']:>13.1f} {later:>13.1f} {str(all(r['ok'] for r in mine)):<5}")
-    out = {"params": {"lanes": args.lanes, "warps": args.warps, "seed": args.seed}, "simulators": sims,
+    out = {"params": {"warp_size": args.warp_size, "warps": args.warps, "seed": args.seed}, "simulators": sims,
            "runs": runs, "summary": summary, "programs": [r for v in rows.values() for r in v]}
     if args.synth:
         from dualflow.synth.yosys import compare_table, synthesize
 
-        reports = {m: synthesize(CoreParams(mode=m, lanes=args.lanes, warps=args.warps)) for m in MODES}
+        reports = {m: synthesize(CoreParams(mode=m, warp_size=args.warp_size, warps=args.warps)) for m in MODES}
         print(compare_table(reports["base"], reports["dflow"]))
         out["synth"] = {m: r.to_dict() for m, r in reports.items()}
     if args.json:

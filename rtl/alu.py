@@ -7,7 +7,7 @@ The lane logic is computed in the entry stage and the result travels through lat
 stages (``x1_`` ... ), which is where a synthesis tool retimes the multiplier.
 """
 
-from amaranth import Cat, Module, Mux, Signal, unsigned
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -15,6 +15,7 @@ from dualflow.isa.opcodes import SPECS, Cmp, Opcode, UnitClass, VoteMode
 
 from ._checks import reject
 from .decode import Op
+from .layouts import lane_data
 from .params import CoreParams
 
 __all__ = ["IntegerAlu", "alu_input_layout", "ALU_OPCODES"]
@@ -23,15 +24,11 @@ __all__ = ["IntegerAlu", "alu_input_layout", "ALU_OPCODES"]
 ALU_OPCODES = frozenset(op for op, spec in SPECS.items() if spec.unit is UnitClass.INT) | {Opcode.LDC}
 
 
-def _lanes(lanes: int) -> data.ArrayLayout:
-    return data.ArrayLayout(unsigned(32), lanes)
-
-
 def alu_input_layout(params: CoreParams, tag_width: int) -> data.StructLayout:
     """Payload entering the ALU: opcode, ``mod``, active mask, three operand vectors and a tag."""
     return data.StructLayout({
-        "op": Op, "mod": 4, "mask": params.lanes, "tag": tag_width,
-        "a": _lanes(params.lanes), "b": _lanes(params.lanes), "c": _lanes(params.lanes),
+        "op": Op, "mod": 4, "mask": params.warp_size, "tag": tag_width,
+        "a": lane_data(params.warp_size), "b": lane_data(params.warp_size), "c": lane_data(params.warp_size),
     })
 
 
@@ -71,15 +68,15 @@ class IntegerAlu(wiring.Component):
         self.params, self.tag_width = params, tag_width
         super().__init__({
             "i_valid": In(1), "i": In(alu_input_layout(params, tag_width)),
-            "o_valid": Out(1), "o_tag": Out(tag_width), "o_result": Out(_lanes(params.lanes)),
+            "o_valid": Out(1), "o_tag": Out(tag_width), "o_result": Out(lane_data(params.warp_size)),
         })
 
     def elaborate(self, platform) -> Module:
         m = Module()
         p = self.params
         i = self.i
-        lanes = p.lanes
-        result = Signal(_lanes(lanes))
+        lanes = p.warp_size
+        result = Signal(lane_data(lanes))
         pred = Cat((i.a[n] != 0) & i.mask[n] for n in range(lanes))
         vote = Signal(32)
         with m.Switch(i.mod):
@@ -143,7 +140,7 @@ class IntegerAlu(wiring.Component):
         for stage in range(1, p.alu_latency + 1):
             v = Signal(name=f"x{stage}_valid")
             t = Signal(self.tag_width, name=f"x{stage}_tag")
-            r = Signal(_lanes(lanes), name=f"x{stage}_result")
+            r = Signal(lane_data(lanes), name=f"x{stage}_result")
             m.d.sync += [v.eq(valid), t.eq(tag), r.eq(value)]
             valid, tag, value = v, t, r
         m.d.comb += [self.o_valid.eq(valid), self.o_tag.eq(tag), self.o_result.eq(value)]

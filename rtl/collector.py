@@ -32,8 +32,9 @@ from amaranth.lib.wiring import In, Out
 
 from dualflow.errors import ConfigError
 
+from .layouts import lane_data
 from .params import CoreParams
-from .regfile import bank_of, entry_layout, lane_data, read_request_layout, read_response_signature
+from .regfile import bank_of, entry_layout, read_request_layout, read_response_signature
 
 __all__ = ["OperandCollector", "alloc_layout", "dispatch_layout", "waiting_layout", "SOURCES", "COLOR_BITS"]
 
@@ -76,7 +77,7 @@ def dispatch_layout(params: CoreParams, *, payload_width: int, tag_width: int) -
         "warp": range(params.warps),
         "tag": tag_width,
         "payload": payload_width,
-        "operands": data.ArrayLayout(lane_data(params.lanes), SOURCES),
+        "operands": data.ArrayLayout(lane_data(params.warp_size), SOURCES),
     })
 
 
@@ -148,7 +149,7 @@ class OperandCollector(wiring.Component):
             "alloc": In(stream.Signature(self.alloc_layout)),
             "dispatch": Out(stream.Signature(self.dispatch_layout)).array(units),
             "read": Out(stream.Signature(read_request_layout(params))).array(n_req),
-            "response": In(read_response_signature(params, requesters)).array(params.banks),
+            "response": In(read_response_signature(params, requesters)).array(params.register_banks),
             "wakeup": In(entry_layout(params)).array(wakeup_ports),
             "pending": Out(entry_layout(params)).array(n_req),
         }
@@ -175,7 +176,7 @@ class OperandCollector(wiring.Component):
         ready = [[Signal(name=f"cu{c}_ready{k}") for k in range(SOURCES)] for c in range(n)]
         reading = [[Signal(name=f"cu{c}_reading{k}") for k in range(SOURCES)] for c in range(n)]
         have = [[Signal(name=f"cu{c}_have{k}") for k in range(SOURCES)] for c in range(n)]
-        value = [[Signal(lane_data(p.lanes), name=f"cu{c}_value{k}") for k in range(SOURCES)] for c in range(n)]
+        value = [[Signal(lane_data(p.warp_size), name=f"cu{c}_value{k}") for k in range(SOURCES)] for c in range(n)]
         # older[i][j]: CU i entered before CU j (meaningful while both are valid).
         older = [[Signal(name=f"older_{i}_{j}") if i != j else Const(0, 1) for j in range(n)] for i in range(n)]
 

@@ -32,6 +32,7 @@ from amaranth.utils import ceil_log2
 
 from ._checks import reject
 from .decode import Space
+from .layouts import lane_data
 from .params import CoreParams
 from .scheduler import lowest_set, onehot_index
 
@@ -46,34 +47,31 @@ class LsuFault(enum.Enum, shape=1):
     SHARED_BOUNDS = 1  #: a shared access at or past ``shared_limit``
 
 
-def _lanes(lanes: int) -> data.ArrayLayout:
-    return data.ArrayLayout(unsigned(32), lanes)
-
-
 def lsu_input_layout(params: CoreParams, info_width: int) -> data.StructLayout:
     return data.StructLayout({
         "warp": range(params.warps), "store": 1, "space": Space, "color": 4, "offset": 32,
-        "mask": params.lanes, "a": _lanes(params.lanes), "b": _lanes(params.lanes), "info": info_width,
+        "mask": params.warp_size, "a": lane_data(params.warp_size), "b": lane_data(params.warp_size),
+        "info": info_width,
     })
 
 
 def lsu_output_layout(params: CoreParams, info_width: int) -> data.StructLayout:
     """A performed access: loaded values (loads), the addresses and store data (for the trace)."""
     return data.StructLayout({
-        "info": info_width, "values": _lanes(params.lanes), "addrs": _lanes(params.lanes),
-        "data": _lanes(params.lanes),
+        "info": info_width, "values": lane_data(params.warp_size), "addrs": lane_data(params.warp_size),
+        "data": lane_data(params.warp_size),
     })
 
 
 def mem_request_layout(params: CoreParams, tag_width: int) -> data.StructLayout:
     return data.StructLayout({
-        "tag": tag_width, "warp": range(params.warps), "store": 1, "local": 1, "mask": params.lanes,
-        "addr": _lanes(params.lanes), "data": _lanes(params.lanes),
+        "tag": tag_width, "warp": range(params.warps), "store": 1, "local": 1, "mask": params.warp_size,
+        "addr": lane_data(params.warp_size), "data": lane_data(params.warp_size),
     })
 
 
 def mem_response_layout(params: CoreParams, tag_width: int) -> data.StructLayout:
-    return data.StructLayout({"tag": tag_width, "data": _lanes(params.lanes)})
+    return data.StructLayout({"tag": tag_width, "data": lane_data(params.warp_size)})
 
 
 class LoadStoreUnit(wiring.Component):
@@ -126,7 +124,7 @@ class LoadStoreUnit(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         p = self.params
-        L = p.lanes
+        L = p.warp_size
         nb = self.banks
         word_bits = ceil_log2(self.shared_words)
         bank_bits = ceil_log2(nb)
@@ -134,7 +132,7 @@ class LoadStoreUnit(wiring.Component):
         # ---- head: the instruction being performed (h_ stage)
         h_valid = Signal()
         h = Signal(lsu_input_layout(p, self.info_width))
-        h_addr = Signal(_lanes(L))
+        h_addr = Signal(lane_data(L))
         rows = max(1, self.shared_words // nb)
         clearing = Signal()
         clear_row = Signal(range(rows))
@@ -165,8 +163,8 @@ class LoadStoreUnit(wiring.Component):
         s_color = [Signal(4, name=f"out{t}_color") for t in range(n_out)]
         s_store = [Signal(name=f"out{t}_store") for t in range(n_out)]
         s_info = [Signal(self.info_width, name=f"out{t}_info") for t in range(n_out)]
-        s_addr = [Signal(_lanes(L), name=f"out{t}_addr") for t in range(n_out)]
-        s_data = [Signal(_lanes(L), name=f"out{t}_data") for t in range(n_out)]
+        s_addr = [Signal(lane_data(L), name=f"out{t}_addr") for t in range(n_out)]
+        s_data = [Signal(lane_data(L), name=f"out{t}_data") for t in range(n_out)]
 
         is_shared = h.space == Space.SHARED
         # ---- faults: checked on the head, before anything is performed
@@ -209,7 +207,7 @@ class LoadStoreUnit(wiring.Component):
         # ---- shared memory engine
         sh_active = Signal()  # the head is a shared access being performed
         sh_pending = Signal(L)  # lanes not yet served
-        sh_result = Signal(_lanes(L))
+        sh_result = Signal(lane_data(L))
         sh_rd_valid = [Signal(name=f"sh_rd{b}_valid") for b in range(nb)]  # a bank read lands this cycle
         sh_rd_lane = [Signal(range(L), name=f"sh_rd{b}_lane") for b in range(nb)]
         word = [h_addr[n][2:2 + word_bits] for n in range(L)]

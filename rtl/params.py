@@ -1,7 +1,10 @@
 """Parameters of the RTL SIMT core: one keyword-only, checked dataclass shared by every block.
 
-Names mirror the performance model's configuration (``dualflow.models.timing``) so that one
-configuration can drive both: lanes, warps, banks, collector units, ring entries, latencies.
+A quantity the timing model also has carries the timing model's name (``SmConfig``'s
+``warp_size``, ``register_banks``, ``collector_units``, ...; ``dualflow.machine.Mode`` for the
+mode), and ``CoreParams.from_sm`` builds the core from the same ``SmConfig`` a timing run uses
+(``SM_FIELDS`` says which field comes from where). The other fields exist only in the RTL (sizes of
+the generated memories and tables) and are given as keywords.
 """
 
 from __future__ import annotations
@@ -9,9 +12,23 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from dualflow.errors import ConfigError
+from dualflow.machine import Mode, Scheduler, SmConfig
 
-MODES = ("base", "dflow")
-SCHEDULERS = ("gto", "lrr")
+#: Core parameter <- the ``SmConfig`` field (dotted: a field of a unit) it is taken from by
+#: ``CoreParams.from_sm``. Every other field (``RTL_ONLY``) has no counterpart in the timing model.
+SM_FIELDS: dict[str, str] = {
+    "warp_size": "warp_size",
+    "register_banks": "register_banks",
+    "collector_units": "collector_units",
+    "scheduler": "scheduler",
+    "alu_latency": "int_unit.latency",
+    "dflow_waiting_per_warp": "dflow_waiting_per_warp",
+    "dflow_waiting_per_sm": "dflow_waiting_per_sm",
+}
+#: Fields of the RTL alone: the resident warps of the one block the core runs, the register-file
+#: depth (ring, regs, dmax), and the sizes of the core's memories and tables.
+RTL_ONLY: tuple[str, ...] = ("warps", "ring", "regs", "dmax", "shared_bytes", "imem_words", "stack_depth",
+                             "param_words", "requests_in_flight", "shared_banks")
 
 
 def _power_of_two(n: int) -> bool:
@@ -24,45 +41,48 @@ class CoreParams:
 
     Parameters
     ----------
-    mode: ``"base"`` (register operands, in-order dispatch) or ``"dflow"`` (distance operands,
-        ring register file, out-of-order dispatch).
-    lanes: threads per warp (4, 8, ..., 32).
-    warps: resident warps (power of two, 2..64).
-    banks: register-file banks (power of two, 1..16).
-    collector_units: operand-collector units (1..16).
-    ring: DFLOW ring entries per warp (power of two, > dmax).
-    regs: BASE registers per thread (1..255).
-    dmax: largest encodable DFLOW distance (1..ring-1).
-    scheduler: warp-scheduler policy, ``"gto"`` or ``"lrr"``.
-    alu_latency: cycles of the pipelined integer ALU (1..8).
-    shared_bytes: on-core shared memory (bytes, power of two).
-    imem_words: instruction-memory depth (64-bit words, power of two).
+    mode: ``Mode.BASE`` (register operands, in-order dispatch) or ``Mode.DFLOW`` (distance
+        operands, ring register file, out-of-order dispatch); the strings ``"base"``/``"dflow"``
+        are accepted and stored as the ``Mode``.
+    warp_size: threads (lanes) per warp (4, 8, 16, 32). ``SmConfig.warp_size``.
+    warps: resident warps (power of two, 2..64). RTL only.
+    register_banks: register-file banks (power of two, 1..16). ``SmConfig.register_banks``.
+    collector_units: operand-collector units (1..16). ``SmConfig.collector_units``.
+    ring: DFLOW ring entries per warp (power of two, > dmax). RTL only.
+    regs: BASE registers per thread (1..255). RTL only.
+    dmax: largest encodable DFLOW distance (1..ring-1). RTL only.
+    scheduler: warp-scheduler policy, ``Scheduler.GTO`` or ``Scheduler.LRR`` (or its string).
+        ``SmConfig.scheduler``.
+    alu_latency: cycles of the pipelined integer ALU (1..8). ``SmConfig.int_unit.latency``.
+    shared_bytes: on-core shared memory (bytes, power of two). RTL only.
+    imem_words: instruction-memory depth (64-bit words, power of two). RTL only.
     dflow_waiting_per_warp: DFLOW issue policy: collector units one warp may hold while some of
-        their operands are not ready (1..16; the performance model's field of the same name).
+        their operands are not ready (1..16). ``SmConfig.dflow_waiting_per_warp``.
     dflow_waiting_per_sm: DFLOW issue policy: collector units of the whole core that may hold such
         waiting instructions (1..16); a value above ``collector_units`` means all of them
         (``waiting_limit_sm``). The rest stay free for instructions that can dispatch at once.
-    stack_depth: SIMT-stack entries per warp (1..64; deeper nesting traps).
-    param_words: kernel parameter words the core holds (1..128; ``ldc`` beyond them traps).
+        ``SmConfig.dflow_waiting_per_sm``.
+    stack_depth: SIMT-stack entries per warp (1..64; deeper nesting traps). RTL only.
+    param_words: kernel parameter words the core holds (1..128; ``ldc`` beyond them traps). RTL only.
     requests_in_flight: global/local memory requests the load/store unit keeps in flight
-        (1..64; the width of the ``mem_req``/``mem_resp`` tag follows).
+        (1..64; the width of the ``mem_req``/``mem_resp`` tag follows). RTL only.
     shared_banks: shared-memory banks (power of two, 1..32, at most ``shared_bytes / 4``);
         ``None`` (default) resolves at construction to one bank per lane,
-        ``min(lanes, shared_bytes / 4)``.
+        ``min(warp_size, shared_bytes / 4)``. RTL only.
 
     The issue policy fields are checked in both modes and used in DFLOW only (BASE never sends
     an instruction with a pending source to a collector unit).
     """
 
-    mode: str = "dflow"
-    lanes: int = 8
+    mode: Mode = Mode.DFLOW
+    warp_size: int = 8
     warps: int = 4
-    banks: int = 4
+    register_banks: int = 4
     collector_units: int = 4
     ring: int = 32
     regs: int = 32
     dmax: int = 31
-    scheduler: str = "gto"
+    scheduler: Scheduler = Scheduler.GTO
     alu_latency: int = 2
     shared_bytes: int = 4096
     imem_words: int = 1024
@@ -81,16 +101,14 @@ class CoreParams:
             v = getattr(self, name)
             return isinstance(v, int) and not isinstance(v, bool)
 
-        if self.shared_banks is None and is_int("lanes") and is_int("shared_bytes"):
-            object.__setattr__(self, "shared_banks", max(1, min(self.lanes, self.shared_bytes // 4)))
-        if self.mode not in MODES:
-            raise bad("mode", f"one of {', '.join(MODES)}")
-        if self.scheduler not in SCHEDULERS:
-            raise bad("scheduler", f"one of {', '.join(SCHEDULERS)}")
+        object.__setattr__(self, "mode", Mode.parse(self.mode, "core parameter mode"))
+        object.__setattr__(self, "scheduler", Scheduler.parse(self.scheduler, "core parameter scheduler"))
+        if self.shared_banks is None and is_int("warp_size") and is_int("shared_bytes"):
+            object.__setattr__(self, "shared_banks", max(1, min(self.warp_size, self.shared_bytes // 4)))
         rules = {
-            "lanes": (lambda n: n in (4, 8, 16, 32), "4, 8, 16 or 32"),
+            "warp_size": (lambda n: n in (4, 8, 16, 32), "4, 8, 16 or 32"),
             "warps": (lambda n: _power_of_two(n) and 2 <= n <= 64, "a power of two in 2..64"),
-            "banks": (lambda n: _power_of_two(n) and n <= 16, "a power of two in 1..16"),
+            "register_banks": (lambda n: _power_of_two(n) and n <= 16, "a power of two in 1..16"),
             "collector_units": (lambda n: 1 <= n <= 16, "an integer in 1..16"),
             "ring": (lambda n: _power_of_two(n) and 2 <= n <= 256, "a power of two in 2..256"),
             "regs": (lambda n: 1 <= n <= 255, "an integer in 1..255"),
@@ -110,9 +128,33 @@ class CoreParams:
             if not is_int(name) or not ok(getattr(self, name)):
                 raise bad(name, rule)
 
+    @classmethod
+    def from_sm(cls, sm: SmConfig, mode: Mode | str, *, warps: int, **rtl_only: int) -> CoreParams:
+        """The core of one SM of the timing model (gem5's parent-derived parameters).
+
+        The fields of ``SM_FIELDS`` come from ``sm``; ``warps`` and the other ``RTL_ONLY`` fields
+        are keywords (defaults otherwise). Every value is checked as in the constructor, so an
+        ``SmConfig`` the RTL cannot build (a warp size of 12, 6 register banks) is a ``ConfigError``
+        naming the core parameter."""
+        if not isinstance(sm, SmConfig):
+            raise ConfigError(f"CoreParams.from_sm needs an SmConfig, not {sm!r}")
+        for name in rtl_only:
+            if name in SM_FIELDS:
+                raise ConfigError(f"core parameter {name} comes from the SmConfig (sm.{SM_FIELDS[name]}); "
+                                  f"change it there")
+            if name not in RTL_ONLY:
+                raise ConfigError(f"CoreParams has no RTL-only field {name!r} (have: {', '.join(RTL_ONLY)})")
+        derived = {}
+        for name, path in SM_FIELDS.items():
+            value = sm
+            for part in path.split("."):
+                value = getattr(value, part)
+            derived[name] = value
+        return cls(mode=mode, warps=warps, **derived, **rtl_only)
+
     @property
     def dflow(self) -> bool:
-        return self.mode == "dflow"
+        return self.mode.dflow
 
     @property
     def entries_per_warp(self) -> int:
@@ -132,4 +174,5 @@ class CoreParams:
         return min(self.dflow_waiting_per_warp, self.waiting_limit_sm)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields as plain values (mode and scheduler as strings), for JSON and ``CoreParams(**d)``."""
+        return {**asdict(self), "mode": self.mode.value, "scheduler": self.scheduler.value}

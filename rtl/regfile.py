@@ -1,11 +1,12 @@
 """Banked register file of the SIMT core: ring slots (DFLOW) or registers (BASE), one bank per memory.
 
 Every warp owns ``params.entries_per_warp`` entries; an entry holds one 32-bit value per lane.
-Entry (warp, index) lives in bank ``(index + warp) mod banks`` (the GPGPU-Sim mapping: consecutive
-entries of a warp, and the same entry of consecutive warps, fall into different banks) at row
-``warp * rows_per_warp + index // banks`` with ``rows_per_warp = ceil(entries_per_warp / banks)``.
-When ``banks`` divides ``entries_per_warp`` this is ``(warp * entries_per_warp + index) // banks``;
-the ceiling keeps the mapping one-to-one for any register count.
+Where entry (warp, index) lives is the machine's one rule (``dualflow.machine.register_bank``,
+``bank_row``, ``rows_per_warp``; the timing model uses the same functions): bank
+``(index + warp) mod register_banks``, row ``warp * rows_per_warp + index // register_banks``.
+``bank_of`` and ``row_of`` apply it at elaboration time: to integers they return the machine's
+values; to signals the same arithmetic with ``register_banks`` a power of two, so the modulo and
+the division are bit slices (tests/test_rtl_params.py checks both agree on every entry).
 
 Ports are requests, not addresses: the collector units (one read requester per operand slot)
 ask for (warp, index) and a ``BankArbiter`` grants at most one read per bank per cycle; the data
@@ -21,18 +22,16 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from dualflow.errors import ConfigError
+from dualflow.machine import bank_row, register_bank
+from dualflow.machine import rows_per_warp as machine_rows_per_warp
 
+from .layouts import lane_data
 from .params import CoreParams
 
 __all__ = [
-    "BankArbiter", "BankedRegisterFile", "RegisterBank", "entry_layout", "lane_data", "read_request_layout",
+    "BankArbiter", "BankedRegisterFile", "RegisterBank", "entry_layout", "read_request_layout",
     "read_response_signature", "write_request_layout", "bank_of", "row_of", "rows_per_warp",
 ]
-
-
-def lane_data(lanes: int) -> data.ArrayLayout:
-    """One entry: a 32-bit value per lane."""
-    return data.ArrayLayout(unsigned(32), lanes)
 
 
 def entry_layout(params: CoreParams) -> data.StructLayout:
@@ -50,8 +49,8 @@ def write_request_layout(params: CoreParams) -> data.StructLayout:
     return data.StructLayout({
         "warp": range(params.warps),
         "index": range(params.entries_per_warp),
-        "mask": params.lanes,
-        "data": lane_data(params.lanes),
+        "mask": params.warp_size,
+        "data": lane_data(params.warp_size),
     })
 
 
@@ -60,27 +59,31 @@ def read_response_signature(params: CoreParams, requesters: int) -> wiring.Signa
     return wiring.Signature({
         "valid": Out(1),
         "requester": Out(range(requesters)),
-        "data": Out(lane_data(params.lanes)),
+        "data": Out(lane_data(params.warp_size)),
     })
 
 
 def rows_per_warp(params: CoreParams) -> int:
-    """Rows one warp occupies in every bank: ceil(entries_per_warp / banks)."""
-    return -(-params.entries_per_warp // params.banks)
+    """Rows one warp occupies in every bank (``machine.rows_per_warp``)."""
+    return machine_rows_per_warp(params.entries_per_warp, params.register_banks)
 
 
 def bank_of(params: CoreParams, warp, index):
-    """Bank of entry (warp, index): an Amaranth expression for signals, an int for ints."""
+    """Bank of entry (warp, index) (``machine.register_bank``): an int for ints, an Amaranth
+    expression for signals."""
     if isinstance(warp, int) and isinstance(index, int):
-        return (index + warp) % params.banks
-    bits = ceil_log2(params.banks)
+        return register_bank(index, warp, params.register_banks)
+    bits = ceil_log2(params.register_banks)  # a power of two: mod is the low bits
     return (index + warp)[:bits] if bits else Const(0, 1)
 
 
 def row_of(params: CoreParams, warp, index):
-    """Row of entry (warp, index) inside its bank (expression or int, like ``bank_of``)."""
-    # banks is a power of two, so the shift is index // banks for ints and signals alike.
-    return warp * rows_per_warp(params) + (index >> ceil_log2(params.banks))
+    """Row of entry (warp, index) inside its bank (``machine.bank_row``; int or expression, like
+    ``bank_of``)."""
+    if isinstance(warp, int) and isinstance(index, int):
+        return bank_row(index, warp, params.entries_per_warp, params.register_banks)
+    # a power of two: the division is a shift
+    return warp * rows_per_warp(params) + (index >> ceil_log2(params.register_banks))
 
 
 def _encode(onehot, n: int):
@@ -211,7 +214,7 @@ class BankArbiter(wiring.Component):
 
 
 class BankedRegisterFile(wiring.Component):
-    """The register file: ``params.banks`` ``RegisterBank`` submodules, a ``BankArbiter``, writes.
+    """The register file: ``params.register_banks`` ``RegisterBank`` submodules, a ``BankArbiter``, writes.
 
     Reads: requester i presents ``read[i]`` (a stream of (warp, index)); ``read[i].ready`` is the
     grant, in the same cycle. The value arrives on ``response[b]`` one cycle after the grant, with
@@ -228,7 +231,7 @@ class BankedRegisterFile(wiring.Component):
 
     Parameters
     ----------
-    params : CoreParams (warps, lanes, banks, entries_per_warp).
+    params : CoreParams (warps, warp_size, register_banks, entries_per_warp).
     read_ports : number of read requesters; default ``params.collector_units * 3``.
     write_ports : number of write ports (writeback), default 1.
 
@@ -237,7 +240,10 @@ class BankedRegisterFile(wiring.Component):
     read : In(stream.Signature(read_request_layout(params))).array(read_ports)
     write : In(stream.Signature(write_request_layout(params))).array(write_ports)
     response : Out(read_response_signature(params, read_ports)).array(banks)
-    conflict : Out(1), a valid read request was not granted this cycle (for statistics).
+    conflict : Out(1), a valid read request was not granted this cycle.
+    conflicts : Out(range(read_ports + 1)), how many valid read requests were not granted this
+        cycle (each lost its bank to another read or to a write): the timing model's count of
+        register-file bank conflicts (``rf_bank_conflicts``), per cycle.
     """
 
     def __init__(self, params: CoreParams, *, read_ports: int | None = None, write_ports: int = 1):
@@ -253,16 +259,16 @@ class BankedRegisterFile(wiring.Component):
         super().__init__({
             "read": In(stream.Signature(read_request_layout(params))).array(read_ports),
             "write": In(stream.Signature(write_request_layout(params))).array(write_ports),
-            "response": Out(read_response_signature(params, read_ports)).array(params.banks),
-            "conflict": Out(1),
+            "response": Out(read_response_signature(params, read_ports)).array(params.register_banks),
+            "conflict": Out(1), "conflicts": Out(range(read_ports + 1)),
         })
 
     def elaborate(self, platform) -> Module:
         m = Module()
         p = self.params
-        nb = p.banks
+        nb = p.register_banks
         m.submodules.arbiter = arb = BankArbiter(requesters=self.read_ports, banks=nb)
-        banks = [RegisterBank(depth=self.depth, lanes=p.lanes) for _ in range(nb)]
+        banks = [RegisterBank(depth=self.depth, lanes=p.warp_size) for _ in range(nb)]
         for b, bank in enumerate(banks):
             m.submodules[f"bank{b}"] = bank
 
@@ -303,5 +309,6 @@ class BankedRegisterFile(wiring.Component):
             m.d.comb += bank.read_en.eq(arb.bank_valid[b])
             m.d.sync += [resp.valid.eq(arb.bank_valid[b]), resp.requester.eq(arb.bank_requester[b])]
             m.d.comb += resp.data.eq(bank.read_data)
-        m.d.comb += self.conflict.eq(arb.conflict)
+        m.d.comb += [self.conflict.eq(arb.conflict),
+                     self.conflicts.eq(sum(r.valid & ~arb.grant[i] for i, r in enumerate(self.read)))]
         return m

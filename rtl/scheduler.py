@@ -21,8 +21,9 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from dualflow.machine import SCHEDULERS
+
 from ._checks import reject
-from .params import SCHEDULERS
 
 __all__ = ["WarpScheduler", "lowest_set", "onehot_index"]
 

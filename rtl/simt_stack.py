@@ -72,15 +72,15 @@ def cmd_layout(params: CoreParams) -> data.StructLayout:
     mask or DIV not-taken lanes; ``rp``: the warp's current RP (DFLOW); ``alive``: the warp's
     lanes that have not exited (after the EXIT), used by SYNC and EXIT."""
     return data.StructLayout({
-        "op": 2, "warp": range(params.warps), "pc": pc_width(params), "mask": params.lanes,
-        "rp": rp_width(params), "alive": params.lanes,
+        "op": 2, "warp": range(params.warps), "pc": pc_width(params), "mask": params.warp_size,
+        "rp": rp_width(params), "alive": params.warp_size,
     })
 
 
 def resp_layout(params: CoreParams) -> data.StructLayout:
     """Outcome of SYNC or EXIT: RESUME at (pc, mask, rp), DONE (no lane alive), or TRAP."""
     return data.StructLayout({
-        "warp": range(params.warps), "status": 2, "pc": pc_width(params), "mask": params.lanes,
+        "warp": range(params.warps), "status": 2, "pc": pc_width(params), "mask": params.warp_size,
         "rp": rp_width(params),
     })
 
@@ -121,7 +121,7 @@ class SimtStack(wiring.Component):
         p, depth = self.params, self.depth
         dflow = p.dflow
         rpw = rp_width(p)
-        row = data.StructLayout({"pc": pc_width(p), "mask": p.lanes, **({"rp": rpw} if dflow else {})})
+        row = data.StructLayout({"pc": pc_width(p), "mask": p.warp_size, **({"rp": rpw} if dflow else {})})
         m.submodules.entries = mem = memory.Memory(shape=row, depth=p.warps * depth, init=[])
         wr = mem.write_port()
         rd = mem.read_port(transparent_for=())
@@ -137,7 +137,7 @@ class SimtStack(wiring.Component):
         c = self.cmd.payload
         # The operation being answered.
         warp = Signal(range(p.warps))
-        alive = Signal(p.lanes)
+        alive = Signal(p.warp_size)
         cur_rp = Signal(rpw)
         sync_level = Signal(range(depth))
         result = Signal(resp_layout(p))

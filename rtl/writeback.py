@@ -1,10 +1,10 @@
 """Writeback arbitration: one completed instruction per cycle reaches the register file and the trace.
 
-Three sources complete instructions: the integer ALU (fixed latency, cannot wait), the load/store
-unit and the control unit (both streams that can wait). Priority is ALU, then LSU, then control;
-the core keeps the ALU from starving the others by not dispatching into the ALU while another
-source is waiting (``others_waiting``), so a waiting result gets a slot within ``alu_latency``
-cycles.
+Every execution unit of ``units.UNITS`` completes instructions on a stream of its own, named after
+the unit (``alu``, ``lsu``, ``ctrl``). Priority is the table's order (ALU, then LSU, then control).
+A unit that cannot wait (the fixed-latency ALU) has an always-ready stream and must come first;
+the core keeps it from starving the others by not dispatching into it while another source is
+waiting (``others_waiting``), so a waiting result gets a slot within ``alu_latency`` cycles.
 """
 
 from amaranth import Module
@@ -12,11 +12,9 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ._checks import reject
+from .units import UNITS, ExecUnit
 
-__all__ = ["WritebackArbiter", "SOURCES"]
-
-#: Completion sources in priority order.
-SOURCES = ("alu", "lsu", "ctrl")
+__all__ = ["WritebackArbiter"]
 
 
 class WritebackArbiter(wiring.Component):
@@ -28,31 +26,39 @@ class WritebackArbiter(wiring.Component):
 
     Members
     -------
-    alu_valid: In(1), alu: In(layout), the ALU's result this cycle (always taken).
-    lsu: In(stream.Signature(layout)), the load/store unit's completion.
-    ctrl: In(stream.Signature(layout)), the control unit's completion.
-    valid: Out(1), out: Out(layout), the chosen completion.
-    source: Out(range(3)), which source it came from (index in ``SOURCES``).
-    others_waiting: Out(1), the LSU or control unit has a completion waiting.
+    alu, lsu, ctrl (one per ``ExecUnit``, lower-case): In(stream.Signature(layout)), the unit's
+        completion; always ready for a unit that cannot wait (``UnitRow.waits`` False).
+    out: Out(stream.Signature(layout, always_ready=True)), the chosen completion.
+    source: Out(ExecUnit), the unit it came from.
+    others_waiting: Out(1), a source other than the first has a completion waiting.
     """
 
     def __init__(self, layout: data.Layout):
         if not isinstance(layout, data.Layout):
             raise reject(self, f"writeback layout must be an Amaranth data layout, not {layout!r}")
+        if any(not row.waits for row in UNITS[1:]):
+            raise reject(self, "only the first unit of units.UNITS may be unable to wait for writeback")
         self.layout = layout
         super().__init__({
-            "alu_valid": In(1), "alu": In(layout),
-            "lsu": In(stream.Signature(layout)), "ctrl": In(stream.Signature(layout)),
-            "valid": Out(1), "out": Out(layout), "source": Out(range(len(SOURCES))), "others_waiting": Out(1),
+            **{row.unit.name.lower(): In(stream.Signature(layout, always_ready=not row.waits)) for row in UNITS},
+            "out": Out(stream.Signature(layout, always_ready=True)), "source": Out(ExecUnit),
+            "others_waiting": Out(1),
         })
+
+    def source_port(self, unit: ExecUnit) -> stream.Interface:
+        """The completion stream of ``unit``."""
+        return getattr(self, unit.name.lower())
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        m.d.comb += self.others_waiting.eq(self.lsu.valid | self.ctrl.valid)
-        with m.If(self.alu_valid):
-            m.d.comb += [self.valid.eq(1), self.out.eq(self.alu), self.source.eq(0)]
-        with m.Elif(self.lsu.valid):
-            m.d.comb += [self.valid.eq(1), self.out.eq(self.lsu.payload), self.source.eq(1), self.lsu.ready.eq(1)]
-        with m.Elif(self.ctrl.valid):
-            m.d.comb += [self.valid.eq(1), self.out.eq(self.ctrl.payload), self.source.eq(2), self.ctrl.ready.eq(1)]
+        ports = [(row, self.source_port(row.unit)) for row in UNITS]
+        others = 0
+        for _row, port in ports[1:]:
+            others = others | port.valid
+        m.d.comb += self.others_waiting.eq(others)
+        for i, (row, port) in enumerate(ports):
+            with (m.If if i == 0 else m.Elif)(port.valid):
+                m.d.comb += [self.out.valid.eq(1), self.out.payload.eq(port.payload), self.source.eq(row.unit)]
+                if row.waits:
+                    m.d.comb += port.ready.eq(1)
         return m

@@ -28,9 +28,11 @@ from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_i
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.device import Device
 from dualflow.models.trace import Trace, TraceRecord
-from dualflow.rtl.core import CFG_PARAM_BASE, CFG_SHARED_LIMIT, SimtCore, TrapCause, cfg_mask_base
+from dualflow.rtl.configuration import CFG_PARAM_BASE, CFG_SHARED_LIMIT, cfg_mask_base
+from dualflow.rtl.core import SimtCore
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.register_pointer import rp_width
+from dualflow.rtl.trap import TrapCause
 
 from .core.protocol import JOBS_ENV, RESULTS_ENV
 from .faults import FaultCheck, check_fault
@@ -84,6 +86,9 @@ class CaseResult:
     fault: FaultCheck | None = None  #: the golden run faulted: did the RTL stop alike?
     golden_fault: KernelFault | None = None  #: the golden model's fault, when it faulted
     memory: np.ndarray | None = None  #: the core's global memory (words) when it stopped
+    #: register-file read requests that lost their bank, per request and cycle (the timing
+    #: model's ``rf_bank_conflicts``), over every block
+    bank_conflicts: int = 0
 
     @property
     def ok(self) -> bool:
@@ -94,7 +99,7 @@ class CaseResult:
         return not self.trap and not self.timeout and not self.memory_mismatches and not self.error
 
     def summary(self) -> str:
-        head = f"[{self.name} seed {self.seed}] {self.cycles} cycles"
+        head = f"[{self.name} seed {self.seed}] {self.cycles} cycles, {self.bank_conflicts} register bank conflicts"
         lines = [head]
         if self.fault is not None:
             lines.append(f"{'expected fault' if self.fault.agree else 'FAULT MISMATCH'}: {self.fault.message}")
@@ -121,7 +126,7 @@ def _dim3(block: int | tuple[int, ...]) -> tuple[int, int, int]:
 def check_case(params: CoreParams, case: CosimCase) -> None:
     """Reject a case the core cannot run, with a message naming what does not fit."""
     k = case.kernel
-    want = Form.DFLOW if params.dflow else Form.REG
+    want = params.mode.form
     if k.form is not want:
         raise ConfigError(f"{case.name}: kernel {k.name!r} is {k.form.value.upper()} form; a {params.mode} core "
                           f"runs {want.value.upper()} form")
@@ -129,9 +134,9 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
         if not all(isinstance(d, int) and d >= 1 for d in _dim3(dims)) or len(_dim3(dims)) != 3:
             raise ConfigError(f"{case.name}: {what} {dims!r} must be 1 to 3 positive integers")
     bx, by, bz = _dim3(case.block)
-    if bx * by * bz > params.lanes * params.warps:
+    if bx * by * bz > params.warp_size * params.warps:
         raise ConfigError(f"{case.name}: block of {bx * by * bz} threads exceeds the core's "
-                          f"{params.warps} warps x {params.lanes} lanes")
+                          f"{params.warps} warps x {params.warp_size} lanes")
     if len(k.code) > params.imem_words:
         raise ConfigError(f"{case.name}: {len(k.code)} instructions exceed imem_words {params.imem_words}")
     if k.shared_bytes > params.shared_bytes:
@@ -151,7 +156,7 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
 def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Device, KernelFault | None]:
     """Run the golden model; describe the RTL launch as JSON. A golden fault is returned, not raised."""
     check_case(params, case)
-    L = params.lanes
+    L = params.warp_size
     config = FunctionalConfig(warp_size=L)
     dev = Device(config)
     launch_params = list(case.setup(dev)) if case.setup else []
@@ -266,10 +271,11 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
                     f"warp {trap['warp']}")
         res = CaseResult(case.name, case.seed, None, cycles=out.get("cycles", 0), trap=trap,
                          timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
-        trace = rtl_trace(case.kernel, params.lanes, out.get("trace", []), params)
+        trace = rtl_trace(case.kernel, params.warp_size, out.get("trace", []), params)
         res.rtl = trace
         res.sim_seconds = float(out.get("sim_seconds", 0.0))
         res.blocks = int(out.get("blocks", 0))
+        res.bank_conflicts = int(out.get("bank_conflicts", 0))
         res.waves = wave_file
         res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
                                      rp_bits=rp_width(params) if params.dflow else None, stopped=fault is not None)

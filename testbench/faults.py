@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dualflow.errors import KernelFault
-from dualflow.rtl.core import TrapCause
+from dualflow.rtl.trap import TrapCause
 
 __all__ = ["FaultCheck", "golden_kind", "check_fault"]
 

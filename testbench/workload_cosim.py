@@ -76,7 +76,7 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
 
     The DFLOW form is converted for the project's default ring; the core must have that ring and
     Dmax (``check_case`` says so otherwise)."""
-    form = Form.DFLOW if params.dflow else Form.REG
+    form = params.mode.form
     known = get_workload(name).sizes.get(size, {})
     unknown = sorted(set(values or {}) - set(known))
     if unknown:
@@ -112,7 +112,8 @@ def summary(wc: WorkloadCases, results: Sequence[CaseResult]) -> str:
     lines = []
     for r in results:
         lines.append(r.summary() if not r.ok else f"PASS {r.name}: {r.compare.matched} records matched, "
-                     f"{r.blocks} block{'s' if r.blocks > 1 else ''}, {r.cycles} cycles")
+                     f"{r.blocks} block{'s' if r.blocks > 1 else ''}, {r.cycles} cycles, "
+                     f"{r.bank_conflicts} register bank conflicts")
     passed = sum(r.ok for r in results)
     records = sum(r.compare.matched for r in results if r.compare is not None)
     cycles = sum(r.cycles for r in results)

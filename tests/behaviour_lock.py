@@ -32,7 +32,7 @@ SIZE = "tiny"
 SEED = 1
 PRESETS = ("paper-rtx3080", "ampere-rtx3070", "fermi-gtx480")
 #: The RTL parameter set the directed programs run on (CoreParams fields; 4 lanes x 4 warps).
-RTL_PARAMS = dict(lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2, scheduler="gto")
+RTL_PARAMS = dict(warp_size=4, warps=4, register_banks=4, collector_units=4, alu_latency=2, scheduler="gto")
 RTL_SEED = 1
 
 

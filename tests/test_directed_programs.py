@@ -83,7 +83,7 @@ def test_expectations_can_fail():
     params = CoreParams(mode="base", **PARAM_SETS["l4w4"])
     dev = Device()
     out = program("early_exit").setup(dev)[0]
-    dev.copy_in(out, expected_output("early_exit", params.lanes))
+    dev.copy_in(out, expected_output("early_exit", params.warp_size))
     result = CaseResult("early_exit", 1, None, memory=dev.memory.words.copy())
     assert not expectation_mismatches(result, params)
     result.memory[out // 4 + 3] ^= 1

@@ -49,7 +49,7 @@ def _mods(op: Opcode) -> list[int]:
 
 @pytest.mark.parametrize("latency", [1, 3])
 def test_alu_matches_model(latency: int):
-    params = CoreParams(lanes=4, alu_latency=latency)
+    params = CoreParams(warp_size=4, alu_latency=latency)
     dut = IntegerAlu(params, tag_width=4)
     rng = np.random.default_rng(7)
     cases = []
@@ -98,7 +98,7 @@ def test_alu_matches_model(latency: int):
 
 
 def test_alu_latency_is_the_parameter():
-    params = CoreParams(lanes=4, alu_latency=4)
+    params = CoreParams(warp_size=4, alu_latency=4)
     dut = IntegerAlu(params, tag_width=2)
     out_at: list[int] = []
 

@@ -17,9 +17,9 @@ from dualflow.testbench.blocks.benches import run_block_bench
 
 pytestmark = pytest.mark.skipif(shutil.which("iverilog") is None, reason="Icarus Verilog (iverilog) is not installed")
 
-DFLOW = {"mode": "dflow", "lanes": 4, "warps": 4, "banks": 4, "collector_units": 4, "ring": 16, "dmax": 15}
+DFLOW = {"mode": "dflow", "warp_size": 4, "warps": 4, "register_banks": 4, "collector_units": 4, "ring": 16, "dmax": 15}
 # BASE: a register count that banks do not divide, two banks, fewer units.
-BASE = {"mode": "base", "lanes": 8, "warps": 2, "banks": 2, "collector_units": 3, "regs": 7}
+BASE = {"mode": "base", "warp_size": 8, "warps": 2, "register_banks": 2, "collector_units": 3, "regs": 7}
 
 PARAMS = {
     "regfile": [
@@ -69,8 +69,9 @@ def test_checker_catches_injected_error(name: str) -> None:
 @pytest.mark.parametrize("name", list(PARAMS))
 def test_block_bench_sweep(name: str, seed: int) -> None:
     """Longer runs, more seeds, a third parameter set per block."""
-    wide = {"mode": "dflow", "lanes": 8, "warps": 8, "banks": 8, "collector_units": 6, "ring": 32, "dmax": 31}
-    one_bank = {"mode": "base", "lanes": 4, "warps": 4, "banks": 1, "collector_units": 2, "regs": 5}
+    wide = {"mode": "dflow", "warp_size": 8, "warps": 8, "register_banks": 8, "collector_units": 6, "ring": 32,
+            "dmax": 31}
+    one_bank = {"mode": "base", "warp_size": 4, "warps": 4, "register_banks": 1, "collector_units": 2, "regs": 5}
     extra = {
         "regfile": {"core": one_bank, "write_ports": 1, "cycles": 3000},
         "collector": {"core": wide, "write_ports": 2, "units": 3, "payload_width": 20, "tag_width": 8,

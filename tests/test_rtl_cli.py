@@ -12,14 +12,14 @@ from dualflow.kernels.directed import PROGRAMS
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["rtl", "generate", "--lanes", "5", "-o", "x.v"], "core parameter lanes must be 4, 8, 16 or 32, not 5"),
+    (["rtl", "generate", "--warp-size", "5", "-o", "x.v"], "core parameter warp_size must be 4, 8, 16 or 32, not 5"),
     (["rtl", "generate", "--ring", "16", "--dmax", "20", "-o", "x.v"],
      "core parameter dmax must be an integer in 1..ring-1"),
     (["synth", "--warps", "3"], "core parameter warps must be a power of two in 2..64, not 3"),
     (["cosim", "missing.s"], "missing.s:0:0: error: cannot read"),
     (["cosim"], "cosim: give either an assembly file or --workload NAME"),
     (["cosim", "--workload", "bfs", "--value", "edges=3"], "workload bfs: no parameter edges (have: nodes)"),
-    (["cosim", "--workload", "nn", "--lanes", "4", "--warps", "4"],
+    (["cosim", "--workload", "nn", "--warp-size", "4", "--warps", "4"],
      "workload nn: no launch the core can run (euclid (1 launch: FP32/SFU instructions, no FP units yet))"),
     (["cosim", "--workload", "nope"], "unknown workload"),
 ])
@@ -34,22 +34,22 @@ def test_bad_input_is_one_error_line(argv, message, capsys, tmp_path, monkeypatc
 def test_cosim_rejects_unknown_value_and_dflow_on_base(capsys, tmp_path):
     src = tmp_path / "prog.s"
     src.write_text(PROGRAMS["early_exit"].source)
-    assert main(["cosim", str(src), "--lanes", "4", "--warps", "4", "--value", "m=3"]) == 1
+    assert main(["cosim", str(src), "--warp-size", "4", "--warps", "4", "--value", "m=3"]) == 1
     assert "m is not one of the kernel's parameters (out, n)" in capsys.readouterr().err
     dflow = tmp_path / "d.s"
     dflow.write_text(".kernel d\n.form dflow\n s2r %tid.x\n exit\n")
-    assert main(["cosim", str(dflow), "--mode", "base", "--lanes", "4", "--warps", "2"]) == 1
+    assert main(["cosim", str(dflow), "--mode", "base", "--warp-size", "4", "--warps", "2"]) == 1
     assert "a base core runs REG-form kernels" in capsys.readouterr().err
 
 
 def test_generate_writes_verilog_with_parameters(tmp_path, capsys):
     out = tmp_path / "core.v"
-    assert main(["rtl", "generate", "--mode", "base", "--lanes", "4", "--warps", "2", "--scheduler", "lrr",
+    assert main(["rtl", "generate", "--mode", "base", "--warp-size", "4", "--warps", "2", "--scheduler", "lrr",
                  "-o", str(out)]) == 0
     text = out.read_text()
     assert text.startswith("// dualflow_core_base:")
     header = json.loads(text.splitlines()[1].split("CoreParams: ", 1)[1])
-    assert header["lanes"] == 4 and header["warps"] == 2 and header["scheduler"] == "lrr"
+    assert header["warp_size"] == 4 and header["warps"] == 2 and header["scheduler"] == "lrr"
     assert "module dualflow_core_base(" in text
     assert "wrote" in capsys.readouterr().out
 
@@ -57,7 +57,7 @@ def test_generate_writes_verilog_with_parameters(tmp_path, capsys):
 def test_cosim_command_runs_a_program(tmp_path, capsys):
     src = tmp_path / "early_exit.s"
     src.write_text(PROGRAMS["early_exit"].source)
-    rc = main(["cosim", str(src), "--mode", "dflow", "--lanes", "4", "--warps", "4", "--banks", "4",
+    rc = main(["cosim", str(src), "--mode", "dflow", "--warp-size", "4", "--warps", "4", "--register-banks", "4",
                "--collector-units", "4", "--block", "16", "--value", "n=11", "--seed", "3",
                "--report", str(tmp_path / "rep")])
     out = capsys.readouterr().out
@@ -74,7 +74,7 @@ def test_cosim_program_takes_grid_and_input_and_names_the_kernel(tmp_path, capsy
     src.write_text(PROGRAMS["early_exit"].source)
     start = tmp_path / "out.npy"
     np.save(start, np.full(16, 7, dtype=np.int32))
-    rc = main(["cosim", str(src), "--lanes", "4", "--warps", "2", "--grid", "2", "--block", "8",
+    rc = main(["cosim", str(src), "--warp-size", "4", "--warps", "2", "--grid", "2", "--block", "8",
                "--value", "n=5", "--input", f"out={start}", "--report", str(tmp_path / "rep")])
     out = capsys.readouterr().out
     assert rc == 0, out
@@ -92,7 +92,7 @@ def test_cosim_program_takes_grid_and_input_and_names_the_kernel(tmp_path, capsy
 def test_cosim_program_bad_launch_options(extra, message, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "prog.s").write_text(PROGRAMS["early_exit"].source)
-    assert main(["cosim", "prog.s", "--lanes", "4", "--warps", "2", *extra]) == 1
+    assert main(["cosim", "prog.s", "--warp-size", "4", "--warps", "2", *extra]) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 

@@ -9,12 +9,12 @@ import pytest
 
 from dualflow.errors import KernelFault
 from dualflow.isa import assemble
-from dualflow.rtl.core import TrapCause
 from dualflow.rtl.params import CoreParams
+from dualflow.rtl.trap import TrapCause
 from dualflow.testbench.cosim import CosimCase, run_cosim
 from dualflow.testbench.faults import check_fault, golden_kind
 
-CORE = dict(lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2)
+CORE = dict(warp_size=4, warps=4, register_banks=4, collector_units=4, alu_latency=2)
 
 
 #: A DFLOW read of a slot never written (distance 5 at RP 2): the functional model faults, the

@@ -39,7 +39,7 @@ async def _load_program(ctx, dut) -> None:
 
 
 def test_fetch_buffers_each_warp_in_order_and_stops_at_control():
-    params = CoreParams(mode="base", lanes=4, warps=2, imem_words=16)
+    params = CoreParams(mode="base", warp_size=4, warps=2, imem_words=16)
     dut = FetchUnit(params)
     seen: dict[int, list[tuple[int, int]]] = {0: [], 1: []}
 
@@ -75,7 +75,7 @@ def test_fetch_buffers_each_warp_in_order_and_stops_at_control():
 def test_fetch_two_entry_buffer_shows_the_next_instruction():
     """DFLOW: two entries per warp; ``ib_next`` is the instruction after the head, in order, and
     the buffer holds nothing past a control instruction until the redirect."""
-    params = CoreParams(mode="dflow", lanes=4, warps=2, imem_words=16)
+    params = CoreParams(mode="dflow", warp_size=4, warps=2, imem_words=16)
     dut = FetchUnit(params)
     assert dut.depth == 2
     seen: dict[int, list[int]] = {0: [], 1: []}
@@ -115,14 +115,14 @@ def test_writeback_priority_and_waiting_flag():
     async def bench(ctx):
         # cycle: (alu_valid, lsu_valid, ctrl_valid)
         for cycle, (av, lv, cv) in enumerate([(1, 1, 1), (0, 1, 1), (0, 0, 1), (1, 0, 0), (0, 0, 0)]):
-            ctx.set(dut.alu_valid, av)
-            ctx.set(dut.alu, {"id": 10 + cycle})
+            ctx.set(dut.alu.valid, av)
+            ctx.set(dut.alu.payload, {"id": 10 + cycle})
             ctx.set(dut.lsu.valid, lv)
             ctx.set(dut.lsu.payload, {"id": 20 + cycle})
             ctx.set(dut.ctrl.valid, cv)
             ctx.set(dut.ctrl.payload, {"id": 30 + cycle})
-            if ctx.get(dut.valid):
-                log.append((ctx.get(dut.source), ctx.get(dut.out.id), ctx.get(dut.others_waiting)))
+            if ctx.get(dut.out.valid):
+                log.append((ctx.get(dut.source).value, ctx.get(dut.out.payload.id), ctx.get(dut.others_waiting)))
             else:
                 log.append((-1, 0, ctx.get(dut.others_waiting)))
             assert ctx.get(dut.lsu.ready) == (lv and not av)

@@ -22,7 +22,7 @@ def _run(dut, bench):
 def test_collector_reports_cus_waiting_for_operands():
     """A CU counts as waiting from allocation with a source not ready until that source's
     writeback; a CU whose sources are ready never counts. BASE has no such output."""
-    params = CoreParams(mode="dflow", lanes=4, warps=2, collector_units=2, ring=8, dmax=7)
+    params = CoreParams(mode="dflow", warp_size=4, warps=2, collector_units=2, ring=8, dmax=7)
     dut = OperandCollector(params, payload_width=8, tag_width=2)
     seen: list[list[tuple[int, int]]] = []
 
@@ -53,14 +53,14 @@ def test_collector_reports_cus_waiting_for_operands():
 
     _run(dut, bench)
     assert seen == [[(0, 1)]] * 4 + [[]], seen
-    base = OperandCollector(CoreParams(mode="base", lanes=4, warps=2, collector_units=2))
+    base = OperandCollector(CoreParams(mode="base", warp_size=4, warps=2, collector_units=2))
     base._MustUse__silence = True  # built only to look at its ports
     assert not hasattr(base, "waiting")
 
 
 def test_scoreboard_lookahead_port():
     """``peek`` answers like ``check[w].src_pending`` for a second instruction per warp."""
-    params = CoreParams(mode="dflow", lanes=4, warps=2, ring=8, dmax=7)
+    params = CoreParams(mode="dflow", warp_size=4, warps=2, ring=8, dmax=7)
     dut = Scoreboard(params, lookahead=True)
     got: list[tuple[int, int]] = []
 
@@ -93,7 +93,8 @@ def test_core_with_tight_waiting_limits_matches_golden_model(limits):
     from dualflow.testbench.core.directed import directed_case
     from dualflow.testbench.cosim import run_cosim
 
-    params = CoreParams(mode="dflow", lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2, **limits)
+    params = CoreParams(mode="dflow", warp_size=4, warps=4, register_banks=4, collector_units=4,
+                        alu_latency=2, **limits)
     results = run_cosim(params, [directed_case(n, params, seed=2) for n in ("memory_order", "ooo")])
     failed = [r for r in results if not r.ok]
     assert not failed, "\n\n".join(r.summary() for r in failed)

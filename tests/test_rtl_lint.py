@@ -14,7 +14,7 @@ from dualflow.rtl.params import CoreParams
 from dualflow.testbench.verilator import WAIVERS, lint_core, lint_verilog, unused_wires
 
 # Small and fast (about 10 s of generation and 5 s of Verilator per mode).
-PARAMS = dict(lanes=4, warps=2, banks=2, collector_units=2)
+PARAMS = dict(warp_size=4, warps=2, register_banks=2, collector_units=2)
 
 BAD = """\
 module bad_top(input clk, input [7:0] a, output reg [3:0] y);

@@ -36,7 +36,7 @@ async def _send(ctx, dut, **fields):
 
 
 def test_shared_memory_matches_model():
-    params = CoreParams(mode="dflow", lanes=LANES, warps=2, shared_bytes=64)
+    params = CoreParams(mode="dflow", warp_size=LANES, warps=2, shared_bytes=64)
     dut = LoadStoreUnit(params, info_width=8)
     rng = random.Random(5)
     words = 16
@@ -118,7 +118,7 @@ def test_global_port_keeps_store_load_order(mode: str):
     """A store and a load of the same words by one warp: the load is not sent before the store is
     acknowledged (BASE always; DFLOW with the same color), and returns the stored data; with
     different colors (DFLOW) the load may go first."""
-    params = CoreParams(mode=mode, lanes=LANES, warps=2)
+    params = CoreParams(mode=mode, warp_size=LANES, warps=2)
     dut = LoadStoreUnit(params, info_width=8, outstanding=4)
     rng = random.Random(11)
     mem = OutOfOrderMemory(rng)

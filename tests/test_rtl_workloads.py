@@ -14,7 +14,7 @@ from dualflow.rtl.params import CoreParams
 from dualflow.testbench.cosim import run_cosim
 from dualflow.testbench.workload_cosim import workload_cases
 
-CORE = dict(lanes=4, warps=4, banks=4, collector_units=4, alu_latency=2)
+CORE = dict(warp_size=4, warps=4, register_banks=4, collector_units=4, alu_latency=2)
 
 
 def _run(name: str, mode: str, core: dict = CORE, **kwargs):
@@ -54,5 +54,5 @@ def test_nw_every_launch(mode: str):
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["dflow", "base"])
 def test_pathfinder_every_launch(mode: str):
-    wc, results = _run("pathfinder", mode, dict(CORE, lanes=8, warps=32), size="tiny")
+    wc, results = _run("pathfinder", mode, dict(CORE, warp_size=8, warps=32), size="tiny")
     assert [c.grid for c in wc.cases] == [2, 2, 2] and all(r.blocks == 2 for r in results)

@@ -1,6 +1,6 @@
 """Command-line actions of the RTL part: ``dualflow rtl generate``, ``dualflow cosim``, ``dualflow synth``.
 
-Every ``CoreParams`` field is an option (``--lanes 8``, ``--collector-units 4``, ...); a value the
+Every ``CoreParams`` field is an option (``--warp-size 8``, ``--collector-units 4``, ...); a value the
 core cannot take is reported as an error naming the field and the rule, with a non-zero exit.
 """
 
@@ -10,14 +10,15 @@ import argparse
 import dataclasses
 import json
 
-from dualflow.rtl.params import MODES, SCHEDULERS, CoreParams
+from dualflow.machine import MODES, SCHEDULERS
+from dualflow.rtl.params import CoreParams
 from dualflow.testbench.sim import SIMULATORS
 
 from .launch import add_launch_options, given_launch_options
 
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 #: Help for fields whose default is derived from the others.
-_DERIVED = {"shared_banks": "default one per lane, min(lanes, shared_bytes / 4)"}
+_DERIVED = {"shared_banks": "default one per lane, min(warp_size, shared_bytes / 4)"}
 
 
 def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
@@ -43,7 +44,7 @@ def cmd_generate(args) -> int:
 
     params = _params(args)
     path = write_core_verilog(params, args.output, name=args.name)
-    print(f"wrote {path} ({params.mode}, {params.lanes} lanes, {params.warps} warps)")
+    print(f"wrote {path} ({params.mode}, {params.warp_size} lanes, {params.warps} warps)")
     return 0
 
 
@@ -71,7 +72,7 @@ def cmd_cosim(args) -> int:
         print(summary(wc, results))
         return 0 if all(r.ok for r in results) else 1
     launch = program_launch(args.program, args, dflow=params.dflow, machine="core",
-                            default_block=(params.lanes * params.warps,), dmax=params.dmax, ring=params.ring)
+                            default_block=(params.warp_size * params.warps,), dmax=params.dmax, ring=params.ring)
     case = CosimCase(launch.kernel.name, launch.kernel, launch.block, launch.params, seed=args.seed,
                      max_cycles=args.max_cycles, grid=launch.grid)
     (result,) = run_cosim(params, [case], report_dir=args.report, waves=args.waves, max_print=args.max_print,
@@ -146,7 +147,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-print", type=int, default=10, help="mismatches printed (default 10)")
     p.add_argument("--report", help="folder for the JSON comparison report")
     p.add_argument("--waves", action="store_true", help="also dump a VCD waveform of the run")
-    add_launch_options(p, block_default="lanes x warps", title="with an assembly file (--value also with "
+    add_launch_options(p, block_default="warp_size x warps", title="with an assembly file (--value also with "
                        "--workload: a workload parameter, e.g. nodes=16 for bfs)")
     p.set_defaults(func=cmd_cosim)
 

@@ -104,7 +104,7 @@ class CollectorBench(BlockBench):
         self.dlayout = ports["dispatch__0__payload"]
         self.wlayout = ports["write__0__payload"]
         self.elayout = ports["pending__0"]
-        self.model = CollectorModel(p.warps, p.lanes, p.entries_per_warp, inject)
+        self.model = CollectorModel(p.warps, p.warp_size, p.entries_per_warp, inject)
         # A few hot entries per warp, so that readers and producers meet often.
         self.hot = min(p.entries_per_warp, 6)
         self.alloc_rate = self.rng.choice([0.3, 0.6, 0.9])
@@ -158,8 +158,8 @@ class CollectorBench(BlockBench):
                 if choices:
                     e = self.rng.choice(choices)
                     busy.add(e)
-                    mask = self.rng.choice([(1 << self.core.lanes) - 1, self.rng.getrandbits(self.core.lanes)])
-                    self.writes[j] = (e, mask, [self.rng.getrandbits(32) for _ in range(self.core.lanes)])
+                    mask = self.rng.choice([(1 << self.core.warp_size) - 1, self.rng.getrandbits(self.core.warp_size)])
+                    self.writes[j] = (e, mask, [self.rng.getrandbits(32) for _ in range(self.core.warp_size)])
             w = self.writes[j]
             self.set(f"write__{j}__valid", w is not None)
             if w is not None:

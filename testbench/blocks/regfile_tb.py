@@ -28,7 +28,7 @@ class RegisterFileBench(BlockBench):
         self.reads_n = self.core.collector_units * 3
         self.writes_n = params.get("write_ports", 1)
         self.entries = self.core.entries_per_warp
-        self.model = RegisterFileModel(warps=self.core.warps, lanes=self.core.lanes, banks=self.core.banks,
+        self.model = RegisterFileModel(warps=self.core.warps, lanes=self.core.warp_size, banks=self.core.register_banks,
                                        entries=self.entries, read_ports=self.reads_n, write_ports=self.writes_n,
                                        inject=inject)
         ports = bench_ports()
@@ -62,8 +62,8 @@ class RegisterFileBench(BlockBench):
         for j in range(self.writes_n):
             if self.writes[j] is None and chance(self.rng, self.write_rate):
                 w, idx = self.entry()
-                mask = self.rng.choice([(1 << self.core.lanes) - 1, self.rng.getrandbits(self.core.lanes)])
-                self.writes[j] = (w, idx, mask, [self.rng.getrandbits(32) for _ in range(self.core.lanes)])
+                mask = self.rng.choice([(1 << self.core.warp_size) - 1, self.rng.getrandbits(self.core.warp_size)])
+                self.writes[j] = (w, idx, mask, [self.rng.getrandbits(32) for _ in range(self.core.warp_size)])
             wr = self.writes[j]
             self.set(f"write__{j}__valid", wr is not None)
             if wr is not None:
@@ -73,7 +73,7 @@ class RegisterFileBench(BlockBench):
     def sample_and_check(self) -> None:
         m = self.model
         # Responses of last cycle's grants.
-        for b in range(self.core.banks):
+        for b in range(self.core.register_banks):
             valid = self.get(f"response__{b}__valid")
             want = self.expected.get(b)
             self.expect(f"response[{b}].valid", want is not None, bool(valid))

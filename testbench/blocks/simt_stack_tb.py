@@ -47,7 +47,7 @@ class SimtStackBench(BlockBench):
         self.rpw = width(self.clayout["struct"]["rp"][1])
         self.pcw = width(self.clayout["struct"]["pc"][1])
         self.model = SimtStackModel(warps=p.warps, depth=self.depth, rp_bits=self.rpw, dflow=p.dflow, inject=inject)
-        self.full = (1 << p.lanes) - 1
+        self.full = (1 << p.warp_size) - 1
         self.alive = [self.full] * p.warps
         top = 1 << self.rpw
         self.rp_base = [self.rng.choice([self.rng.randrange(top), top - 5]) if p.dflow else 0 for _ in range(p.warps)]
@@ -74,11 +74,11 @@ class SimtStackBench(BlockBench):
         if op == OP_SYNC and not any(e.kind == SYNC for e in m.stacks[w]) and chance(self.rng, 0.8):
             op = OP_SSY  # mostly well-formed programs; a few syncs without ssy (traps)
         rp = (self.rp_base[w] + self.rng.randrange(-8, 9)) % (1 << self.rpw) if p.dflow else 0
-        mask = self.rng.getrandbits(p.lanes) or 1
+        mask = self.rng.getrandbits(p.warp_size) or 1
         if op == OP_EXIT:
-            self.alive[w] &= ~self.rng.getrandbits(p.lanes)
+            self.alive[w] &= ~self.rng.getrandbits(p.warp_size)
         if self.alive[w] == 0 and op != OP_EXIT and not m.stacks[w]:
-            self.alive[w] = self.rng.getrandbits(p.lanes) or self.full  # the warp restarts
+            self.alive[w] = self.rng.getrandbits(p.warp_size) or self.full  # the warp restarts
         return {"op": op, "warp": w, "pc": self.rng.getrandbits(self.pcw), "mask": mask, "rp": rp,
                 "alive": self.alive[w]}
 

@@ -7,8 +7,9 @@ masks and the tid table through the configuration ports, pulse ``start``, then s
 cycle: the global-memory model (random latency, out of order, backpressure) answers the core's
 requests, and every record on the retirement-trace port is collected. A block ends when the core
 reports ``done`` (or traps, or runs out of cycles); global memory carries over to the next block.
-Results (trace records, cycles, trap, final global memory) go to the JSON file the host names;
-the host compares them with the golden model, so this bench only fails on a broken protocol.
+Results (trace records, cycles, register-file bank conflicts, trap, final global memory) go to the
+JSON file the host names; the host compares them with the golden model, so this bench only fails
+on a broken protocol.
 
 Inputs are driven just after the falling edge; outputs are sampled in the read-only phase of
 the same half cycle (testbench/blocks/harness.py).
@@ -58,7 +59,7 @@ class CoreBench:
 
     def __init__(self, dut: Any, params: dict, ports: dict, inject: bool = False):
         self.dut, self.p, self.inject = dut, params, inject
-        self.trace_desc = ports["trace"]
+        self.trace_desc = ports["trace__payload"]
         self.tid_desc = ports["tid_data"]
         self.req_desc = ports["mem_req__payload"]
         self.resp_desc = ports["mem_resp__payload"]
@@ -115,11 +116,12 @@ class CoreBench:
         memory.words = np.array(job["memory"]["words"], dtype=np.uint32)
         memory.valid = np.array(job["memory"]["valid"], dtype=bool)
         rng = random.Random(job["seed"])
-        out: dict = {"name": job["name"], "trace": [], "cycles": 0, "blocks": 0, "sim_seconds": 0.0}
+        out: dict = {"name": job["name"], "trace": [], "cycles": 0, "blocks": 0, "sim_seconds": 0.0,
+                     "bank_conflicts": 0}
         totals = {"requests": 0, "loads": 0, "stores": 0, "reordered": 0, "max_in_flight": 0}
         for index, block in enumerate(job["blocks"]):
             # local memory is per thread: a fresh model per block, the same global memory
-            model = GlobalMemoryModel(memory, lanes=self.p["lanes"], local_bytes=job["local_bytes"], rng=rng,
+            model = GlobalMemoryModel(memory, lanes=self.p["warp_size"], local_bytes=job["local_bytes"], rng=rng,
                                       min_latency=job["min_latency"], max_latency=job["max_latency"])
             await self.run_block(job, index, block, model, out)
             st = model.stats
@@ -151,8 +153,8 @@ class CoreBench:
                     self.set("mem_resp__payload", pack(self.resp_desc, answer))
                 await ReadOnly()
                 cycles += 1
-                if self.get("trace_valid"):
-                    record = unpack(self.trace_desc, self.dut.trace.value)
+                if self.get("trace__valid"):
+                    record = unpack(self.trace_desc, self.dut.trace__payload.value)
                     record["block"] = index
                     if self.inject and record["info"]["writes"] and "injected" not in out:
                         lane = (record["info"]["mask"] & -record["info"]["mask"]).bit_length() - 1
@@ -173,6 +175,8 @@ class CoreBench:
                     break
         except MemoryModelError as exc:
             out["error"] = f"block {index}: {exc}"
+        # register-file bank conflicts of the block, up to the cycle that ended it
+        out["bank_conflicts"] += self.get("bank_conflicts")
         await RisingEdge(self.dut.clk)
         out["sim_seconds"] += time.perf_counter() - started
         out["cycles"] += cycles

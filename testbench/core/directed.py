@@ -4,7 +4,6 @@ co-simulation case, and each co-simulation result held to the program's expected
 from __future__ import annotations
 
 from dualflow.kernels.directed import fault_mismatch, kernel, output_mismatches, program
-from dualflow.machine.mode import Mode
 from dualflow.models.device import Device
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.cosim import CaseResult, CosimCase
@@ -13,7 +12,7 @@ from dualflow.testbench.cosim import CaseResult, CosimCase
 def directed_case(name: str, params: CoreParams, *, seed: int = 1) -> CosimCase:
     """Program ``name`` as a co-simulation case for a core built with ``params``."""
     prog = program(name)
-    return CosimCase(name, kernel(name, Mode(params.mode).form, ring=params.ring), prog.block, prog.setup, seed=seed,
+    return CosimCase(name, kernel(name, params.mode.form, ring=params.ring), prog.block, prog.setup, seed=seed,
                      min_latency=prog.latency[0], max_latency=prog.latency[1], grid=prog.grid)
 
 
@@ -24,11 +23,11 @@ def expectation_mismatches(result: CaseResult, params: CoreParams) -> list[str]:
     stopped for the same reason as the golden model is ``result.ok``'s part)."""
     name = result.name
     if program(name).fault is not None:
-        mismatch = fault_mismatch(name, result.golden_fault, Mode(params.mode).form, ring=params.ring)
+        mismatch = fault_mismatch(name, result.golden_fault, params.mode.form, ring=params.ring)
         return [] if mismatch is None else [mismatch]
     if result.memory is None:
         return [f"{name}: the core returned no final memory"]
     words = result.memory
     launch_params = program(name).setup(Device())  # the set-up allocates alike on every device: the case's addresses
     return output_mismatches(name, lambda address, n: words[address // 4:address // 4 + n], launch_params,
-                             warp_size=params.lanes)
+                             warp_size=params.warp_size)

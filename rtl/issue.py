@@ -1,0 +1,275 @@
+"""The issue stage (``i_``): which warp's buffered instruction goes where this cycle.
+
+Per warp, the head of the instruction buffer is checked: BASE, scoreboard RAW and WAW on
+registers, in order; DFLOW, destination slot free and the ring guard, sources may be pending.
+The ``WarpScheduler`` (GTO/LRR) picks one warp among those that can issue; its instruction goes
+to the control unit (control instructions), to a collector unit (everything else), or stops the
+core (``trap``: a word that is not a valid instruction, an FP32 opcode, a pc past the program,
+an ``ldc`` past the parameters).
+
+DFLOW issue policy (docs/rtl.md, "Issue"; the performance model's rule): the scheduler prefers
+warps whose instruction has its operands ready; an instruction with a source in flight is sent
+ahead into a collector unit only when no warp can issue without waiting, when the warp's next
+buffered instruction could then issue (it does not read the waiting one's result and has its own
+operands ready), and while fewer than ``waiting_limit_warp`` CUs of the warp and fewer than
+``waiting_limit_sm`` CUs of the core hold instructions with operands not ready.
+
+The stage also keeps what issue alone changes: each warp's trace sequence number and its count
+of dispatched instructions not yet written back (``bar`` and ``membar`` wait until it is 0).
+"""
+
+from __future__ import annotations
+
+from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
+
+from dualflow.isa.opcodes import SpecialReg
+
+from ._checks import reject
+from .collector import SOURCES, alloc_layout, waiting_layout
+from .decode import DecodedLayout, Op, Unit
+from .params import CoreParams
+from .regfile import entry_layout
+from .register_pointer import rp_width
+from .scheduler import WarpScheduler
+from .scoreboard import check_signature, peek_signature
+from .stages import SEQ_BITS, info_layout, issue_control_layout, issue_exec_layout
+from .trap import TrapCause, trap_signature
+from .units import DISPATCHED, ExecUnit, dispatch_index
+
+__all__ = ["IssueStage"]
+
+
+class IssueStage(wiring.Component):
+    """Issue checks, the issue policy and the warp scheduler.
+
+    Parameters
+    ----------
+    params: CoreParams.
+    param_bits: width of ``param_index`` (``ConfigRegisters.param_bits``).
+
+    Members
+    -------
+    ib_valid: In(warps), ib_pc: In(pc).array(warps), ib_inst: In(DecodedLayout).array(warps): the
+        heads of the instruction buffers; ib_next_valid, ib_next: DFLOW, the instructions behind them.
+    consume: Out(warps), the issuing warp's head leaves its buffer.
+    check: Out(check_signature).array(warps), peek: Out(peek_signature).array(warps) (DFLOW),
+        sb_issue: Out(entry_layout): the scoreboard's issue side.
+    alloc: Out(stream.Signature(alloc_layout)), an instruction for a collector unit.
+    cu_waiting: In(waiting_layout).array(collector_units), DFLOW: CUs waiting for operands.
+    control: Out(stream.Signature(issue_control_layout)), a control instruction.
+    advance_rp_valid, advance_rp_warp: Out, DFLOW only: the issued instruction produces (RP + 1).
+    active, rp, running, waiting: In, the warps' control state (``ControlUnit``).
+    sreg_index: Out(4), sreg_value: In(32); param_index: Out(param_bits), param_value: In(32):
+        the configuration registers an ``s2r`` or ``ldc`` reads at issue.
+    code_loaded, code_last: In, the program's extent.
+    retire_valid, retire_warp: In, a dispatched instruction of the warp was written back.
+    trapped: In(1), the core has stopped: nothing issues. trap: Out(trap_signature), why issue stops it.
+    start: In(1), launch (sequence numbers restart).
+    drained: Out(1), no warp has a dispatched instruction in flight.
+    """
+
+    def __init__(self, params: CoreParams, *, param_bits: int):
+        if not isinstance(params, CoreParams):
+            raise reject(self, f"IssueStage needs CoreParams, not {params!r}")
+        self.params, self.param_bits = params, param_bits
+        W, L, pcs = params.warps, params.warp_size, range(params.imem_words)
+        self.exec_layout = issue_exec_layout(params)
+        members = {
+            "ib_valid": In(W), "ib_pc": In(pcs).array(W), "ib_inst": In(DecodedLayout()).array(W),
+            "consume": Out(W),
+            "check": Out(check_signature(params)).array(W), "sb_issue": Out(entry_layout(params)),
+            "alloc": Out(stream.Signature(alloc_layout(params, payload_width=self.exec_layout.size, tag_width=1,
+                                                       units=len(DISPATCHED)))),
+            "control": Out(stream.Signature(issue_control_layout(params))),
+            "active": In(L).array(W), "rp": In(rp_width(params)).array(W), "running": In(W), "waiting": In(W),
+            "sreg_index": Out(4), "sreg_value": In(32), "param_index": Out(param_bits), "param_value": In(32),
+            "code_loaded": In(1), "code_last": In(pcs),
+            "retire_valid": In(1), "retire_warp": In(range(W)),
+            "trapped": In(1), "trap": Out(trap_signature(params)), "start": In(1), "drained": Out(1),
+        }
+        if params.dflow:
+            members.update({"ib_next_valid": In(W), "ib_next": In(DecodedLayout()).array(W),
+                            "peek": Out(peek_signature(params)).array(W),
+                            "advance_rp_valid": Out(1), "advance_rp_warp": Out(range(W)),
+                            "cu_waiting": In(waiting_layout(params)).array(params.collector_units)})
+        super().__init__(members)
+
+    def elaborate(self, platform) -> Module:  # noqa: C901 - per-warp checks, then the issuing warp
+        m = Module()
+        p = self.params
+        W, E = p.warps, p.entries_per_warp
+        ring_bits = ceil_log2(E)
+        m.submodules.sched = sched = WarpScheduler(warps=W, policy=p.scheduler, two_level=p.dflow)
+        rp = Array(self.rp)
+        seq = Array(Signal(SEQ_BITS, name=f"w{w}_seq") for w in range(W))
+        inflight = [Signal(8, name=f"w{w}_inflight") for w in range(W)]
+
+        def src_index(w, field):
+            if p.dflow:
+                return (rp[w] - field)[:ring_bits] if ring_bits else Const(0, 1)
+            return (field - 1)[:max(ring_bits, 1)]
+
+        # DFLOW issue policy: may warp w send its head ahead into a CU to wait?
+        send_ahead = Signal(W)
+        if p.dflow:
+            n_cu = p.collector_units
+            cu_waiting = self.cu_waiting
+            sm_waiting = Signal(range(n_cu + 1))
+            m.d.comb += sm_waiting.eq(sum(cu_waiting[c].valid for c in range(n_cu)))
+            sm_room = sm_waiting < p.waiting_limit_sm
+            for w in range(W):
+                mine = Signal(range(n_cu + 1), name=f"w{w}_waiting_cus")
+                m.d.comb += mine.eq(sum(cu_waiting[c].valid & (cu_waiting[c].warp == w) for c in range(n_cu)))
+                # the next buffered instruction could issue behind it: it does not read the head's
+                # result (distance 1 from the RP after a producing head) and its own sources are
+                # ready (the scoreboard's lookahead port, at the RP after the head)
+                head, nxt = self.ib_inst[w], self.ib_next[w]
+                rp2 = (rp[w] + head.produces)[:ring_bits] if ring_bits else Const(0, 1)
+                fields = (nxt.a, nxt.b, nxt.c)
+                peek = self.peek[w]
+                for k in range(SOURCES):
+                    m.d.comb += [peek.src[k].valid.eq(fields[k] != 0),
+                                 peek.src[k].index.eq((rp2 - fields[k])[:ring_bits] if ring_bits else 0)]
+                reads_head = head.produces & Cat(f == 1 for f in fields).any()
+                unblocks = self.ib_next_valid[w] & ~reads_head & ~peek.src_pending.any()
+                m.d.comb += send_ahead[w].eq(unblocks & (mine < p.waiting_limit_warp) & sm_room)
+
+        # ---- per warp: operands, destination, the checks, may it issue?
+        i_dst = [Signal(range(E), name=f"w{w}_i_dst") for w in range(W)]
+        i_writes = [Signal(name=f"w{w}_i_writes") for w in range(W)]
+        i_src = [[Signal(range(E), name=f"w{w}_i_src{k}") for k in range(SOURCES)] for w in range(W)]
+        i_has = [[Signal(name=f"w{w}_i_has{k}") for k in range(SOURCES)] for w in range(W)]
+        ready = Signal(W)
+        prefer = Signal(W)  # DFLOW: ready without sending an instruction ahead to wait
+        is_ctrl = Signal(W)
+        is_trap = Signal(W)
+        past_end = Signal(W)
+        drained = Signal(W)
+        for w in range(W):
+            d = self.ib_inst[w]
+            fields = (d.a, d.b, d.c)
+            for k in range(SOURCES):
+                m.d.comb += [i_has[w][k].eq(fields[k] != 0), i_src[w][k].eq(src_index(w, fields[k]))]
+            if p.dflow:
+                m.d.comb += [i_dst[w].eq(rp[w][:ring_bits] if ring_bits else 0), i_writes[w].eq(d.produces)]
+            else:
+                m.d.comb += [i_dst[w].eq((d.dst - 1)[:max(ring_bits, 1)]), i_writes[w].eq(d.produces & (d.dst != 0))]
+            chk = self.check[w]
+            for k in range(SOURCES):
+                m.d.comb += [chk.src[k].valid.eq(i_has[w][k]), chk.src[k].index.eq(i_src[w][k])]
+            m.d.comb += [chk.dst.valid.eq(i_writes[w]), chk.dst.index.eq(i_dst[w])]
+            m.d.comb += [
+                drained[w].eq(inflight[w] == 0),
+                is_ctrl[w].eq(d.unit == Unit.CTRL),
+                past_end[w].eq(~self.code_loaded | (self.ib_pc[w] > self.code_last)),
+                is_trap[w].eq(d.illegal | d.fp_trap | past_end[w]),
+            ]
+            live = self.running[w] & ~self.waiting[w] & self.ib_valid[w] & ~self.trapped
+            ctrl_ok = self.control.ready & ~chk.src_pending[0]
+            ctrl_ok = ctrl_ok & Mux((d.op == Op.BAR) | (d.op == Op.MEMBAR), drained[w], 1)
+            exec_ok = self.alloc.ready & ~chk.blocked
+            if p.dflow:
+                # an instruction whose sources are not all ready would wait in its CU: it goes
+                # only in the second priority level, and only where the policy lets it
+                waits = ~is_trap[w] & ~is_ctrl[w] & chk.src_pending.any()
+                can = live & (is_trap[w] | Mux(is_ctrl[w], ctrl_ok, exec_ok))
+                m.d.comb += [prefer[w].eq(can & ~waits), ready[w].eq(can & (~waits | send_ahead[w]))]
+            else:
+                m.d.comb += ready[w].eq(live & (is_trap[w] | Mux(is_ctrl[w], ctrl_ok, exec_ok)))
+        m.d.comb += sched.ready.eq(ready)
+        if p.dflow:
+            m.d.comb += sched.prefer.eq(prefer)
+        m.d.comb += self.drained.eq(Cat(drained).all())
+
+        # ---- the issuing warp
+        iw = sched.warp
+        i_go = sched.valid
+        i_d = Signal.like(self.ib_inst[0])
+        i_pc = Signal(range(p.imem_words))
+        for w in range(W):
+            with m.If(iw == w):
+                m.d.comb += [i_d.eq(self.ib_inst[w]), i_pc.eq(self.ib_pc[w])]
+        sel = lambda arr: Array(arr)[iw]  # the issuing warp's copy of a per-warp signal
+        i_trap = i_go & sel(is_trap)
+        i_ctrl = i_go & ~i_trap & sel(is_ctrl)
+        i_exec = i_go & ~i_trap & ~i_ctrl
+        m.d.comb += [sched.issue.eq(i_go), self.consume.eq(Mux(i_go & ~i_trap, sched.grant, 0))]
+
+        info = Signal(info_layout(p))
+        m.d.comb += [
+            info.warp.eq(iw), info.pc.eq(i_pc), info.seq.eq(seq[iw]), info.op.eq(i_d.op), info.mod.eq(i_d.mod),
+            info.rp.eq(rp[iw]), info.mask.eq(Array(self.active)[iw]), info.dst.eq(sel(i_dst)),
+            info.writes.eq(sel(i_writes)), info.mem.eq(i_d.is_load | i_d.is_store), info.store.eq(i_d.is_store),
+        ]
+        with m.If(i_go & ~i_trap):
+            m.d.sync += seq[iw].eq(seq[iw] + 1)
+
+        # Traps found at issue, named by the issuing instruction; a pc past the program is named
+        # by the last instruction, the one that fell through.
+        param_index = i_d.imm[2:]
+        t = self.trap.payload
+        m.d.comb += [self.trap.valid.eq(i_trap | (i_exec & (i_d.op == Op.LDC) & (param_index >= p.param_words))),
+                     t.warp.eq(iw), t.pc.eq(i_pc)]
+        with m.If(i_trap):
+            with m.If(sel(past_end)):
+                m.d.comb += [t.cause.eq(TrapCause.PC_RANGE), t.pc.eq(i_pc - 1)]
+            with m.Else():
+                m.d.comb += t.cause.eq(Mux(i_d.illegal, TrapCause.ILLEGAL, TrapCause.FP))
+        with m.Else():
+            m.d.comb += t.cause.eq(TrapCause.PARAM)
+
+        # ---- to the control unit
+        c = self.control.payload
+        m.d.comb += [self.control.valid.eq(i_ctrl), c.warp.eq(iw), c.info.eq(info), c.imm.eq(i_d.imm),
+                     c.src.eq(sel([i_src[w][0] for w in range(W)])), c.has_src.eq(i_d.a != 0)]
+
+        # ---- to a collector unit: special-register and parameter values known at issue
+        x = Signal(self.exec_layout)
+        sreg_value = Signal(32)
+        m.d.comb += [self.sreg_index.eq(i_d.mod), self.param_index.eq(param_index[:self.param_bits])]
+        with m.Switch(i_d.mod):
+            with m.Case(int(SpecialReg.WARPID)):
+                m.d.comb += sreg_value.eq(iw)
+            with m.Default():
+                m.d.comb += sreg_value.eq(self.sreg_value)
+        is_s2r = i_d.op == Op.S2R
+        is_tid = is_s2r & (i_d.mod <= int(SpecialReg.TID_Z))
+        m.d.comb += [
+            x.info.eq(info), x.space.eq(i_d.space), x.tid.eq(is_tid),
+            x.laneid.eq(is_s2r & (i_d.mod == int(SpecialReg.LANEID))), x.dim.eq(i_d.mod[:2]),
+            x.bimm.eq(i_d.bimm | is_s2r | (i_d.op == Op.LDC)),
+            x.imm.eq(Mux(is_s2r, sreg_value, Mux(i_d.op == Op.LDC, self.param_value, i_d.imm))),
+        ]
+        a = self.alloc.payload
+        is_mem = i_d.is_load | i_d.is_store
+        m.d.comb += [
+            self.alloc.valid.eq(i_exec),
+            a.warp.eq(iw), a.tag.eq(0),
+            a.unit.eq(Mux(is_mem, dispatch_index(ExecUnit.LSU), dispatch_index(ExecUnit.ALU))),
+            a.mem.valid.eq(is_mem), a.mem.store.eq(i_d.is_store), a.mem.color.eq(i_d.mod),
+            a.payload.eq(x),
+        ]
+        for k in range(SOURCES):
+            has = sel([i_has[w][k] for w in range(W)])
+            idx = sel([i_src[w][k] for w in range(W)])
+            pending_k = sel([self.check[w].src_pending[k] for w in range(W)])
+            m.d.comb += [a.src[k].valid.eq(has), a.src[k].index.eq(idx), a.src[k].ready.eq(~pending_k)]
+        m.d.comb += [self.sb_issue.valid.eq(i_exec & sel(i_writes)), self.sb_issue.warp.eq(iw),
+                     self.sb_issue.index.eq(sel(i_dst))]
+
+        # RP advances at issue of a producer (DFLOW); the control unit holds it.
+        if p.dflow:
+            m.d.comb += [self.advance_rp_valid.eq(i_exec & i_d.produces), self.advance_rp_warp.eq(iw)]
+
+        # Dispatched instructions in flight per warp.
+        for w in range(W):
+            inc = i_exec & (iw == w)
+            dec = self.retire_valid & (self.retire_warp == w)
+            m.d.sync += inflight[w].eq(inflight[w] + inc - dec)
+
+        with m.If(self.start):
+            m.d.sync += [seq[w].eq(0) for w in range(W)]
+        return m

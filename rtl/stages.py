@@ -1,0 +1,80 @@
+"""Payloads between the core's stages, each named for the pair of stages it connects (minerva's
+``_fd_layout``, ``_dx_layout``), and the retirement-trace port.
+
+- ``info_layout``: the side-band word every instruction carries from issue to writeback.
+- ``issue_exec_layout`` (issue -> execute, through a collector unit): what the ALU or LSU needs
+  besides the operands.
+- ``issue_control_layout`` (issue -> control unit).
+- ``completion_layout`` (execute -> writeback): a completed instruction; as registered after
+  writeback it is the retirement-trace record (``TraceSignature``).
+"""
+
+from __future__ import annotations
+
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import Out
+
+from .decode import Op, Space
+from .layouts import lane_data
+from .params import CoreParams
+from .register_pointer import rp_width
+
+__all__ = ["SEQ_BITS", "TraceSignature", "completion_layout", "info_layout", "issue_control_layout",
+           "issue_exec_layout", "trace_layout"]
+
+#: Width of the per-warp sequence number of the trace (program order within a warp, modulo 2**16).
+SEQ_BITS = 16
+
+
+def info_layout(params: CoreParams) -> data.StructLayout:
+    """Side-band word of an instruction in flight: what writeback and the trace need."""
+    return data.StructLayout({
+        "warp": range(params.warps), "pc": range(params.imem_words), "seq": SEQ_BITS, "op": Op, "mod": 4,
+        "rp": rp_width(params), "mask": params.warp_size, "dst": range(params.entries_per_warp), "writes": 1,
+        "mem": 1, "store": 1,
+    })
+
+
+def issue_exec_layout(params: CoreParams) -> data.StructLayout:
+    """Collector payload (issue -> execute): immediates and operand selects of the read stage."""
+    return data.StructLayout({"imm": 32, "bimm": 1, "tid": 1, "laneid": 1, "dim": 2, "space": Space,
+                              "info": info_layout(params)})
+
+
+def issue_control_layout(params: CoreParams) -> data.StructLayout:
+    """A control instruction (issue -> control unit): its warp, side-band word, immediate (the
+    target, or the RP increment) and its first source (a branch condition) if it has one."""
+    return data.StructLayout({"warp": range(params.warps), "info": info_layout(params), "imm": 32,
+                              "src": range(params.entries_per_warp), "has_src": 1})
+
+
+def completion_layout(params: CoreParams) -> data.StructLayout:
+    """A completed instruction (execute -> writeback): its side-band word, per-lane result
+    values, and the per-lane addresses and store data of a memory access (unused fields zero)."""
+    L = params.warp_size
+    return data.StructLayout({"info": info_layout(params), "values": lane_data(L), "addrs": lane_data(L),
+                              "data": lane_data(L)})
+
+
+def trace_layout(params: CoreParams) -> data.StructLayout:
+    """One retired warp instruction (the fields of ``models.trace.TraceRecord``)."""
+    return completion_layout(params)
+
+
+class TraceSignature(wiring.Signature):
+    """The retirement-trace port (in the spirit of RISC-V's RVFI): one record per retired warp
+    instruction, at most one per cycle, in retirement order (out of program order within a warp
+    in DFLOW; ``info.seq`` restores it).
+
+    Members
+    -------
+    valid: Out(1), a record this cycle.
+    payload: Out(trace_layout(params)): ``info`` (warp, pc, seq, op, mod, rp, active mask, dst,
+        writes, mem, store), ``values`` (per-lane result), ``addrs`` and ``data`` (per-lane
+        address and store data of a memory access).
+
+    A stream without ``ready``: the trace cannot hold the core back.
+    """
+
+    def __init__(self, params: CoreParams):
+        super().__init__({"valid": Out(1), "payload": Out(trace_layout(params))})
