@@ -26,7 +26,7 @@ def test_a_written_configuration_reads_back_equal(tmp_path):
 
 
 def test_a_result_file_gives_its_configuration(tmp_path):
-    from dualflow.models.timing.simulate import simulate
+    from dualflow.experiments.simulate import simulate
 
     config = preset("paper-rtx3080").replace(mode="dflow", num_sms=2)
     result = simulate("vadd", config, size="tiny")

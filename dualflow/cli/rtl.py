@@ -22,6 +22,10 @@ _DERIVED = {"shared_banks": "default one per lane, min(warp_size, shared_bytes /
 
 
 def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
+    p.add_argument("--config", metavar="FILE",
+                   help="build the core as one SM of this GPU configuration (JSON, as `dualflow sim --json` "
+                        "writes it): warp size, banks, collector units, scheduler, ALU latency and issue limits "
+                        "come from its sm section; the other core options still apply")
     for f in dataclasses.fields(CoreParams):
         if f.name in skip:
             continue
@@ -33,10 +37,28 @@ def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()
 
 
 def _params(args, **override) -> CoreParams:
+    """The core the options describe. With ``--config FILE`` (a GPU configuration, as a timing run
+    writes it) the core is one SM of that GPU (``CoreParams.from_sm``): the SM's fields come from the
+    file, the mode too unless ``--mode`` is given, and only the RTL-only fields are options."""
+    from dualflow.errors import ConfigError
+    from dualflow.rtl.params import SM_FIELDS
+
     values = {f.name: getattr(args, f.name) for f in dataclasses.fields(CoreParams)
               if getattr(args, f.name, None) is not None}
     values.update(override)
-    return CoreParams(**values)
+    if getattr(args, "config", None) is None:
+        return CoreParams(**values)
+    from dualflow.machine import load_config
+
+    gpu = load_config(args.config)
+    clash = [name for name in SM_FIELDS if name in values]
+    if clash:
+        flags = ", ".join("--" + name.replace("_", "-") for name in clash)
+        raise ConfigError(f"{flags}: given by --config {args.config} (sm.{SM_FIELDS[clash[0]]}); "
+                          f"change the configuration file instead")
+    mode = values.pop("mode", gpu.mode)
+    warps = values.pop("warps", CoreParams.__dataclass_fields__["warps"].default)
+    return CoreParams.from_sm(gpu.sm, mode, warps=warps, **values)
 
 
 def cmd_generate(args) -> int:

@@ -8,6 +8,7 @@ from typing import Any
 
 from dualflow.atomic_write import atomic_write
 from dualflow.errors import ConfigError
+from dualflow.machine.mode import MODES
 
 from .launch import add_launch_options, given_launch_options
 
@@ -29,9 +30,19 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
 
 
 def _config(args):
+    """The GPU of a run: ``--config FILE`` or ``--preset``, in ``--mode`` (default: the file's mode,
+    or base), with the ``--set`` changes."""
+    from dualflow.machine import load_config
     from dualflow.machine.presets import preset
 
-    config = preset(args.preset).replace(mode=args.mode)
+    if args.config is not None:
+        if args.preset is not None:
+            raise ConfigError(f"--config {args.config} and --preset {args.preset}: give one machine, not both")
+        config = load_config(args.config)
+    else:
+        config = preset(args.preset or "paper-rtx3080")
+    if args.mode is not None:
+        config = config.replace(mode=args.mode)
     settings = parse_settings(args.set or [])
     return config.replace(**settings) if settings else config
 
@@ -130,8 +141,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="workload name (see `dualflow bench list`), or an assembly file: one launch of its kernel")
     p.add_argument("--size", default=None, help="workload size: tiny, small (default), paper, or another size "
                    "the workload defines")
-    p.add_argument("--mode", choices=["base", "dflow"], default="base")
-    p.add_argument("--preset", choices=sorted(PRESETS), default="paper-rtx3080")
+    p.add_argument("--mode", choices=MODES, default=None,
+                   help="base or dflow (default: the configuration file's mode, else base)")
+    p.add_argument("--preset", choices=sorted(PRESETS), default=None, help="named GPU (default paper-rtx3080)")
+    p.add_argument("--config", metavar="FILE",
+                   help="the GPU configuration in a JSON file instead of a preset: a configuration or a "
+                        "result with its \"config\" (as --json writes; `dualflow rtl generate --config` "
+                        "builds the RTL core of one of its SMs)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a configuration field, e.g. --set sm.max_threads=1024 (repeatable)")
     p.add_argument("--seed", type=int, default=1, help="seed of the inputs (default 1)")
