@@ -1,6 +1,6 @@
-"""Golden models: the functional SIMT simulator (this issue) and, later, the cycle-level
-performance simulator. The functional model is the reference every other part is checked
-against: its results, statistics and retirement trace."""
+"""The models of the GPU: the functional SIMT simulator (the golden model every other part is
+checked against: its results, statistics and retirement trace) and, in ``timing``, the
+cycle-level performance model that runs it."""
 
 from dualflow.machine.functional import FunctionalConfig
 

@@ -1,1 +1,1 @@
-"""The SIMT core in Amaranth HDL (BASE and DFLOW modes). Built by the RTL issue; empty until then."""
+"""The SIMT core in Amaranth HDL (BASE and DFLOW modes), one component per block; docs/rtl.md."""

@@ -1,1 +1,1 @@
-"""Synthesis (Yosys) for area and power estimation. Built by the RTL issue; empty until then."""
+"""Synthesis of the RTL core with Yosys: cells per block, register-file storage apart from logic."""

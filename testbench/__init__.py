@@ -1,3 +1,2 @@
-"""cocotb benches comparing the RTL retirement trace with the golden model's.
-
-Built by the RTL issue; empty until then."""
+"""cocotb benches: each RTL block against a Python model (``blocks``), and the whole core against
+the golden model's retirement trace (``core``, ``cosim``, ``workload_cosim``, ``faults``)."""
