@@ -8,6 +8,7 @@ from typing import Any
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import WorkloadRun, run_workload
 from dualflow.machine.config import GpuConfig
+from dualflow.models.statistic import merge_launches
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.stats import TimingStats
 
@@ -49,10 +50,5 @@ def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
     form = config.mode.form
     run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device)
     wall = device.sim_seconds
-    by_kernel: dict[str, TimingStats] = {}
-    for t in device.timing:
-        by_kernel[t.kernel] = by_kernel[t.kernel].merge(t) if t.kernel in by_kernel else t
-    total = device.timing[0]
-    for t in device.timing[1:]:
-        total = total.merge(t)
+    total, by_kernel = merge_launches(device.timing)
     return SimResult(workload.name, size, seed, config, run, total, by_kernel, wall)

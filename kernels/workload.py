@@ -19,6 +19,7 @@ import numpy as np
 from dualflow.errors import ConfigError, DualflowError
 from dualflow.isa import Form, Module, assemble_file
 from dualflow.models import Device, FunctionalConfig, LaunchStats, Trace
+from dualflow.models.statistic import merge_launches
 
 
 class CheckFailed(DualflowError):
@@ -121,11 +122,6 @@ def run_workload(workload: Workload | type[Workload], size: str = "small", form:
     verdict = wl.check(outputs, wl.reference(inputs, **full), **full)
     if not dev.history:
         raise DualflowError(f"workload {wl.name}: the host driver launched no kernel")
-    by_kernel: dict[str, LaunchStats] = {}
-    for stats in dev.history:
-        by_kernel[stats.kernel] = by_kernel[stats.kernel].merge(stats) if stats.kernel in by_kernel else stats
-    total = dev.history[0]
-    for stats in dev.history[1:]:
-        total = total.merge(stats)
+    total, by_kernel = merge_launches(dev.history)
     return WorkloadRun(wl.name, size, form, seed, full, verdict, total, by_kernel, outputs,
                        dev.traces if trace else None, dev.launches)

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import add as _plus
 from operator import sub as _minus
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 __all__ = ["Stat", "Statistics", "add", "copy_counts", "counter", "derived", "label", "setting", "subtract", "tree"]
 
@@ -172,6 +172,20 @@ class Statistics:
         """The keys of ``to_dict`` with plain values (derived ones unrounded; a tree's leaves bare)."""
         return {name: _plain(stat.ordered(getattr(self, name))) for name, stat in self.declarations().items()
                 if stat.written}
+
+
+S = TypeVar("S", bound=Statistics)
+
+
+def merge_launches(launches: Sequence[S]) -> tuple[S, dict[str, S]]:
+    """The total of launches run one after another, and the total per kernel (in order of first
+    launch); each launch's ``kernel`` names its kernel."""
+    by_kernel: dict[str, S] = {}
+    for stats in launches:
+        name = stats.kernel
+        by_kernel[name] = by_kernel[name].merge(stats) if name in by_kernel else stats
+    total = functools.reduce(lambda a, b: a.merge(b), launches[1:], launches[0])
+    return total, by_kernel
 
 
 def _plain(value: Any) -> Any:
