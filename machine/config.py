@@ -15,84 +15,73 @@ from typing import Any
 from dualflow.errors import ConfigError
 from dualflow.isa.opcodes import UnitClass
 
+from .fields import check_ints, doc
 from .memory import MemoryConfig
 from .mode import Mode
 from .schedulers import Scheduler
-
-
-def _doc(unit: str, description: str) -> dict:
-    return {"unit": unit, "description": description}
-
-
-def _positive(obj: Any, *names: str, allow_zero: bool = False) -> None:
-    for name in names:
-        value = getattr(obj, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < (0 if allow_zero else 1):
-            rule = "a non-negative integer" if allow_zero else "a positive integer"
-            raise ConfigError(f"{type(obj).__name__}.{name} must be {rule}, not {value!r}")
 
 
 @dataclass(frozen=True)
 class UnitConfig:
     """One class of execution units in an SM: ``count`` identical pipelines."""
 
-    latency: int = field(metadata=_doc("cycles", "from dispatch to result ready for writeback"))
-    interval: int = field(default=1, metadata=_doc(
+    latency: int = field(metadata=doc("cycles", "from dispatch to result ready for writeback"))
+    interval: int = field(default=1, metadata=doc(
         "cycles", "initiation interval: a pipeline accepts a new warp instruction this often"))
-    count: int = field(default=1, metadata=_doc("pipelines", "identical pipelines of this class per SM"))
+    count: int = field(default=1, metadata=doc("pipelines", "identical pipelines of this class per SM"))
 
     def __post_init__(self) -> None:
-        _positive(self, "latency", "interval", "count")
+        check_ints(self, "latency", "interval", "count")
 
 
 @dataclass(frozen=True)
 class SmConfig:
     """One streaming multiprocessor: occupancy limits, front end, issue, operand collector, units."""
 
-    warp_size: int = field(default=32, metadata=_doc("lanes", "threads per warp"))
-    max_threads: int = field(default=2048, metadata=_doc("threads", "resident threads per SM"))
-    max_ctas: int = field(default=32, metadata=_doc("blocks", "resident thread blocks per SM"))
-    registers: int = field(default=65536, metadata=_doc(
+    warp_size: int = field(default=32, metadata=doc("lanes", "threads per warp"))
+    max_threads: int = field(default=2048, metadata=doc("threads", "resident threads per SM"))
+    max_ctas: int = field(default=32, metadata=doc("blocks", "resident thread blocks per SM"))
+    registers: int = field(default=65536, metadata=doc(
         "32-bit registers", "register-file capacity per SM; BASE allocates registers per thread, "
         "D-FLOW ring entries per warp, times the warp size"))
-    shared_bytes: int = field(default=128 * 1024, metadata=_doc("bytes", "shared memory per SM"))
-    schedulers: int = field(default=4, metadata=_doc("schedulers", "warp schedulers; warp w goes to w mod n"))
-    scheduler: Scheduler = field(default=Scheduler.GTO, metadata=_doc("policy", "warp-scheduler policy: gto or lrr"))
-    ibuffer_entries: int = field(default=2, metadata=_doc("instructions", "instruction-buffer depth per warp"))
-    fetch_width: int = field(default=2, metadata=_doc(
+    shared_bytes: int = field(default=128 * 1024, metadata=doc("bytes", "shared memory per SM"))
+    schedulers: int = field(default=4, metadata=doc("schedulers", "warp schedulers; warp w goes to w mod n"))
+    scheduler: Scheduler = field(default=Scheduler.GTO, metadata=doc("policy", "warp-scheduler policy: gto or lrr"))
+    ibuffer_entries: int = field(default=2, metadata=doc("instructions", "instruction-buffer depth per warp"))
+    fetch_width: int = field(default=2, metadata=doc(
         "instructions", "instructions one fetch brings into a warp's buffer; one warp fetches per cycle"))
-    fetch_latency: int = field(default=1, metadata=_doc("cycles", "from fetch to decoded in the buffer"))
-    collector_units: int = field(default=8, metadata=_doc(
+    fetch_latency: int = field(default=1, metadata=doc("cycles", "from fetch to decoded in the buffer"))
+    collector_units: int = field(default=8, metadata=doc(
         "units", "operand-collector units per SM (D-FLOW: the out-of-order window)"))
-    dflow_waiting_per_warp: int = field(default=2, metadata=_doc(
+    dflow_waiting_per_warp: int = field(default=2, metadata=doc(
         "units", "D-FLOW: collector units one warp may hold while their operands are still in flight; "
         "at the limit the warp's next instruction waits at issue for its operands (a true dependency). "
         "Keeps warps stalled on long loads from filling the shared collector units"))
-    dflow_waiting_per_sm: int = field(default=4, metadata=_doc(
+    dflow_waiting_per_sm: int = field(default=4, metadata=doc(
         "units", "D-FLOW: collector units of the whole SM that may hold instructions whose operands are "
         "still in flight; the rest stay available to instructions that can dispatch at once"))
-    register_banks: int = field(default=8, metadata=_doc(
+    register_banks: int = field(default=8, metadata=doc(
         "banks", "register-file banks, one read or one write each per cycle; entry e of warp w is in "
         "bank (e + w) mod banks"))
-    writeback_ports: int = field(default=4, metadata=_doc("results/cycle", "register-file writebacks per cycle"))
-    const_latency: int = field(default=8, metadata=_doc("cycles", "parameter (ldc) load through the constant cache"))
-    cta_launch_latency: int = field(default=10, metadata=_doc(
+    writeback_ports: int = field(default=4, metadata=doc("results/cycle", "register-file writebacks per cycle"))
+    const_latency: int = field(default=8, metadata=doc("cycles", "parameter (ldc) load through the constant cache"))
+    cta_launch_latency: int = field(default=10, metadata=doc(
         "cycles", "from a free slot to a new block's first fetch"))
-    int_unit: UnitConfig = field(default=UnitConfig(4, 2, 4), metadata=_doc(
+    int_unit: UnitConfig = field(default=UnitConfig(4, 2, 4), metadata=doc(
         "", "integer ALU: add, logic, shifts, compares, moves, s2r, vote"))
-    fp_unit: UnitConfig = field(default=UnitConfig(4, 1, 4), metadata=_doc("", "FP32 add/mul/fma/compare/convert"))
-    sfu_unit: UnitConfig = field(default=UnitConfig(21, 8, 4), metadata=_doc("", "FP32 divide and square root"))
-    mem_unit: UnitConfig = field(default=UnitConfig(1, 1, 1), metadata=_doc(
+    fp_unit: UnitConfig = field(default=UnitConfig(4, 1, 4), metadata=doc("", "FP32 add/mul/fma/compare/convert"))
+    sfu_unit: UnitConfig = field(default=UnitConfig(21, 8, 4), metadata=doc("", "FP32 divide and square root"))
+    mem_unit: UnitConfig = field(default=UnitConfig(1, 1, 1), metadata=doc(
         "", "load/store unit: address stage before the memory system (which adds its own latency)"))
-    ctrl_unit: UnitConfig = field(default=UnitConfig(2, 1, 4), metadata=_doc(
+    ctrl_unit: UnitConfig = field(default=UnitConfig(2, 1, 4), metadata=doc(
         "", "branch unit: fetch resumes after a branch, sync or exit completes"))
 
     def __post_init__(self) -> None:
-        _positive(self, "warp_size", "max_threads", "max_ctas", "registers", "shared_bytes", "schedulers",
+        check_ints(self, "warp_size", "max_threads", "max_ctas", "registers", "shared_bytes", "schedulers",
                   "ibuffer_entries", "fetch_width", "fetch_latency", "collector_units", "register_banks",
                   "dflow_waiting_per_warp", "dflow_waiting_per_sm",
                   "writeback_ports")
-        _positive(self, "const_latency", "cta_launch_latency", allow_zero=True)
+        check_ints(self, "const_latency", "cta_launch_latency", minimum=0)
         if self.warp_size > 32:
             raise ConfigError(f"SmConfig.warp_size must be at most 32, not {self.warp_size}")
         object.__setattr__(self, "scheduler", Scheduler.parse(self.scheduler, "SmConfig.scheduler"))
@@ -112,21 +101,21 @@ class SmConfig:
 class GpuConfig:
     """The whole GPU: SMs, clock, memory system, and the mode the SMs run in."""
 
-    name: str = field(default="custom", metadata=_doc("", "preset this configuration came from"))
-    mode: Mode = field(default=Mode.BASE, metadata=_doc(
+    name: str = field(default="custom", metadata=doc("", "preset this configuration came from"))
+    mode: Mode = field(default=Mode.BASE, metadata=doc(
         "", "base: REG form, in-order dispatch, scoreboard with false dependencies; "
         "dflow: DFLOW form, out-of-order dispatch from the collector, true dependencies only"))
-    num_sms: int = field(default=68, metadata=_doc("SMs", "streaming multiprocessors"))
-    core_clock_mhz: float = field(default=1440.0, metadata=_doc("MHz", "SM clock; every latency is in its cycles"))
-    kernel_launch_latency: int = field(default=0, metadata=_doc(
+    num_sms: int = field(default=68, metadata=doc("SMs", "streaming multiprocessors"))
+    core_clock_mhz: float = field(default=1440.0, metadata=doc("MHz", "SM clock; every latency is in its cycles"))
+    kernel_launch_latency: int = field(default=0, metadata=doc(
         "cycles", "idle cycles between one launch finishing and the next starting"))
-    sm: SmConfig = field(default_factory=SmConfig, metadata=_doc("", "one SM"))
-    memory: MemoryConfig = field(default_factory=MemoryConfig, metadata=_doc("", "memory system"))
+    sm: SmConfig = field(default_factory=SmConfig, metadata=doc("", "one SM"))
+    memory: MemoryConfig = field(default_factory=MemoryConfig, metadata=doc("", "memory system"))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", Mode.parse(self.mode, "GpuConfig.mode"))
-        _positive(self, "num_sms")
-        _positive(self, "kernel_launch_latency", allow_zero=True)
+        check_ints(self, "num_sms")
+        check_ints(self, "kernel_launch_latency", minimum=0)
         if not isinstance(self.core_clock_mhz, (int, float)) or self.core_clock_mhz <= 0:
             raise ConfigError(f"GpuConfig.core_clock_mhz must be positive, not {self.core_clock_mhz!r}")
 

@@ -6,9 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from dualflow.errors import ConfigError
 
-
-def _doc(unit: str, description: str) -> dict:
-    return {"unit": unit, "description": description}
+from .fields import doc
 
 
 @dataclass(frozen=True)
@@ -18,22 +16,22 @@ class FunctionalConfig:
     Each field's metadata gives its unit and meaning; ``describe()`` lists them.
     """
 
-    warp_size: int = field(default=32, metadata=_doc("lanes", "threads per warp (1..32)"))
-    max_threads_per_block: int = field(default=1024, metadata=_doc("threads", "largest block"))
+    warp_size: int = field(default=32, metadata=doc("lanes", "threads per warp (1..32)"))
+    max_threads_per_block: int = field(default=1024, metadata=doc("threads", "largest block"))
     max_block_dim: tuple[int, int, int] = field(
-        default=(1024, 1024, 64), metadata=_doc("threads", "largest block extent per dimension"))
+        default=(1024, 1024, 64), metadata=doc("threads", "largest block extent per dimension"))
     max_grid_dim: tuple[int, int, int] = field(
-        default=(2**31 - 1, 65535, 65535), metadata=_doc("blocks", "largest grid extent per dimension"))
-    max_shared_bytes: int = field(default=48 * 1024, metadata=_doc("bytes", "shared memory per block"))
-    max_local_bytes: int = field(default=16 * 1024, metadata=_doc("bytes", "local memory per thread"))
+        default=(2**31 - 1, 65535, 65535), metadata=doc("blocks", "largest grid extent per dimension"))
+    max_shared_bytes: int = field(default=48 * 1024, metadata=doc("bytes", "shared memory per block"))
+    max_local_bytes: int = field(default=16 * 1024, metadata=doc("bytes", "local memory per thread"))
     global_memory_bytes: int = field(
-        default=1 << 30, metadata=_doc("bytes", "capacity of device global memory"))
+        default=1 << 30, metadata=doc("bytes", "capacity of device global memory"))
     max_warp_instructions: int = field(
         default=2_000_000_000,
-        metadata=_doc("warp-instructions", "budget per launch; exceeding it is reported as a runaway kernel"))
+        metadata=doc("warp-instructions", "budget per launch; exceeding it is reported as a runaway kernel"))
     batch_warps: int = field(
         default=8192,
-        metadata=_doc("warps", "warps executed together (whole blocks); bounds the model's memory"))
+        metadata=doc("warps", "warps executed together (whole blocks); bounds the model's memory"))
 
     def __post_init__(self) -> None:
         if not isinstance(self.warp_size, int) or not 1 <= self.warp_size <= 32:

@@ -20,33 +20,9 @@ from typing import Any
 
 from dualflow.errors import ConfigError
 
+from .fields import check_int, check_positive_number, check_power_of_two, doc
+
 SLICE_HASHES = ("linear", "ipoly")
-
-
-def _doc(unit: str, description: str) -> dict:
-    return {"unit": unit, "description": description}
-
-
-def _int(obj: Any, name: str, minimum: int = 1) -> int:
-    value = getattr(obj, name)
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        rule = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise ConfigError(f"{type(obj).__name__}.{name} must be {rule}, not {value!r}")
-    return value
-
-
-def _power_of_two(obj: Any, name: str) -> int:
-    value = _int(obj, name)
-    if value & (value - 1):
-        raise ConfigError(f"{type(obj).__name__}.{name} must be a power of two, not {value}")
-    return value
-
-
-def _positive_number(obj: Any, name: str) -> float:
-    value = getattr(obj, name)
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
-        raise ConfigError(f"{type(obj).__name__}.{name} must be a positive number, not {value!r}")
-    return value
 
 
 def _geometry(obj: Any, size: int, ways: int, line: int, sector: int, parts: int = 1) -> None:
@@ -88,40 +64,40 @@ class L1Config(_Described):
     write-allocate (see ``MemorySystem``); either space can bypass the L1.
     """
 
-    size_bytes: int = field(default=64 * 1024, metadata=_doc("bytes", "capacity (paper Table 1: 64 KB)"))
-    ways: int = field(default=8, metadata=_doc("lines", "associativity (paper Table 1: 8-way, LRU replacement)"))
-    line_bytes: int = field(default=128, metadata=_doc(
+    size_bytes: int = field(default=64 * 1024, metadata=doc("bytes", "capacity (paper Table 1: 64 KB)"))
+    ways: int = field(default=8, metadata=doc("lines", "associativity (paper Table 1: 8-way, LRU replacement)"))
+    line_bytes: int = field(default=128, metadata=doc(
         "bytes", "line size, also the coalescing granularity (paper Table 1: 128 B)"))
-    sector_bytes: int = field(default=32, metadata=_doc(
+    sector_bytes: int = field(default=32, metadata=doc(
         "bytes", "sector size: the unit of valid bits and of fills (Accel-Sim SM86 sectored 'S' L1, 32 B sectors)"))
-    hit_latency: int = field(default=39, metadata=_doc(
+    hit_latency: int = field(default=39, metadata=doc(
         "cycles", "from a transaction passing the port to its data back at the SM on a hit "
         "(Accel-Sim SM86 -gpgpu_l1_latency 39)"))
-    mshr_entries: int = field(default=384, metadata=_doc(
+    mshr_entries: int = field(default=384, metadata=doc(
         "sectors", "miss-status holding registers, one per missing sector in flight "
         "(Accel-Sim SM86 dl1 'A:384:48': 384 entries, sector-granular as in GPGPU-Sim's sector caches)"))
-    max_merges: int = field(default=48, metadata=_doc(
+    max_merges: int = field(default=48, metadata=doc(
         "requests", "later requests one MSHR entry can absorb while its fill is in flight (Accel-Sim SM86 dl1: 48)"))
-    transactions_per_cycle: int = field(default=1, metadata=_doc(
+    transactions_per_cycle: int = field(default=1, metadata=doc(
         "transactions/cycle", "transactions the L1/shared-memory port accepts per cycle; a warp access of n "
         "transactions holds the port ceil(n / this) cycles (one line per cycle, as GPGPU-Sim's L1)"))
 
-    caches_global: bool = field(default=True, metadata=_doc(
+    caches_global: bool = field(default=True, metadata=doc(
         "", "global loads allocate in and hit the L1 (Fermi and later); False: they go to L2 as if there were "
         "no L1 (GT200, or Fermi's -dlcm=cg), still holding MSHRs while in flight"))
-    caches_local: bool = field(default=True, metadata=_doc(
+    caches_local: bool = field(default=True, metadata=doc(
         "", "local memory (spills) is cached in the L1, write-back with write-allocate (Fermi and later); False: "
         "local loads and stores go to L2 like uncached global ones (GT200; or to measure what L1 caching of "
         "spills is worth)"))
 
     def __post_init__(self) -> None:
         for name in ("size_bytes", "ways", "hit_latency", "mshr_entries", "max_merges", "transactions_per_cycle"):
-            _int(self, name)
+            check_int(self, name)
         for name in ("caches_global", "caches_local"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"L1Config.{name} must be True or False, not {getattr(self, name)!r}")
-        line = _power_of_two(self, "line_bytes")
-        sector = _power_of_two(self, "sector_bytes")
+        line = check_power_of_two(self, "line_bytes")
+        sector = check_power_of_two(self, "sector_bytes")
         _geometry(self, self.size_bytes, self.ways, line, sector)
         if self.mshr_entries < line // sector:
             raise ConfigError(f"L1Config.mshr_entries ({self.mshr_entries}) must hold at least one whole line "
@@ -136,25 +112,25 @@ class L1Config(_Described):
 class SharedMemoryConfig(_Described):
     """One SM's shared memory: banks serving one distinct word each per round, broadcast for equal words."""
 
-    banks: int = field(default=32, metadata=_doc("banks", "independent banks (Volkov 2.6, Accel-Sim SM86: 32)"))
-    bank_bytes: int = field(default=4, metadata=_doc(
+    banks: int = field(default=32, metadata=doc("banks", "independent banks (Volkov 2.6, Accel-Sim SM86: 32)"))
+    bank_bytes: int = field(default=4, metadata=doc(
         "bytes", "bank width: consecutive words of this size go to consecutive banks (Volkov 2.6: 32 bits)"))
-    latency: int = field(default=29, metadata=_doc(
+    latency: int = field(default=29, metadata=doc(
         "cycles", "from the last bank cycle of an access to its data back at the SM (Accel-Sim SM86 "
         "-gpgpu_smem_latency 29)"))
-    bank_interval: int = field(default=1, metadata=_doc(
+    bank_interval: int = field(default=1, metadata=doc(
         "cycles", "cycles a bank needs per access round: 1 on Kepler and later, 2 on Fermi and earlier "
         "(Volkov 2.6)"))
-    warp_parts: int = field(default=1, metadata=_doc(
+    warp_parts: int = field(default=1, metadata=doc(
         "parts", "groups of consecutive lanes a warp access is served in, one after another: 1 since Fermi "
         "(Accel-Sim SM86 -gpgpu_shmem_warp_parts 1), 2 half-warps on G80/GT200 (Volkov 2.6); pass it to "
         "conflict_degree"))
 
     def __post_init__(self) -> None:
-        _int(self, "banks")
-        _power_of_two(self, "bank_bytes")
+        check_int(self, "banks")
+        check_power_of_two(self, "bank_bytes")
         for name in ("latency", "bank_interval", "warp_parts"):
-            _int(self, name)
+            check_int(self, name)
 
 
 @dataclass(frozen=True)
@@ -165,22 +141,22 @@ class InterconnectConfig(_Described):
     and one reply port (out of it), each passing ``flits_per_cycle`` flits per cycle.
     """
 
-    latency: int = field(default=8, metadata=_doc(
+    latency: int = field(default=8, metadata=doc(
         "cycles", "one-way traversal, SM to slice or slice to SM. Neither the paper nor Accel-Sim gives one number "
         "(Accel-Sim simulates the crossbar); 8 is an assumed arbitration + traversal pipeline, small beside "
         "the L2 latency"))
-    flit_bytes: int = field(default=40, metadata=_doc("bytes", "flit size (Accel-Sim SM86 -icnt_flit_size 40)"))
-    header_bytes: int = field(default=8, metadata=_doc(
+    flit_bytes: int = field(default=40, metadata=doc("bytes", "flit size (Accel-Sim SM86 -icnt_flit_size 40)"))
+    header_bytes: int = field(default=8, metadata=doc(
         "bytes", "address/control part of every packet (GPGPU-Sim's 8-byte read/write packet header); a read "
         "request is a header only, its reply header + data, a write header + data"))
-    flits_per_cycle: int = field(default=1, metadata=_doc(
+    flits_per_cycle: int = field(default=1, metadata=doc(
         "flits/cycle", "flits one L2 slice port accepts (requests) or sends (replies) per cycle"))
 
     def __post_init__(self) -> None:
-        _int(self, "latency", 0)
-        _int(self, "flit_bytes")
-        _int(self, "header_bytes", 0)
-        _int(self, "flits_per_cycle")
+        check_int(self, "latency", 0)
+        check_int(self, "flit_bytes")
+        check_int(self, "header_bytes", 0)
+        check_int(self, "flits_per_cycle")
 
 
 @dataclass(frozen=True)
@@ -188,30 +164,30 @@ class L2Config(_Described):
     """The shared L2: ``slices`` equal slices chosen by a hash of the line address; sectored,
     set-associative, LRU, write-back with write-allocate (no fetch on a write miss)."""
 
-    size_bytes: int = field(default=4 * 1024 * 1024, metadata=_doc("bytes", "total capacity (paper Table 1: 4 MB)"))
-    slices: int = field(default=64, metadata=_doc("slices", "independent slices (paper Table 1: 64)"))
-    ways: int = field(default=16, metadata=_doc("lines", "associativity of each slice (paper Table 1: 16-way)"))
-    line_bytes: int = field(default=128, metadata=_doc(
+    size_bytes: int = field(default=4 * 1024 * 1024, metadata=doc("bytes", "total capacity (paper Table 1: 4 MB)"))
+    slices: int = field(default=64, metadata=doc("slices", "independent slices (paper Table 1: 64)"))
+    ways: int = field(default=16, metadata=doc("lines", "associativity of each slice (paper Table 1: 16-way)"))
+    line_bytes: int = field(default=128, metadata=doc(
         "bytes", "line size; must equal the L1's (Accel-Sim SM86 dl2: 128 B)"))
-    sector_bytes: int = field(default=32, metadata=_doc(
+    sector_bytes: int = field(default=32, metadata=doc(
         "bytes", "sector size; must equal the L1's (Accel-Sim SM86 sectored 'S' L2, 32 B)"))
-    hit_latency: int = field(default=187, metadata=_doc(
+    hit_latency: int = field(default=187, metadata=doc(
         "cycles", "from a request reaching its slice to the tag result and, on a hit, the data ready to reply "
         "(Accel-Sim SM86 -gpgpu_l2_rop_latency 187); a miss goes to DRAM after it"))
-    mshr_entries: int = field(default=192, metadata=_doc(
+    mshr_entries: int = field(default=192, metadata=doc(
         "sectors", "miss-status holding registers per slice, one per missing sector (Accel-Sim SM86 dl2 'A:192:4')"))
-    max_merges: int = field(default=4, metadata=_doc(
+    max_merges: int = field(default=4, metadata=doc(
         "requests", "later requests one L2 MSHR entry can absorb (Accel-Sim SM86 dl2: 4); more wait for the fill"))
-    slice_hash: str = field(default="ipoly", metadata=_doc(
+    slice_hash: str = field(default="ipoly", metadata=doc(
         "", "line address -> slice: 'linear' (line index mod slices) or 'ipoly' (the line index as a GF(2) "
         "polynomial modulo a primitive polynomial of degree log2(slices), which spreads power-of-two strides; "
         "Accel-Sim SM86 uses -gpgpu_memory_partition_indexing 2, an IPOLY hash)"))
 
     def __post_init__(self) -> None:
         for name in ("size_bytes", "slices", "ways", "hit_latency", "mshr_entries", "max_merges"):
-            _int(self, name)
-        line = _power_of_two(self, "line_bytes")
-        sector = _power_of_two(self, "sector_bytes")
+            check_int(self, name)
+        line = check_power_of_two(self, "line_bytes")
+        sector = check_power_of_two(self, "sector_bytes")
         _geometry(self, self.size_bytes, self.ways, line, sector, self.slices)
         if self.mshr_entries < line // sector:
             raise ConfigError(f"L2Config.mshr_entries ({self.mshr_entries}) must hold at least one whole line "
@@ -231,34 +207,34 @@ class L2Config(_Described):
 class DramConfig(_Described):
     """DRAM: ``channels`` independent channels, lines interleaved over them by line index."""
 
-    clock_mhz: float = field(default=1523.0, metadata=_doc("MHz", "DRAM clock (paper Table 1: 1523 MHz)"))
-    latency: int = field(default=100, metadata=_doc(
+    clock_mhz: float = field(default=1523.0, metadata=doc("MHz", "DRAM clock (paper Table 1: 1523 MHz)"))
+    latency: int = field(default=100, metadata=doc(
         "DRAM cycles", "access latency, from a request leaving its L2 slice to the first data back "
         "(paper Table 1: 100 cycles at 1523 MHz)"))
-    channels: int = field(default=10, metadata=_doc(
+    channels: int = field(default=10, metadata=doc(
         "channels", "independent channels (RTX 3080: 320-bit GDDR6X bus = 10 x 32-bit controllers)"))
-    bytes_per_cycle: float = field(default=49.9, metadata=_doc(
+    bytes_per_cycle: float = field(default=49.9, metadata=doc(
         "bytes/DRAM cycle", "data bandwidth of one channel (RTX 3080: 760 GB/s = 19 Gb/s x 320 bit; "
         "/ 10 channels / 1523 MHz = 49.9 B per DRAM cycle)"))
 
     def __post_init__(self) -> None:
-        _positive_number(self, "clock_mhz")
-        _int(self, "latency", 0)
-        _int(self, "channels")
-        _positive_number(self, "bytes_per_cycle")
+        check_positive_number(self, "clock_mhz")
+        check_int(self, "latency", 0)
+        check_int(self, "channels")
+        check_positive_number(self, "bytes_per_cycle")
 
 
 @dataclass(frozen=True)
 class MemoryConfig(_Described):
     """The memory system of the whole GPU: per-SM L1 and shared memory, interconnect, L2, DRAM."""
 
-    l1: L1Config = field(default_factory=L1Config, metadata=_doc("", "L1 data cache of each SM"))
-    shared: SharedMemoryConfig = field(default_factory=SharedMemoryConfig, metadata=_doc(
+    l1: L1Config = field(default_factory=L1Config, metadata=doc("", "L1 data cache of each SM"))
+    shared: SharedMemoryConfig = field(default_factory=SharedMemoryConfig, metadata=doc(
         "", "shared memory of each SM"))
-    interconnect: InterconnectConfig = field(default_factory=InterconnectConfig, metadata=_doc(
+    interconnect: InterconnectConfig = field(default_factory=InterconnectConfig, metadata=doc(
         "", "SM <-> L2 crossbar"))
-    l2: L2Config = field(default_factory=L2Config, metadata=_doc("", "shared L2 cache"))
-    dram: DramConfig = field(default_factory=DramConfig, metadata=_doc("", "device memory"))
+    l2: L2Config = field(default_factory=L2Config, metadata=doc("", "shared L2 cache"))
+    dram: DramConfig = field(default_factory=DramConfig, metadata=doc("", "device memory"))
 
     def __post_init__(self) -> None:
         for name, cls in (("l1", L1Config), ("shared", SharedMemoryConfig), ("interconnect", InterconnectConfig),

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import enum
-
-from dualflow.errors import ConfigError
 from dualflow.isa.opcodes import Form
 
+from .fields import Choice
 
-class Mode(enum.StrEnum):
-    """How a core names operands and issues: a string enum, so ``Mode.DFLOW == "dflow"`` and JSON
-    output reads the same as the plain strings it replaces."""
+
+class Mode(Choice):
+    """How a core names operands and issues (``Mode.parse`` reads its name)."""
 
     BASE = "base"   # REG form, in-order dispatch, scoreboard with false dependencies
     DFLOW = "dflow"  # DFLOW form, ring register file, out-of-order dispatch, true dependencies only
@@ -33,13 +31,6 @@ class Mode(enum.StrEnum):
     def of_form(cls, form: Form) -> Mode:
         return cls.DFLOW if form is Form.DFLOW else cls.BASE
 
-    @classmethod
-    def parse(cls, value: str | Mode, what: str = "mode") -> Mode:
-        """``value`` as a Mode; a ConfigError naming ``what`` and the choices otherwise."""
-        try:
-            return cls(value)
-        except ValueError:
-            raise ConfigError(f"{what} must be one of {', '.join(MODES)}, not {value!r}") from None
 
 
 MODES: tuple[str, ...] = tuple(m.value for m in Mode)

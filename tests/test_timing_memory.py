@@ -493,7 +493,7 @@ def test_defaults_are_the_papers_rtx3080():
     (lambda: L1Config(ways=True), "L1Config.ways must be a positive integer, not True"),
     (lambda: L1Config(caches_local=1), "L1Config.caches_local must be True or False, not 1"),
     (lambda: SharedMemoryConfig(bank_bytes=3), "SharedMemoryConfig.bank_bytes must be a power of two"),
-    (lambda: InterconnectConfig(latency=-1), "InterconnectConfig.latency must be an integer >= 0, not -1"),
+    (lambda: InterconnectConfig(latency=-1), "InterconnectConfig.latency must be a non-negative integer, not -1"),
     (lambda: L2Config(slice_hash="xor"), "L2Config.slice_hash must be one of linear, ipoly, not 'xor'"),
     (lambda: L2Config(slices=48, size_bytes=48 * 65536), "'ipoly' needs a power-of-two number of slices"),
     (lambda: L2Config(slices=3), r"size_bytes \(4194304\) must divide into 3 slice"),
