@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dualflow.isa import SPECS, Kernel, UnitClass, format_instruction
+from dualflow.isa import SPECS, Form, Kernel, UnitClass, format_instruction
 
 from .statistic import Statistics, counter, derived, label, setting
 
@@ -59,7 +59,7 @@ class LaunchStats(Statistics):
             entry = by_opcode.setdefault(name, {"warp": 0, "thread": 0})
             entry["warp"] += w
             entry["thread"] += t
-            if spec.produces and kernel.form.value == "dflow":
+            if spec.produces and kernel.form is Form.DFLOW:
                 ring_writes += w
         return cls(kernel.name, kernel.form.value, warp_size=warp_size, blocks=blocks, threads=threads, warps=warps,
                    warp_instructions=warp_instructions, thread_instructions=thread_instructions,

@@ -18,7 +18,7 @@ from .collector import SOURCES, dispatch_layout
 from .configuration import TID_ROWS
 from .layouts import lane_data
 from .params import CoreParams
-from .stages import completion_layout, info_layout, issue_exec_layout
+from .stages import COLLECTOR_TAG_BITS, completion_layout, info_layout, issue_exec_layout
 
 __all__ = ["AluStage"]
 
@@ -49,7 +49,7 @@ class AluStage(wiring.Component):
         self.exec_layout = issue_exec_layout(params)
         super().__init__({
             "dispatch": In(stream.Signature(dispatch_layout(params, payload_width=self.exec_layout.size,
-                                                            tag_width=1))),
+                                                            tag_width=COLLECTOR_TAG_BITS))),
             "stall": In(1), "tid_read_addr": Out(range(params.warps * TID_ROWS)),
             "tid_read_data": In(lane_data(params.warp_size)),
             "complete": Out(stream.Signature(completion_layout(params), always_ready=True)),

@@ -86,9 +86,10 @@ class OperandCollector(wiring.Component):
 
     Parameters
     ----------
-    params : CoreParams (mode, warps, lanes, banks, collector_units, entries_per_warp).
+    params : CoreParams (mode, warps, warp_size, register_banks, collector_units, entries_per_warp).
     payload_width : bits of the opaque decoded-instruction payload carried to dispatch.
-    tag_width : bits of the opaque tag (e.g. a per-warp sequence number for the trace).
+    tag_width : bits of the opaque tag (e.g. a per-warp sequence number for the trace); 0 when the
+        user needs none (the core carries everything in the payload).
     units : number of execution units, i.e. dispatch streams (default 1).
     wakeup_ports : number of writeback broadcasts (the register file's write ports; default 1).
     requesters : read requesters of the register file the collector shares (default and minimum
@@ -130,7 +131,7 @@ class OperandCollector(wiring.Component):
                  wakeup_ports: int = 1, requesters: int | None = None):
         if not isinstance(params, CoreParams):
             raise ConfigError(f"operand collector needs CoreParams, not {params!r}")
-        for name, value, lo, hi in (("payload_width", payload_width, 1, 4096), ("tag_width", tag_width, 1, 64),
+        for name, value, lo, hi in (("payload_width", payload_width, 1, 4096), ("tag_width", tag_width, 0, 64),
                                     ("units", units, 1, 8), ("wakeup_ports", wakeup_ports, 1, 8)):
             if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
                 raise ConfigError(f"operand collector {name} must be an integer in {lo}..{hi}, not {value!r}")

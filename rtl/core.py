@@ -44,7 +44,7 @@ from .lsu import LoadStoreUnit, LsuFault, mem_request_layout, mem_response_layou
 from .params import CoreParams
 from .regfile import BankedRegisterFile
 from .scoreboard import Scoreboard
-from .stages import TraceSignature, completion_layout, info_layout
+from .stages import COLLECTOR_TAG_BITS, TraceSignature, completion_layout, info_layout
 from .trap import TrapCause, TrapCollector
 from .units import DISPATCHED, ExecUnit, dispatch_index
 from .writeback import WritebackArbiter
@@ -106,8 +106,8 @@ class SimtCore(wiring.Component):
         m.submodules.scoreboard = sb = Scoreboard(p, writeback_ports=1, read_ports=n_req, lookahead=p.dflow)
         m.submodules.ctrl = ctrl = ControlUnit(p, requesters=n_req + 1, requester=n_req)
         m.submodules.rf = rf = BankedRegisterFile(p, read_ports=n_req + 1)
-        m.submodules.collector = coll = OperandCollector(p, payload_width=issue.exec_layout.size, tag_width=1,
-                                                         units=len(DISPATCHED))
+        m.submodules.collector = coll = OperandCollector(p, payload_width=issue.exec_layout.size,
+                                                         tag_width=COLLECTOR_TAG_BITS, units=len(DISPATCHED))
         m.submodules.alu = alu = AluStage(p)
         m.submodules.lsu = lsu = LoadStoreUnit(p, info_width=info_layout(p).size)
         m.submodules.wb = wb = WritebackArbiter(completion_layout(p))

@@ -35,7 +35,7 @@ from .regfile import entry_layout
 from .register_pointer import rp_width
 from .scheduler import WarpScheduler
 from .scoreboard import check_signature, peek_signature
-from .stages import SEQ_BITS, info_layout, issue_control_layout, issue_exec_layout
+from .stages import COLLECTOR_TAG_BITS, SEQ_BITS, info_layout, issue_control_layout, issue_exec_layout
 from .trap import TrapCause, trap_signature
 from .units import DISPATCHED, ExecUnit, dispatch_index
 
@@ -81,8 +81,8 @@ class IssueStage(wiring.Component):
             "ib_valid": In(W), "ib_pc": In(pcs).array(W), "ib_inst": In(DecodedLayout()).array(W),
             "consume": Out(W),
             "check": Out(check_signature(params)).array(W), "sb_issue": Out(entry_layout(params)),
-            "alloc": Out(stream.Signature(alloc_layout(params, payload_width=self.exec_layout.size, tag_width=1,
-                                                       units=len(DISPATCHED)))),
+            "alloc": Out(stream.Signature(alloc_layout(params, payload_width=self.exec_layout.size,
+                                                       tag_width=COLLECTOR_TAG_BITS, units=len(DISPATCHED)))),
             "control": Out(stream.Signature(issue_control_layout(params))),
             "active": In(L).array(W), "rp": In(rp_width(params)).array(W), "running": In(W), "waiting": In(W),
             "sreg_index": Out(4), "sreg_value": In(32), "param_index": Out(param_bits), "param_value": In(32),
@@ -247,7 +247,7 @@ class IssueStage(wiring.Component):
         is_mem = i_d.is_load | i_d.is_store
         m.d.comb += [
             self.alloc.valid.eq(i_exec),
-            a.warp.eq(iw), a.tag.eq(0),
+            a.warp.eq(iw),
             a.unit.eq(Mux(is_mem, dispatch_index(ExecUnit.LSU), dispatch_index(ExecUnit.ALU))),
             a.mem.valid.eq(is_mem), a.mem.store.eq(i_d.is_store), a.mem.color.eq(i_d.mod),
             a.payload.eq(x),

@@ -19,11 +19,14 @@ from .layouts import lane_data
 from .params import CoreParams
 from .register_pointer import rp_width
 
-__all__ = ["SEQ_BITS", "TraceSignature", "completion_layout", "info_layout", "issue_control_layout",
-           "issue_exec_layout", "trace_layout"]
+__all__ = ["COLLECTOR_TAG_BITS", "SEQ_BITS", "TraceSignature", "completion_layout", "info_layout",
+           "issue_control_layout", "issue_exec_layout", "trace_layout"]
 
 #: Width of the per-warp sequence number of the trace (program order within a warp, modulo 2**16).
 SEQ_BITS = 16
+#: Width of the collector's opaque tag in the core: none, the issued instruction travels whole in
+#: the payload (``issue_exec_layout``).
+COLLECTOR_TAG_BITS = 0
 
 
 def info_layout(params: CoreParams) -> data.StructLayout:

@@ -117,7 +117,8 @@ def _sim_program(args) -> int:
 def cmd_reproduce(args) -> int:
     from pathlib import Path
 
-    from dualflow.experiments.reproduce import PAPER_FOUR, WARPS, reproduce
+    from dualflow.experiments.reproduce import WARPS, reproduce
+    from dualflow.kernels.rodinia import PAPER_FOUR
 
     warps = tuple(int(w) for w in args.warps.split(",")) if args.warps else WARPS
     if any(w < 1 or w > 64 for w in warps):
@@ -132,7 +133,8 @@ def cmd_reproduce(args) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the timing-model subcommands on the top-level subparsers."""
-    from dualflow.experiments.reproduce import PAPER_FOUR, WARPS
+    from dualflow.experiments.reproduce import WARPS
+    from dualflow.kernels.rodinia import PAPER_FOUR
     from dualflow.machine.presets import PRESETS
 
     p = sub.add_parser("sim", help="run one workload, or a kernel of an assembly file, on the cycle-level GPU "
