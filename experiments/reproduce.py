@@ -8,7 +8,8 @@
 
 Every run is an independent simulation; they run in parallel across local cores. Each run's full
 result (statistics with units, effective configuration) is kept under ``runs/``; tables are CSV
-and JSON, plots PNG; everything is written atomically.
+and JSON, plots PNG. The output folder is written aside and swapped in whole when the run is complete
+(``atomic_folder``): an interrupted run leaves the previous results as they were.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from dualflow.atomic_write import atomic_write
+from dualflow.atomic_write import atomic_folder, atomic_write
 from dualflow.errors import ConfigError
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.rodinia import PAPER_FOUR
@@ -41,6 +42,8 @@ DEFAULT_SIZES = {"gaussian": "small", "lud": "small", "pathfinder": "medium", "n
 #: its largest launch fills with 64 warps per SM: (size at ``--size default``, SMs). On all 68 SMs
 #: these inputs would never reach the limit.
 STUDY_SLICES = {"gaussian": ("medium", 1), "lud": ("small", 1), "pathfinder": ("medium", 2), "nn": ("small", 2)}
+#: The file every results folder holds: an existing folder is replaced only if it has one.
+MARKER = "meta.json"
 
 
 @dataclass(frozen=True)
@@ -257,18 +260,19 @@ def reproduce(out: Path, size: str = "default", seed: int = 1, preset: str = "pa
     jobs = plan(size, seed, preset, workloads, warps, study_sms)
     workers = workers or min(len(jobs), os.cpu_count() or 1)
     start = time.perf_counter()
-    rows = run_all(jobs, workers, out, progress)
-    meta = {"size": size, "seed": seed, "preset": preset, "runs": len(jobs), "study_sms": study_sms,
-            "workers": workers, "wall_seconds": time.perf_counter() - start}
-    write_table(out, "runs", rows)
-    fig = figure9_10(rows)
-    write_table(out, "figure9_10", fig)
-    points, matches = warps_study(rows, preset_config(preset).sm.warp_size)
-    write_table(out, "warps_study", points)
-    write_table(out, "warps_study_match", matches)
-    plot_figure9_10(fig, out / "figure9_10.png")
-    plot_warps_study(points, out / "warps_study.png")
-    text = summary_text(fig, matches, meta)
-    atomic_write(out / "summary.txt", text)
-    atomic_write(out / "meta.json", json.dumps(meta, indent=1) + "\n")
+    with atomic_folder(out, MARKER) as tmp:  # the whole folder is replaced at once, when complete
+        rows = run_all(jobs, workers, tmp, progress)
+        meta = {"size": size, "seed": seed, "preset": preset, "runs": len(jobs), "study_sms": study_sms,
+                "workers": workers, "wall_seconds": time.perf_counter() - start}
+        write_table(tmp, "runs", rows)
+        fig = figure9_10(rows)
+        write_table(tmp, "figure9_10", fig)
+        points, matches = warps_study(rows, preset_config(preset).sm.warp_size)
+        write_table(tmp, "warps_study", points)
+        write_table(tmp, "warps_study_match", matches)
+        plot_figure9_10(fig, tmp / "figure9_10.png")
+        plot_warps_study(points, tmp / "warps_study.png")
+        text = summary_text(fig, matches, meta)
+        atomic_write(tmp / "summary.txt", text)
+        atomic_write(tmp / MARKER, json.dumps(meta, indent=1) + "\n")
     return text

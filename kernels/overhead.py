@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dualflow.atomic_write import atomic_write
+from dualflow.atomic_write import atomic_folder, atomic_write
 from dualflow.isa import SPECS, Form, Kernel, Module, UnitClass
 from dualflow.isa.convert import ConversionReport, convert_module
 from dualflow.isa.convert.breakdown import LoopCost, loop_breakdown
@@ -189,19 +189,26 @@ def plot_cdf(rows: list[KernelOverhead], path: Path, dmax: int) -> None:
     atomic_write(path, buf.getvalue())
 
 
+#: The file every ``write_results`` folder holds: an existing folder is replaced only if it has one.
+MARKER = "overhead.json"
+
+
 def write_results(rows: list[KernelOverhead], folder: Path, config: dict) -> list[Path]:
+    """Write the tables, the summary and the CDF plot into ``folder``, replacing its whole content at
+    once (``atomic_folder``); returns the paths written."""
     folder = Path(folder)
-    written = []
-    for name, text in tables(rows).items():
-        atomic_write(folder / name, text)
-        written.append(folder / name)
-    summary = {name: {**{k: v for k, v in w.items() if k != "distances"},
-                      "dynamic_ratio": w["dynamic_dflow"]["total"] / max(1, w["dynamic_reg"]["total"]),
-                      "distance_cdf": {str(d): float(cdf(w["distances"])[min(d, len(w["distances"]) - 1)])
-                                       for d in CDF_POINTS}}
-               for name, w in summarize(rows).items()}
-    atomic_write(folder / "overhead.json", json.dumps({"config": config, "workloads": summary}, indent=1))
-    written.append(folder / "overhead.json")
-    plot_cdf(rows, folder / "distance_cdf.png", config["dmax"])
-    written.append(folder / "distance_cdf.png")
-    return written
+    names = []
+    with atomic_folder(folder, MARKER) as tmp:
+        for name, text in tables(rows).items():
+            atomic_write(tmp / name, text)
+            names.append(name)
+        summary = {name: {**{k: v for k, v in w.items() if k != "distances"},
+                          "dynamic_ratio": w["dynamic_dflow"]["total"] / max(1, w["dynamic_reg"]["total"]),
+                          "distance_cdf": {str(d): float(cdf(w["distances"])[min(d, len(w["distances"]) - 1)])
+                                           for d in CDF_POINTS}}
+                   for name, w in summarize(rows).items()}
+        atomic_write(tmp / MARKER, json.dumps({"config": config, "workloads": summary}, indent=1))
+        names.append(MARKER)
+        plot_cdf(rows, tmp / "distance_cdf.png", config["dmax"])
+        names.append("distance_cdf.png")
+    return [folder / name for name in names]
