@@ -182,8 +182,7 @@ def check_output(path: str | Path, what: str = "output", inputs: Iterable[str | 
         except OSError:
             continue
         if same:
-            raise DualflowError(f"{what} {os.fspath(path)}: the same file as the input {os.fspath(source)}; "
-                                "not overwriting it")
+            raise DualflowError(f"{what}: {os.fspath(path)} is the input {os.fspath(source)}; not overwriting it")
 
 
 # --------------------------------------------------------------------------------------------

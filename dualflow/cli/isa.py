@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dualflow.atomic_write import atomic_write
+from dualflow.atomic_write import atomic_write, check_output
 from dualflow.errors import DualflowError
 
 
@@ -26,14 +26,17 @@ def _load_module(path: str):
 def cmd_asm(args) -> int:
     from dualflow.isa import assemble_file
 
+    if args.output is not None:
+        check_output(args.output, "-o", inputs=[args.source])
     module = assemble_file(args.source)
     for k in module:
         extra = f"{k.regs} registers" if k.form.value == "reg" else f"ring {k.ring}, dmax {k.dmax}"
         print(f"{k.name}: {k.form.value}, {len(k.code)} instructions, {extra}, "
               f"{k.shared_bytes} B shared, {k.local_bytes} B local")
-    if args.output:
+    if args.output is not None:
         atomic_write(args.output, module.to_bytes())
-        print(f"wrote {args.output}")
+        if args.output != "-":
+            print(f"wrote {args.output}")
     return 0
 
 
@@ -55,6 +58,8 @@ def cmd_convert(args) -> int:
     from dualflow.isa import assemble_file, disassemble
     from dualflow.isa.convert import convert_module
 
+    if args.output is not None:
+        check_output(args.output, "-o", inputs=[args.source])
     module = assemble_file(args.source)
     converted, reports = convert_module(module, dmax=args.dmax, ring=args.ring)
     for name, rep in reports.items():
@@ -63,7 +68,7 @@ def cmd_convert(args) -> int:
         print(f"{name}: {rep.static_reg} -> {len(converted[name].code)} instructions (added: {detail}); "
               f"{rep.spill_bytes} B of spill slots")
     text = disassemble(converted)
-    if args.output:
+    if args.output is not None and args.output != "-":
         atomic_write(args.output, text)
         print(f"wrote {args.output}")
     else:
@@ -75,7 +80,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the instruction-set subcommands on the top-level subparsers."""
     p = sub.add_parser("asm", help="assemble a .s file (either form); optionally write a binary")
     p.add_argument("source", help="assembly file")
-    p.add_argument("-o", "--output", help="binary output file")
+    p.add_argument("-o", "--output", help="binary output file (- for standard output)")
     p.set_defaults(func=cmd_asm)
 
     p = sub.add_parser("disasm", help="disassemble a binary (or re-format a .s file)")

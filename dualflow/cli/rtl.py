@@ -62,8 +62,10 @@ def _params(args, **override) -> CoreParams:
 
 
 def cmd_generate(args) -> int:
+    from dualflow.atomic_write import check_output
     from dualflow.rtl.generate import write_core_verilog
 
+    check_output(args.output, "-o")
     params = _params(args)
     path = write_core_verilog(params, args.output, name=args.name)
     print(f"wrote {path} ({params.mode}, {params.warp_size} lanes, {params.warps} warps)")
@@ -119,9 +121,11 @@ def cmd_lint(args) -> int:
 
 
 def cmd_synth(args) -> int:
-    from dualflow.atomic_write import atomic_write
+    from dualflow.atomic_write import atomic_write, check_output
     from dualflow.synth.yosys import compare_table, synthesize
 
+    if args.json is not None:
+        check_output(args.json, "--json")
     modes = MODES if args.mode is None else (args.mode,)
     reports = {mode: synthesize(_params(args, mode=mode)) for mode in modes}
     if len(reports) == 2:
@@ -131,7 +135,7 @@ def cmd_synth(args) -> int:
         for block in report.blocks:
             print(f"{block.name:<40} {block.cells * block.instances:>10,} cells {block.memory_bits:>10,} memory bits")
         print(f"total {report.total()}")
-    if args.json:
+    if args.json is not None:
         atomic_write(args.json, json.dumps({m: r.to_dict() for m, r in reports.items()}, indent=1) + "\n")
     return 0
 

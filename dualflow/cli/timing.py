@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from dualflow.atomic_write import atomic_write
+from dualflow.atomic_write import atomic_write, check_output
 from dualflow.errors import ConfigError
 from dualflow.machine.mode import MODES
 
@@ -64,6 +64,8 @@ def _timing_lines(t) -> list[str]:
 
 
 def cmd_sim(args) -> int:
+    if args.json is not None:
+        check_output(args.json, "--json", inputs=[args.target])
     if args.target.endswith(".s"):
         return _sim_program(args)
     given = given_launch_options(args)
@@ -77,7 +79,7 @@ def cmd_sim(args) -> int:
     for name, k in result.by_kernel.items():
         print(f"  {name}: {k.launches} launches, {k.cycles:,} cycles, IPC {k.ipc:.3f}")
     print(f"  simulated in {result.wall_seconds:.2f} s")
-    if args.json:
+    if args.json is not None:
         atomic_write(args.json, json.dumps(result.to_dict(), indent=1) + "\n")
     return 0
 
@@ -94,6 +96,9 @@ def _sim_program(args) -> int:
     launch = program_launch(args.target, args, dflow=config.dflow, machine="GPU",
                             default_block=(config.sm.warp_size,))
     outputs = output_paths(args.output, launch)
+    for name, path in outputs.items():
+        inputs = [args.target, *(item.partition("=")[2] for item in args.input)]
+        check_output(path, f"--output {name}", inputs=inputs)
     device = TimingDevice(config)
     result = device.launch(launch.kernel, launch.grid, launch.block, launch.params(device))
     (t,) = device.timing
@@ -104,7 +109,7 @@ def _sim_program(args) -> int:
     for name, path in outputs.items():
         atomic_write(path, npy_bytes(launch.read(device, name)))
         print(f"wrote {path} ({name})")
-    if args.json:
+    if args.json is not None:
         out = {"program": args.target, "kernel": launch.kernel.name, "grid": list(launch.grid),
                "block": list(launch.block), "seed": args.seed, "mode": config.mode,
                "values": launch.values, "inputs": {name: len(a) for name, a in launch.inputs.items()},

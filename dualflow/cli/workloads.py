@@ -8,13 +8,15 @@ import json
 import sys
 from pathlib import Path
 
-from dualflow.atomic_write import atomic_write
+from dualflow.atomic_write import atomic_write, check_output
 
 
 def cmd_demo(args) -> int:
     from dualflow.isa import Form
     from dualflow.kernels.samples import SAMPLES, run_sample
 
+    if args.json is not None:
+        check_output(args.json, "--json")
     results = []
     print(f"Sample kernels on the functional model (n = {args.n}, seed {args.seed}); outputs checked "
           "bit-exact against numpy.\n")
@@ -35,7 +37,7 @@ def cmd_demo(args) -> int:
             else:
                 print(f"{'':<9} {'':<6} DFLOW / REG dynamic warp instructions: {s.warp_instructions / base:.3f}")
             results.append({"sample": name, "form": form.value, "check": "ok", "stats": d})
-    if args.json:
+    if args.json is not None:
         atomic_write(args.json, json.dumps({"n": args.n, "seed": args.seed, "results": results}, indent=1))
         print(f"\nwrote {args.json}")
     return 0
@@ -45,9 +47,11 @@ def cmd_trace(args) -> int:
     from dualflow.isa import Form
     from dualflow.kernels.samples import run_sample
 
+    check_output(args.output, "-o")
     run = run_sample(args.sample, Form(args.form), n=args.n, seed=args.seed, trace=True)
     run.traces[0].write(args.output)
-    print(f"{args.sample} ({args.form}): {len(run.traces[0].records)} records, check ok; wrote {args.output}")
+    if args.output != "-":
+        print(f"{args.sample} ({args.form}): {len(run.traces[0].records)} records, check ok; wrote {args.output}")
     return 0
 
 
@@ -73,6 +77,8 @@ def cmd_bench_run(args) -> int:
     from dualflow.kernels.registry import get_workload
     from dualflow.kernels.workload import run_workload
 
+    if args.json is not None:
+        check_output(args.json, "--json")
     run = run_workload(get_workload(args.name), args.size, Form(args.form), seed=args.seed)
     params = ", ".join(f"{k}={v}" for k, v in run.params.items())
     print(f"{run.workload} ({run.form.value}, size {run.size}: {params}; seed {run.seed})")
@@ -83,16 +89,19 @@ def cmd_bench_run(args) -> int:
         print(_stats_line(name, s))
     if len(run.by_kernel) > 1:
         print(_stats_line("total", run.total))
-    if args.json:
+    if args.json is not None:
         atomic_write(args.json, json.dumps(run.to_dict(), indent=1))
         print(f"wrote {args.json}")
     return 0
 
 
 def cmd_overhead(args) -> int:
-    from dualflow.kernels.overhead import CAUSES, CDF_POINTS, cdf, measure, summarize, write_results
+    from dualflow.atomic_write import check_folder
+    from dualflow.kernels.overhead import CAUSES, CDF_POINTS, MARKER, cdf, measure, summarize, write_results
     from dualflow.kernels.registry import WORKLOADS
 
+    if args.output is not None:
+        check_folder(args.output, MARKER, "-o")
     names = args.workloads or list(WORKLOADS)
     rows = []
     for i, name in enumerate(names, 1):
@@ -119,7 +128,7 @@ def cmd_overhead(args) -> int:
     for name, w in summary.items():
         c = cdf(w["distances"])
         print(f"{name:<11} " + " ".join(f"{c[min(d, len(c) - 1)]:<6.3f}" for d in CDF_POINTS))
-    if args.output:
+    if args.output is not None:
         config = {"size": args.size, "dmax": args.dmax, "ring": args.ring, "seed": args.seed, "workloads": names}
         for path in write_results(rows, Path(args.output), config):
             print(f"wrote {path}")
