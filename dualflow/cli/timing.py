@@ -122,8 +122,11 @@ def _sim_program(args) -> int:
 def cmd_reproduce(args) -> int:
     from pathlib import Path
 
-    from dualflow.experiments.reproduce import WARPS, reproduce
+    from dualflow.atomic_write import check_folder
+    from dualflow.experiments.reproduce import MARKER, WARPS, reproduce
     from dualflow.kernels.rodinia import PAPER_FOUR
+
+    check_folder(args.output, MARKER, "-o")
 
     warps = tuple(int(w) for w in args.warps.split(",")) if args.warps else WARPS
     if any(w < 1 or w > 64 for w in warps):
