@@ -89,8 +89,11 @@ def _signals_clean_up() -> Iterator[None]:
 @contextmanager
 def _uninterrupted() -> Iterator[None]:
     """A section that a signal handled by ``_signals_clean_up`` does not interrupt: the signal takes
-    effect at its end."""
+    effect at its end. (Signal handlers run in the main thread: elsewhere this is a plain section.)"""
     global _critical, _pending
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     _critical += 1
     try:
         yield
@@ -217,7 +220,9 @@ def atomic_write(path: str | Path, chunks: Chunks) -> None:
     try:
         if kind == "stream":
             target.flush()
-            out = target.buffer
+            out = getattr(target, "buffer", None)
+            if out is None:
+                raise DualflowError(f"{name}: cannot write: this standard output takes no bytes")
             for piece in _pieces(chunks):
                 out.write(piece)
             out.flush()
@@ -238,10 +243,13 @@ def _replace(real: Path, chunks: Chunks) -> None:
     old = _stat(str(real))
     real.parent.mkdir(parents=True, exist_ok=True)
     holder: list[int] = []
-    # mode 0666: the umask applies, as for a new file made by open()
-    tmp = _fresh(real, lambda p: holder.append(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)))
+    tmp = None
     try:
-        with open(holder[0], "wb") as out:
+        with _uninterrupted():  # the name is known before a signal can act
+            # mode 0666: the umask applies, as for a new file made by open()
+            tmp = _fresh(real, lambda p: holder.append(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)))
+            out = open(holder[0], "wb")
+        with out:
             if old is not None:
                 os.fchmod(out.fileno(), stat.S_IMODE(old.st_mode))
             for piece in _pieces(chunks):
@@ -250,7 +258,8 @@ def _replace(real: Path, chunks: Chunks) -> None:
             os.replace(tmp, real)
     except BaseException:
         with _uninterrupted():
-            tmp.unlink(missing_ok=True)
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
         raise
 
 
@@ -292,14 +301,16 @@ def atomic_folder(path: str | Path, marker: str, what: str = "output") -> Iterat
     """
     real, old = _folder_target(path, marker, what)
     with _signals_clean_up():
+        tmp = None
         try:
-            real.parent.mkdir(parents=True, exist_ok=True)
-            tmp = _fresh(real, lambda p: os.mkdir(p, 0o777))  # the umask applies
-            if old is not None:
-                os.chmod(tmp, stat.S_IMODE(old.st_mode))
-        except OSError as exc:
-            raise DualflowError(f"{os.fspath(path)}: cannot write: {exc.strerror or exc}") from None
-        try:
+            try:
+                real.parent.mkdir(parents=True, exist_ok=True)
+                with _uninterrupted():  # the name is known before a signal can act
+                    tmp = _fresh(real, lambda p: os.mkdir(p, 0o777))  # the umask applies
+                if old is not None:
+                    os.chmod(tmp, stat.S_IMODE(old.st_mode))
+            except OSError as exc:
+                raise DualflowError(f"{os.fspath(path)}: cannot write: {exc.strerror or exc}") from None
             yield tmp
             with _uninterrupted():
                 try:
@@ -308,7 +319,8 @@ def atomic_folder(path: str | Path, marker: str, what: str = "output") -> Iterat
                     raise DualflowError(f"{os.fspath(path)}: cannot write: {exc.strerror or exc}") from None
         except BaseException:
             with _uninterrupted():
-                shutil.rmtree(tmp, ignore_errors=True)
+                if tmp is not None:
+                    shutil.rmtree(tmp, ignore_errors=True)
             raise
 
 

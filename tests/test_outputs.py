@@ -306,3 +306,33 @@ def test_output_under_a_file_says_so(tmp_path, capsys):
     assert rc == 1 and f"parent {tmp_path / 'f'} is not a folder" in err and "File exists" not in err
     rc, _, err = run(capsys, "overhead", "vadd", "--size", "tiny", "-o", tmp_path / "f" / "dir")
     assert rc == 1 and "is not a folder" in err
+
+
+def test_reproduce_refuses_a_folder_it_did_not_write(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine")
+    rc, _, err = run(capsys, "reproduce", "nn", "--size", "tiny", "-o", tmp_path)
+    assert rc == 1 and "no meta.json" in err and err.count("\n") == 1
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
+
+
+def test_the_working_folder_is_never_replaced(tmp_path, monkeypatch):
+    (tmp_path / "m").write_text("an earlier run")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DualflowError, match="working folder"), atomic_folder(".", "m"):
+        pass
+    assert sorted(os.listdir(tmp_path)) == ["m"]
+
+
+def test_writes_from_another_thread(tmp_path):
+    errors = []
+
+    def write():
+        try:
+            atomic_write(tmp_path / "t.txt", "from a thread")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    worker = threading.Thread(target=write)
+    worker.start()
+    worker.join(timeout=10)
+    assert errors == [] and (tmp_path / "t.txt").read_text() == "from a thread"
