@@ -16,7 +16,8 @@ Files (``atomic_write``), by what the path names:
 
 Folders (``atomic_folder``): the new content is written into a temporary folder beside the old one
 (``.NAME.XXXX.tmp``); when it is whole, the old folder is renamed aside, the new one renamed in and
-the old one removed. Files of the old run that the new run does not write are gone with it. An
+the old one removed (a link to a folder is followed: the folder it names is replaced, the link
+stays). Files of the old run that the new run does not write are gone with it. An
 existing folder is replaced only when it is empty or holds the command's marker file (an earlier
 output of the same command), and never when it holds the working folder.
 
