@@ -8,6 +8,12 @@ from dualflow.errors import ConfigError
 
 from .fields import doc
 
+#: The default instruction budget of a launch, per warp of the launch: a warp that retires this
+#: many instructions is taken to be looping forever. The workloads here need at most a few
+#: thousand per warp (lud at 2.6 thousand); an endless loop of one warp stops in about two
+#: seconds of the functional model instead of running for days.
+BUDGET_PER_WARP = 100_000
+
 
 @dataclass(frozen=True)
 class FunctionalConfig:
@@ -26,9 +32,10 @@ class FunctionalConfig:
     max_local_bytes: int = field(default=16 * 1024, metadata=doc("bytes", "local memory per thread"))
     global_memory_bytes: int = field(
         default=1 << 30, metadata=doc("bytes", "capacity of device global memory"))
-    max_warp_instructions: int = field(
-        default=2_000_000_000,
-        metadata=doc("warp-instructions", "budget per launch; exceeding it is reported as a runaway kernel"))
+    max_warp_instructions: int | None = field(
+        default=None,
+        metadata=doc("warp-instructions", "budget per launch; exceeding it is reported as a runaway kernel. "
+                     f"None: {BUDGET_PER_WARP:,} per warp of the launch (BUDGET_PER_WARP)"))
     batch_warps: int = field(
         default=8192,
         metadata=doc("warps", "warps executed together (whole blocks); bounds the model's memory"))
@@ -39,6 +46,8 @@ class FunctionalConfig:
         for name in ("max_threads_per_block", "max_shared_bytes", "global_memory_bytes",
                      "max_warp_instructions", "batch_warps"):
             value = getattr(self, name)
+            if value is None and name == "max_warp_instructions":
+                continue
             if not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"{name} must be a positive integer, not {value!r}")
         if not isinstance(self.max_local_bytes, int) or self.max_local_bytes < 0:
@@ -49,6 +58,19 @@ class FunctionalConfig:
                 raise ConfigError(f"{name} must be three positive integers, not {value!r}")
         if self.global_memory_bytes % 4:
             raise ConfigError("global_memory_bytes must be a multiple of 4")
+
+    def instruction_budget(self, warps: int) -> int:
+        """The most warp instructions a launch of ``warps`` warps may retire: ``max_warp_instructions``,
+        or ``BUDGET_PER_WARP`` per warp when it is None."""
+        return self.max_warp_instructions or BUDGET_PER_WARP * warps
+
+    def budget_exceeded(self, warps: int) -> str:
+        """The message of a launch of ``warps`` warps that ran past its budget."""
+        limit = self.instruction_budget(warps)
+        rule = ("max_warp_instructions" if self.max_warp_instructions
+                else f"the default, {BUDGET_PER_WARP:,} for each of the launch's {warps} warps")
+        return (f"instruction budget exceeded: more than {limit} warp instructions ({rule}); is the kernel "
+                "looping forever? (a longer run: --max-instructions N)")
 
     def to_dict(self) -> dict:
         """Plain JSON types (tuples become lists), so a dict read back from JSON compares equal."""
