@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import warnings
 
@@ -29,11 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     except DualflowError as exc:
         print(f"dualflow: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         # objects left half-built (Amaranth's unelaborated components) would warn as they go
         warnings.simplefilter("ignore")
-        print("dualflow: interrupted", file=sys.stderr)
-        return 130
+        signum = getattr(exc, "signum", signal.SIGINT)  # SIGTERM/SIGHUP where a command turns them into this
+        print(f"dualflow: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
