@@ -69,9 +69,12 @@ def run_and_stop(tmp_path: Path, stop) -> tuple[int, float, list[str], list[int]
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    time.sleep(0.2)
+        time.sleep(0.2)
+        left = alive(workers) if "workers" in locals() else []
+        for pid in left:  # a failing run must not leave them behind
+            os.kill(pid, signal.SIGKILL)
     lines = [line for line in (buf + err).decode().split("\n") if line and not line.startswith("\r[")]
-    return proc.returncode, seconds, lines, alive(workers)
+    return proc.returncode, seconds, lines, left
 
 
 @pytest.mark.parametrize("sig, whom, status", [
