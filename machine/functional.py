@@ -13,6 +13,8 @@ from .fields import doc
 #: thousand per warp (lud at 2.6 thousand); an endless loop of one warp stops in about two
 #: seconds of the functional model instead of running for days.
 BUDGET_PER_WARP = 100_000
+#: The default of ``max_warp_instructions``: it selects the per-warp rule, and is its ceiling.
+LARGEST_BUDGET = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -33,9 +35,11 @@ class FunctionalConfig:
     global_memory_bytes: int = field(
         default=1 << 30, metadata=doc("bytes", "capacity of device global memory"))
     max_warp_instructions: int | None = field(
-        default=None,
+        default=LARGEST_BUDGET,
         metadata=doc("warp-instructions", "budget per launch; exceeding it is reported as a runaway kernel. "
-                     f"None: {BUDGET_PER_WARP:,} per warp of the launch (BUDGET_PER_WARP)"))
+                     f"At its default ({LARGEST_BUDGET:,}) a launch of W warps may retire {BUDGET_PER_WARP:,} "
+                     "per warp (BUDGET_PER_WARP x W, at most the default); any other value is every launch's "
+                     "budget; None stands for the default"))
     batch_warps: int = field(
         default=8192,
         metadata=doc("warps", "warps executed together (whole blocks); bounds the model's memory"))
@@ -43,11 +47,11 @@ class FunctionalConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.warp_size, int) or not 1 <= self.warp_size <= 32:
             raise ConfigError(f"warp_size must be an integer in 1..32, not {self.warp_size!r}")
+        if self.max_warp_instructions is None:  # "not given": the default rule
+            object.__setattr__(self, "max_warp_instructions", LARGEST_BUDGET)
         for name in ("max_threads_per_block", "max_shared_bytes", "global_memory_bytes",
                      "max_warp_instructions", "batch_warps"):
             value = getattr(self, name)
-            if value is None and name == "max_warp_instructions":
-                continue
             if not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"{name} must be a positive integer, not {value!r}")
         if not isinstance(self.max_local_bytes, int) or self.max_local_bytes < 0:
@@ -59,16 +63,24 @@ class FunctionalConfig:
         if self.global_memory_bytes % 4:
             raise ConfigError("global_memory_bytes must be a multiple of 4")
 
+    @property
+    def per_warp_budget(self) -> bool:
+        """Is the budget the default rule (``BUDGET_PER_WARP`` per warp of the launch)?"""
+        return self.max_warp_instructions == LARGEST_BUDGET
+
     def instruction_budget(self, warps: int) -> int:
-        """The most warp instructions a launch of ``warps`` warps may retire: ``max_warp_instructions``,
-        or ``BUDGET_PER_WARP`` per warp when it is None."""
-        return self.max_warp_instructions or BUDGET_PER_WARP * warps
+        """The most warp instructions a launch of ``warps`` warps may retire: ``BUDGET_PER_WARP`` per
+        warp at the default ``max_warp_instructions`` (at most ``LARGEST_BUDGET``), else
+        ``max_warp_instructions``."""
+        if self.per_warp_budget:
+            return min(LARGEST_BUDGET, BUDGET_PER_WARP * warps)
+        return self.max_warp_instructions
 
     def budget_exceeded(self, warps: int) -> str:
         """The message of a launch of ``warps`` warps that ran past its budget."""
         limit = self.instruction_budget(warps)
-        rule = ("max_warp_instructions" if self.max_warp_instructions
-                else f"the default, {BUDGET_PER_WARP:,} for each of the launch's {warps} warps")
+        rule = (f"the default, {BUDGET_PER_WARP:,} for each of the launch's {warps} warps" if self.per_warp_budget
+                else "max_warp_instructions")
         return (f"instruction budget exceeded: more than {limit} warp instructions ({rule}); is the kernel "
                 "looping forever? (a longer run: --max-instructions N)")
 

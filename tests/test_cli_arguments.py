@@ -51,6 +51,7 @@ def run_main(capsys, argv: list[str]) -> tuple[int, str]:
     ("reproduce --warps abc -o {out}", "argument --warps: expected comma-separated integers in 1..64, not 'abc'"),
     ("reproduce --warps 8,,16 -o {out}", "argument --warps: expected comma-separated integers in 1..64, not '8,,16'"),
     ("reproduce --warps 8,65 -o {out}", "argument --warps: each value must be in 1..64, not 65"),
+    ("reproduce --warps 0,8 -o {out}", "argument --warps: each value must be in 1..64, not 0"),
     ("reproduce -j 0 -o {out}", "argument -j/--jobs: must be at least 1, not 0"),
     # workload names
     ("overhead bogus", "unknown workload 'bogus'"),

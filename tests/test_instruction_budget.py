@@ -27,7 +27,7 @@ def spin():
 
 
 def test_default_budget_is_per_warp_of_the_launch(monkeypatch):
-    assert FunctionalConfig().max_warp_instructions is None
+    assert FunctionalConfig().per_warp_budget and FunctionalConfig(max_warp_instructions=None).per_warp_budget
     assert FunctionalConfig().instruction_budget(3) == 3 * BUDGET_PER_WARP
     assert FunctionalConfig(max_warp_instructions=7).instruction_budget(3) == 7
     monkeypatch.setattr(functional, "BUDGET_PER_WARP", 50)  # the rule, at a size a test can run
