@@ -139,7 +139,10 @@ def cmd_overhead(args) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the functional-model subcommands on the top-level subparsers."""
+    from dualflow.isa.encoding import OPERAND_MAX
     from dualflow.kernels.samples import SAMPLES
+
+    from .isa import MAX_RING
 
     p = sub.add_parser("demo", help="run the sample kernels in both forms, check them, print statistics")
     p.add_argument("--n", type=int_in(1, MAX_N), default=4096, help=f"problem size (default 4096, at most {MAX_N:,})")
@@ -163,8 +166,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("overhead", help="instruction overhead and operand distances of converted workloads")
     p.add_argument("workloads", nargs="*", help="workload names (default: all)")
     p.add_argument("--size", default="small")
-    p.add_argument("--dmax", type=int, default=31)
-    p.add_argument("--ring", type=int, default=32)
+    p.add_argument("--dmax", type=int_in(1, OPERAND_MAX), default=31, help=f"default 31, at most {OPERAND_MAX}")
+    p.add_argument("--ring", type=int_in(2, MAX_RING), default=32, help=f"default 32, at most {MAX_RING:,}")
     p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--loops", action="store_true", help="also print, per kernel, the added instructions per loop")
     p.add_argument("-o", "--output", help="folder for CSV (incl. loops.csv), JSON and the CDF plot")
