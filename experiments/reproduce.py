@@ -14,20 +14,24 @@ and JSON, plots PNG. The output folder is written aside and swapped in whole whe
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from dualflow.atomic_write import atomic_folder, atomic_write
-from dualflow.errors import ConfigError
+from dualflow.errors import ConfigError, DualflowError
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.rodinia import PAPER_FOUR
 from dualflow.machine.footprint import entries_per_warp
@@ -95,6 +99,68 @@ def run_job(job: Job) -> dict[str, Any]:
     return {"row": row, "full": result.to_dict()}
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived while the jobs ran: stop like Ctrl-C (the command exits 128 +
+    ``signum``)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def stop_on_terminate():
+    """While the jobs run, SIGTERM and SIGHUP raise ``Terminated`` in the main thread, so the
+    worker processes are stopped (``run_pool``) instead of left running without their parent."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, _frame):
+        raise Terminated(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _worker_init() -> None:
+    """Workers leave SIGINT (Ctrl-C reaches the whole process group) to the parent, which stops
+    them, and die at once on SIGTERM and SIGHUP (not through the parent's handler they inherit)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def run_pool(jobs: list[Job], workers: int, finish) -> None:
+    """Run ``jobs`` on ``workers`` processes, calling ``finish(job, result)`` as each completes.
+    On any exit before the end (Ctrl-C, ``Terminated``, an error) the jobs not yet started are
+    cancelled and the workers terminated at once; a worker that died (killed by a signal, as the
+    out-of-memory killer does) is a DualflowError naming a job it was running."""
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+    try:
+        futures = {pool.submit(run_job, job): job for job in jobs}
+        for fut in as_completed(futures):
+            try:
+                res = fut.result()
+            except BrokenProcessPool:
+                raise DualflowError(f"reproduce: a simulation worker process died while running "
+                                    f"{futures[fut].tag} (killed by a signal, perhaps for lack of "
+                                    "memory); the results are incomplete") from None
+            finish(futures[fut], res)
+    finally:
+        processes = list((pool._processes or {}).values())  # the standard library has no public handle
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in processes:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in processes:
+            proc.join(timeout=5)
+
+
 def rf_entries_per_thread(workload: str, mode: Mode) -> int:
     """Register-file entries each thread holds: BASE the most registers any kernel of the
     workload uses, D-FLOW the ring size of its converted kernels (``entries_per_warp``)."""
@@ -146,15 +212,15 @@ def run_all(jobs: list[Job], workers: int, out: Path, progress=None) -> list[dic
         print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{len(jobs)} {job.tag:<36} "
               f"{time.perf_counter() - start:6.0f} s", end="", file=progress, flush=True)
 
-    if workers <= 1:
-        for job in jobs:
-            finish(job, run_job(job))
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(run_job, job): job for job in jobs}
-            for fut in as_completed(futures):
-                finish(futures[fut], fut.result())
-    print(file=progress)
+    try:
+        with stop_on_terminate():
+            if workers <= 1:
+                for job in jobs:
+                    finish(job, run_job(job))
+            else:
+                run_pool(jobs, workers, finish)
+    finally:
+        print(file=progress)
     order = {job.tag: i for i, job in enumerate(jobs)}
     rows.sort(key=lambda r: order[Job(**{k: r[k] for k in Job.__dataclass_fields__}).tag])
     return rows

@@ -8,6 +8,7 @@ from typing import Any
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import WorkloadRun, run_workload
 from dualflow.machine.config import GpuConfig
+from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.statistic import merge_launches
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.stats import TimingStats
@@ -43,10 +44,12 @@ class SimResult:
 
 
 def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
-             params: dict[str, Any] | None = None) -> SimResult:
-    """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW) on the GPU ``config``."""
+             params: dict[str, Any] | None = None, max_instructions: int | None = None) -> SimResult:
+    """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW) on the GPU ``config``;
+    ``max_instructions``: each launch's instruction budget (default: ``FunctionalConfig``'s rule)."""
     workload = get_workload(name)
-    device = TimingDevice(config)
+    device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size,
+                                                   max_warp_instructions=max_instructions))
     form = config.mode.form
     run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device)
     wall = device.sim_seconds

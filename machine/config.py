@@ -15,7 +15,7 @@ from typing import Any
 from dualflow.errors import ConfigError
 from dualflow.isa.opcodes import UnitClass
 
-from .fields import check_ints, doc
+from .fields import check_ints, check_positive_number, check_type, doc
 from .memory import MemoryConfig
 from .mode import Mode
 from .schedulers import Scheduler
@@ -34,12 +34,20 @@ class UnitConfig:
         check_ints(self, "latency", "interval", "count")
 
 
+#: The most SMs a GPU may have (``GpuConfig.num_sms``): each SM is simulated, with its own
+#: caches and warp state, so a mistyped count must not fill the host's memory.
+MAX_SMS = 1024
+#: The most threads an SM may hold (``SmConfig.max_threads``): 2048 warps of 32.
+MAX_SM_THREADS = 65536
+
+
 @dataclass(frozen=True)
 class SmConfig:
     """One streaming multiprocessor: occupancy limits, front end, issue, operand collector, units."""
 
     warp_size: int = field(default=32, metadata=doc("lanes", "threads per warp"))
-    max_threads: int = field(default=2048, metadata=doc("threads", "resident threads per SM"))
+    max_threads: int = field(default=2048, metadata=doc("threads", "resident threads per SM",
+                                                        maximum=MAX_SM_THREADS))
     max_ctas: int = field(default=32, metadata=doc("blocks", "resident thread blocks per SM"))
     registers: int = field(default=65536, metadata=doc(
         "32-bit registers", "register-file capacity per SM; BASE allocates registers per thread, "
@@ -85,6 +93,8 @@ class SmConfig:
         if self.warp_size > 32:
             raise ConfigError(f"SmConfig.warp_size must be at most 32, not {self.warp_size}")
         object.__setattr__(self, "scheduler", Scheduler.parse(self.scheduler, "SmConfig.scheduler"))
+        for name in ("int_unit", "fp_unit", "sfu_unit", "mem_unit", "ctrl_unit"):
+            check_type(self, name, UnitConfig)
         if self.max_threads % self.warp_size:
             raise ConfigError(f"SmConfig.max_threads ({self.max_threads}) must be a multiple of the warp size")
 
@@ -105,7 +115,7 @@ class GpuConfig:
     mode: Mode = field(default=Mode.BASE, metadata=doc(
         "", "base: REG form, in-order dispatch, scoreboard with false dependencies; "
         "dflow: DFLOW form, out-of-order dispatch from the collector, true dependencies only"))
-    num_sms: int = field(default=68, metadata=doc("SMs", "streaming multiprocessors"))
+    num_sms: int = field(default=68, metadata=doc("SMs", "streaming multiprocessors", maximum=MAX_SMS))
     core_clock_mhz: float = field(default=1440.0, metadata=doc("MHz", "SM clock; every latency is in its cycles"))
     kernel_launch_latency: int = field(default=0, metadata=doc(
         "cycles", "idle cycles between one launch finishing and the next starting"))
@@ -116,8 +126,9 @@ class GpuConfig:
         object.__setattr__(self, "mode", Mode.parse(self.mode, "GpuConfig.mode"))
         check_ints(self, "num_sms")
         check_ints(self, "kernel_launch_latency", minimum=0)
-        if not isinstance(self.core_clock_mhz, (int, float)) or self.core_clock_mhz <= 0:
-            raise ConfigError(f"GpuConfig.core_clock_mhz must be positive, not {self.core_clock_mhz!r}")
+        check_positive_number(self, "core_clock_mhz")
+        check_type(self, "sm", SmConfig)
+        check_type(self, "memory", MemoryConfig)
 
     @property
     def dflow(self) -> bool:
@@ -145,6 +156,9 @@ def _replace_tree(obj: Any, changes: dict[str, Any]) -> Any:
         head, _, rest = key.partition(".")
         if head not in names:
             raise ConfigError(f"{type(obj).__name__} has no field {head!r} (have: {', '.join(sorted(names))})")
+        if rest and not dataclasses.is_dataclass(getattr(obj, head)):
+            raise ConfigError(f"{type(obj).__name__}.{head} is a single value, not a group of fields: "
+                              f"no field {rest!r} in it")
         if rest:
             nested.setdefault(head, {})[rest] = value
         else:

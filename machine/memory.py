@@ -164,7 +164,8 @@ class L2Config(_Described):
     """The shared L2: ``slices`` equal slices chosen by a hash of the line address; sectored,
     set-associative, LRU, write-back with write-allocate (no fetch on a write miss)."""
 
-    size_bytes: int = field(default=4 * 1024 * 1024, metadata=doc("bytes", "total capacity (paper Table 1: 4 MB)"))
+    size_bytes: int = field(default=4 * 1024 * 1024, metadata=doc("bytes", "total capacity (paper Table 1: 4 MB)",
+                                                                  maximum=1 << 28))
     slices: int = field(default=64, metadata=doc("slices", "independent slices (paper Table 1: 64)"))
     ways: int = field(default=16, metadata=doc("lines", "associativity of each slice (paper Table 1: 16-way)"))
     line_bytes: int = field(default=128, metadata=doc(

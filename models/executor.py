@@ -477,7 +477,8 @@ class BatchExecutor:
         big = np.iinfo(np.int64).max
         handlers = self.handlers
         warp_counts, thread_counts = self.warp_counts, self.thread_counts
-        limit = self.config.max_warp_instructions
+        launch_warps = self.geo.num_blocks * self.geo.warps_per_block
+        limit = self.config.instruction_budget(launch_warps)
         trace = self.trace
         while True:
             runnable = ~(self.done | self.waiting)
@@ -497,8 +498,7 @@ class BatchExecutor:
             thread_counts[pc] += int(mask.sum())
             self.budget[0] += len(g)
             if self.budget[0] > limit:
-                raise self.fault(f"instruction budget exceeded: more than {limit} warp instructions "
-                                 "(max_warp_instructions); is the kernel looping forever?", pc, int(g[0]))
+                raise self.fault(self.config.budget_exceeded(launch_warps), pc, int(g[0]))
             if trace is None:
                 handlers[pc](g, mask)
             else:

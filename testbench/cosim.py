@@ -53,7 +53,9 @@ class CosimCase:
     name: label for reports. kernel: the kernel (its form must match the core's mode).
     block: block shape (threads; at most lanes * warps). setup: fills memory, returns params.
     seed: the memory model's seed for this case. max_cycles: give up after this many cycles
-    (per block). grid: grid shape; the core holds one block, so the bench runs them in linear
+    (per block). max_instructions: the golden model's instruction budget for the launch (default:
+    ``max_cycles`` per block, as the core retires at most one instruction per cycle, and at most
+    the functional model's own default). grid: grid shape; the core holds one block, so the bench runs them in linear
     order (x fastest), global memory carrying over, as a GPU with one SM would.
     """
 
@@ -63,6 +65,7 @@ class CosimCase:
     setup: Setup | None = None
     seed: int = 1
     max_cycles: int = 20000
+    max_instructions: int | None = None
     min_latency: int = 1
     max_latency: int = 40
     grid: int | tuple[int, ...] = 1
@@ -153,11 +156,23 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
         raise ConfigError(f"{case.name}: kernel uses {k.regs} registers, the core has {params.regs}")
 
 
+def golden_budget(case: CosimCase, warp_size: int) -> int:
+    """The golden model's instruction budget for ``case``: ``case.max_instructions``, else what
+    the core could retire before ``max_cycles`` stops it (one instruction per cycle and block), at
+    most the functional model's default; so an endless loop ends in both, not only in the RTL."""
+    if case.max_instructions is not None:
+        return case.max_instructions
+    gx, gy, gz = _dim3(case.grid)
+    bx, by, bz = _dim3(case.block)
+    warps = gx * gy * gz * -(-(bx * by * bz) // warp_size)
+    return min(case.max_cycles * gx * gy * gz, FunctionalConfig(warp_size=warp_size).instruction_budget(warps))
+
+
 def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Device, KernelFault | None]:
     """Run the golden model; describe the RTL launch as JSON. A golden fault is returned, not raised."""
     check_case(params, case)
     L = params.warp_size
-    config = FunctionalConfig(warp_size=L)
+    config = FunctionalConfig(warp_size=L, max_warp_instructions=golden_budget(case, L))
     dev = Device(config)
     launch_params = list(case.setup(dev)) if case.setup else []
     before = Device(config)  # the memory image the RTL starts from

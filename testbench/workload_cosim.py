@@ -19,6 +19,7 @@ from dualflow.errors import ConfigError
 from dualflow.isa import SPECS, Form, Kernel, UnitClass
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import run_workload
+from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.device import Device
 from dualflow.models.memory import GlobalMemory
 from dualflow.rtl.params import CoreParams
@@ -69,10 +70,11 @@ class WorkloadCases:
 
 def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: int = 1,
                    values: dict[str, Any] | None = None, max_cycles: int = 100000,
-                   latency: tuple[int, int] = (1, 40)) -> WorkloadCases:
+                   max_instructions: int | None = None, latency: tuple[int, int] = (1, 40)) -> WorkloadCases:
     """Run workload ``name`` on the functional model in the core's form and turn its launches into
     cases. ``values`` override the size's parameters (e.g. ``{"nodes": 16}`` for bfs), ``seed``
     generates the inputs and seeds each case's memory model (``seed + launch index``).
+    ``max_instructions``: the golden model's budget per launch (``CosimCase.max_instructions``).
 
     The DFLOW form is converted for the project's default ring; the core must have that ring and
     Dmax (``check_case`` says so otherwise)."""
@@ -81,7 +83,7 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
     unknown = sorted(set(values or {}) - set(known))
     if unknown:
         raise ConfigError(f"workload {name}: no parameter {', '.join(unknown)} (have: {', '.join(known) or 'none'})")
-    dev = _RecordingDevice()
+    dev = _RecordingDevice(FunctionalConfig(max_warp_instructions=max_instructions))
     run = run_workload(get_workload(name), size, form, seed=seed, params=values, device=dev)
     cases: list[CosimCase] = []
     skipped: dict[str, int] = {}
@@ -91,6 +93,7 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
             continue
         cases.append(CosimCase(f"{name}-{index}-{kernel.name}", kernel, block,
                                _restore(memory, launch_params), seed=seed + index, max_cycles=max_cycles,
+                               max_instructions=max_instructions,
                                min_latency=latency[0], max_latency=latency[1], grid=grid))
     notes = [f"{k} ({n} launch{'es' if n > 1 else ''}: FP32/SFU instructions, no FP units yet)"
              for k, n in skipped.items()]

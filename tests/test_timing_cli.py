@@ -31,7 +31,6 @@ def test_sim_prints_summary_and_writes_json(tmp_path, capsys):
     (["sim", "nn", "--size", "huge"], "unknown size"),
     (["sim", "nosuch", "--size", "tiny"], "unknown workload"),
     (["sim", "nn", "--size", "tiny", "--set", "sm.max_threads=128"], "does not fit an SM"),
-    (["reproduce", "nn", "--size", "tiny", "--warps", "0,8"], "--warps"),
     (["reproduce", "nn", "--size", "huge"], "no size 'huge'"),
 ])
 def test_bad_input_is_one_clear_line(args, message, capsys, tmp_path):

@@ -9,6 +9,12 @@ from pathlib import Path
 from dualflow.atomic_write import atomic_write, check_output
 from dualflow.errors import DualflowError
 
+from .options import int_in
+
+#: The largest ``convert --ring``: ring entries per warp. 65,536 entries of a 32-lane warp are
+#: 8 MiB, thirty-two times the paper SM's whole register file; more is a mistyped number.
+MAX_RING = 1 << 16
+
 
 def _load_module(path: str):
     from dualflow.isa import Module, assemble_file
@@ -93,6 +99,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("convert", help="convert a REG-form assembly file to DFLOW form")
     p.add_argument("source", help="REG-form assembly file")
     p.add_argument("-o", "--output", help="DFLOW-form assembly output (default: standard output)")
-    p.add_argument("--dmax", type=int, default=31, help="largest operand distance (default 31)")
-    p.add_argument("--ring", type=int, default=32, help="ring entries per warp (default 32)")
+    from dualflow.isa.encoding import OPERAND_MAX
+
+    p.add_argument("--dmax", type=int_in(1, OPERAND_MAX), default=31,
+                   help=f"largest operand distance (default 31, at most {OPERAND_MAX})")
+    p.add_argument("--ring", type=int_in(2, MAX_RING), default=32,
+                   help=f"ring entries per warp (default 32, at most {MAX_RING:,})")
     p.set_defaults(func=cmd_convert)

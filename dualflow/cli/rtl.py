@@ -15,6 +15,7 @@ from dualflow.rtl.params import CoreParams
 from dualflow.testbench.sim import SIMULATORS
 
 from .launch import add_launch_options, given_launch_options
+from .options import add_max_instructions, positive, seed
 
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 #: Help for fields whose default is derived from the others.
@@ -88,7 +89,8 @@ def cmd_cosim(args) -> int:
         if given:
             raise ConfigError(f"{', '.join(given)}: options of an assembly file, not of --workload")
         wc = workload_cases(args.workload, params, size=args.size, seed=args.seed,
-                            values=parse_values(args.value), max_cycles=args.max_cycles)
+                            values=parse_values(args.value), max_cycles=args.max_cycles,
+                            max_instructions=args.max_instructions)
         if not wc.cases:
             raise ConfigError(f"workload {args.workload}: no launch the core can run ({'; '.join(wc.skipped)})")
         results = run_cosim(params, wc.cases, report_dir=args.report, max_print=args.max_print,
@@ -98,7 +100,7 @@ def cmd_cosim(args) -> int:
     launch = program_launch(args.program, args, dflow=params.dflow, machine="core",
                             default_block=(params.warp_size * params.warps,), dmax=params.dmax, ring=params.ring)
     case = CosimCase(launch.kernel.name, launch.kernel, launch.block, launch.params, seed=args.seed,
-                     max_cycles=args.max_cycles, grid=launch.grid)
+                     max_cycles=args.max_cycles, max_instructions=args.max_instructions, grid=launch.grid)
     (result,) = run_cosim(params, [case], report_dir=args.report, waves=args.waves, max_print=args.max_print,
                           simulator=args.simulator)
     print(result.summary())
@@ -166,10 +168,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="instead of a program: every launch of a workload's host driver (integer kernels)")
     p.add_argument("--size", default="tiny", help="workload size (default tiny)")
     _add_param_options(p)
-    p.add_argument("--seed", type=int, default=1, help="seed of the inputs and of the memory latencies")
+    p.add_argument("--seed", type=seed, default=1, help="seed of the inputs and of the memory latencies")
     p.add_argument("--simulator", default="icarus", choices=SIMULATORS,
                    help="HDL simulator (default icarus: the core flattened by Yosys; icarus-hier: as generated)")
-    p.add_argument("--max-cycles", type=int, default=100000)
+    p.add_argument("--max-cycles", type=positive, default=100000, help="give up on a block after this many "
+                   "cycles (default 100000); the golden model stops after as many instructions per block")
+    add_max_instructions(p)
     p.add_argument("--max-print", type=int, default=10, help="mismatches printed (default 10)")
     p.add_argument("--report", help="folder for the JSON comparison report")
     p.add_argument("--waves", action="store_true", help="also dump a VCD waveform of the run")

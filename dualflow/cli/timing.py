@@ -11,6 +11,7 @@ from dualflow.errors import ConfigError
 from dualflow.machine.mode import MODES
 
 from .launch import add_launch_options, given_launch_options
+from .options import add_max_instructions, int_list, positive, seed
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -73,7 +74,8 @@ def cmd_sim(args) -> int:
         raise ConfigError(f"{', '.join(given)}: options of an assembly file (FILE.s), not of workload {args.target}")
     from dualflow.experiments.simulate import simulate
 
-    result = simulate(args.target, _config(args), size=args.size or "small", seed=args.seed)
+    result = simulate(args.target, _config(args), size=args.size or "small", seed=args.seed,
+                      max_instructions=args.max_instructions)
     print(f"{result.workload} ({result.size}) on {result.config.name}, {result.config.mode}: {result.run.verdict}")
     print("\n".join(_timing_lines(result.total)))
     for name, k in result.by_kernel.items():
@@ -86,6 +88,7 @@ def cmd_sim(args) -> int:
 
 def _sim_program(args) -> int:
     """``dualflow sim FILE.s``: one launch of a kernel of the file on a ``TimingDevice``."""
+    from dualflow.machine.functional import FunctionalConfig
     from dualflow.models.timing.device import TimingDevice
 
     from .launch import format_shape, npy_bytes, output_paths, program_launch
@@ -99,7 +102,8 @@ def _sim_program(args) -> int:
     for name, path in outputs.items():
         inputs = [args.target, *(item.partition("=")[2] for item in args.input)]
         check_output(path, f"--output {name}", inputs=inputs)
-    device = TimingDevice(config)
+    device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size,
+                                                   max_warp_instructions=args.max_instructions))
     result = device.launch(launch.kernel, launch.grid, launch.block, launch.params(device))
     (t,) = device.timing
     print(f"{launch.kernel.name} ({args.target}, grid {format_shape(launch.grid)}, block "
@@ -127,10 +131,7 @@ def cmd_reproduce(args) -> int:
     from dualflow.kernels.rodinia import PAPER_FOUR
 
     check_folder(args.output, MARKER, "-o")
-
-    warps = tuple(int(w) for w in args.warps.split(",")) if args.warps else WARPS
-    if any(w < 1 or w > 64 for w in warps):
-        raise ConfigError(f"--warps takes warps per SM in 1..64, not {args.warps!r}")
+    warps = args.warps or WARPS
     text = reproduce(Path(args.output), size=args.size, seed=args.seed, preset=args.preset,
                      workloads=args.workloads or PAPER_FOUR, warps=warps, study_sms=args.study_sms,
                      workers=args.jobs)
@@ -160,7 +161,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "builds the RTL core of one of its SMs)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a configuration field, e.g. --set sm.max_threads=1024 (repeatable)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the inputs (default 1)")
+    p.add_argument("--seed", type=seed, default=1, help="seed of the inputs (default 1)")
+    add_max_instructions(p)
     p.add_argument("--json", help="write the full result (statistics with units and the configuration) here")
     launch = add_launch_options(p, block_default="the warp size", title="with an assembly file")
     launch.add_argument("--output", action="append", default=[], metavar="NAME=FILE.npy",
@@ -174,11 +176,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="input size of every run (default: per workload, see docs/timing-model.md; "
                         "paper = the Rodinia sizes, hours)")
     p.add_argument("--preset", choices=sorted(PRESETS), default="paper-rtx3080")
-    p.add_argument("--warps", help="warps-per-SM points of the study, comma separated "
+    p.add_argument("--warps", type=int_list(1, 64), help="warps-per-SM points of the study, comma separated "
                    f"(default {','.join(map(str, WARPS))})")
-    p.add_argument("--study-sms", type=int, default=None,
+    p.add_argument("--study-sms", type=positive, default=None,
                    help="SMs of the GPU in the warps study (default: the preset's)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("-j", "--jobs", type=int, default=None, help="parallel simulations (default: local cores)")
+    p.add_argument("--seed", type=seed, default=1)
+    p.add_argument("-j", "--jobs", type=positive, default=None, help="parallel simulations (default: local cores)")
     p.add_argument("-o", "--output", default="results", help="results folder (default results/)")
     p.set_defaults(func=cmd_reproduce)

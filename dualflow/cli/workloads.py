@@ -10,6 +10,15 @@ from pathlib import Path
 
 from dualflow.atomic_write import atomic_write, check_output
 
+from .options import MAX_N, add_max_instructions, int_in, seed
+
+
+def _functional(args):
+    """The functional model's configuration of a run: the defaults, with ``--max-instructions``."""
+    from dualflow.machine.functional import FunctionalConfig
+
+    return FunctionalConfig(max_warp_instructions=args.max_instructions)
+
 
 def cmd_demo(args) -> int:
     from dualflow.isa import Form
@@ -48,7 +57,7 @@ def cmd_trace(args) -> int:
     from dualflow.kernels.samples import run_sample
 
     check_output(args.output, "-o")
-    run = run_sample(args.sample, Form(args.form), n=args.n, seed=args.seed, trace=True)
+    run = run_sample(args.sample, Form(args.form), n=args.n, seed=args.seed, trace=True, config=_functional(args))
     run.traces[0].write(args.output)
     if args.output != "-":
         print(f"{args.sample} ({args.form}): {len(run.traces[0].records)} records, check ok; wrote {args.output}")
@@ -79,7 +88,7 @@ def cmd_bench_run(args) -> int:
 
     if args.json is not None:
         check_output(args.json, "--json")
-    run = run_workload(get_workload(args.name), args.size, Form(args.form), seed=args.seed)
+    run = run_workload(get_workload(args.name), args.size, Form(args.form), seed=args.seed, config=_functional(args))
     params = ", ".join(f"{k}={v}" for k, v in run.params.items())
     print(f"{run.workload} ({run.form.value}, size {run.size}: {params}; seed {run.seed})")
     print(f"check: ok: {run.verdict}")
@@ -98,11 +107,13 @@ def cmd_bench_run(args) -> int:
 def cmd_overhead(args) -> int:
     from dualflow.atomic_write import check_folder
     from dualflow.kernels.overhead import CAUSES, CDF_POINTS, MARKER, cdf, measure, summarize, write_results
-    from dualflow.kernels.registry import WORKLOADS
+    from dualflow.kernels.registry import WORKLOADS, get_workload
 
     if args.output is not None:
         check_folder(args.output, MARKER, "-o")
     names = args.workloads or list(WORKLOADS)
+    for name in names:  # a bad name fails before any work
+        get_workload(name)
     rows = []
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
@@ -137,11 +148,14 @@ def cmd_overhead(args) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the functional-model subcommands on the top-level subparsers."""
+    from dualflow.isa.encoding import OPERAND_MAX
     from dualflow.kernels.samples import SAMPLES
 
+    from .isa import MAX_RING
+
     p = sub.add_parser("demo", help="run the sample kernels in both forms, check them, print statistics")
-    p.add_argument("--n", type=int, default=4096, help="problem size (default 4096)")
-    p.add_argument("--seed", type=int, default=1, help="input seed (default 1)")
+    p.add_argument("--n", type=int_in(1, MAX_N), default=4096, help=f"problem size (default 4096, at most {MAX_N:,})")
+    p.add_argument("--seed", type=seed, default=1, help="input seed (default 1)")
     p.add_argument("--json", help="also write the results as JSON to this file")
     p.set_defaults(func=cmd_demo)
 
@@ -153,16 +167,17 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("name", help="workload name (see `dualflow bench list`)")
     p.add_argument("--size", default="small", help="tiny, small, paper, or another size the workload defines")
     p.add_argument("--form", choices=["reg", "dflow"], default="reg")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=seed, default=1)
+    add_max_instructions(p)
     p.add_argument("--json", help="also write the check result and statistics as JSON to this file")
     p.set_defaults(func=cmd_bench_run)
 
     p = sub.add_parser("overhead", help="instruction overhead and operand distances of converted workloads")
     p.add_argument("workloads", nargs="*", help="workload names (default: all)")
     p.add_argument("--size", default="small")
-    p.add_argument("--dmax", type=int, default=31)
-    p.add_argument("--ring", type=int, default=32)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--dmax", type=int_in(1, OPERAND_MAX), default=31, help=f"default 31, at most {OPERAND_MAX}")
+    p.add_argument("--ring", type=int_in(2, MAX_RING), default=32, help=f"default 32, at most {MAX_RING:,}")
+    p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--loops", action="store_true", help="also print, per kernel, the added instructions per loop")
     p.add_argument("-o", "--output", help="folder for CSV (incl. loops.csv), JSON and the CDF plot")
     p.set_defaults(func=cmd_overhead)
@@ -170,7 +185,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("trace", help="run one sample and write its retirement trace (JSON lines)")
     p.add_argument("sample", choices=sorted(SAMPLES))
     p.add_argument("--form", choices=["reg", "dflow"], default="dflow")
-    p.add_argument("--n", type=int, default=256)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--n", type=int_in(1, MAX_N), default=256, help=f"problem size (default 256, at most {MAX_N:,})")
+    p.add_argument("--seed", type=seed, default=1)
+    add_max_instructions(p)
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_trace)

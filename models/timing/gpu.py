@@ -73,7 +73,8 @@ class Gpu:
                 f"{cfg.sm.shared_bytes} B shared, {cfg.sm.registers} registers)")
         static = decode_kernel(kernel)
         budget = [0]
-        limit = fconfig.max_warp_instructions
+        launch_warps = geo.num_blocks * wpb
+        limit = fconfig.instruction_budget(launch_warps)
 
         # counted in Python lists (cheaper per call than numpy scalars), added to the arrays at the end
         warps_at = [0] * len(kernel.code)
@@ -84,9 +85,7 @@ class Gpu:
             threads_at[pc] += threads
             budget[0] += 1
             if budget[0] > limit:
-                raise KernelFault(f"instruction budget exceeded: more than {limit} warp instructions "
-                                  "(max_warp_instructions); is the kernel looping forever?",
-                                  kernel=kernel.name, pc=pc)
+                raise KernelFault(fconfig.budget_exceeded(launch_warps), kernel=kernel.name, pc=pc)
 
         for sm in self.sms:
             sm.static, sm.kernel_name, sm.count = static, kernel.name, count

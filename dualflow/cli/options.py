@@ -1,0 +1,66 @@
+"""Argument types of the command line: each turns the text of an option into its value or
+rejects it with argparse's usage message and one line naming the option and the rule (exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+#: The largest problem size (``--n``) of ``dualflow demo`` and ``trace``: 16 Mi elements, whose
+#: three buffers fill a quarter of the functional model's 1 GiB of global memory.
+MAX_N = 1 << 24
+#: The largest seed: numpy takes any non-negative integer; 64 bits are plenty.
+MAX_SEED = (1 << 64) - 1
+
+
+def int_in(low: int, high: int | None = None, rule: str | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in ``low..high`` (no upper limit when ``high`` is None);
+    ``rule`` says so in the message instead of the numbers."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, not {text!r}") from None
+        if value < low or (high is not None and value > high):
+            what = rule or (f"{low}..{high:,}" if high is not None else f"at least {low}")
+            raise argparse.ArgumentTypeError(f"must be {what}, not {text}")
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in its own messages
+    return parse
+
+
+#: ``--seed``: a non-negative integer (numpy's seeds).
+seed = int_in(0, MAX_SEED, "a non-negative integer below 2**64")
+#: A count that must be at least 1 (``--max-instructions``, ``--jobs``, ``--study-sms``).
+positive = int_in(1)
+
+
+def int_list(low: int, high: int) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: comma-separated integers, each in ``low..high`` (``--warps 8,16,32``)."""
+
+    def parse(text: str) -> tuple[int, ...]:
+        values = []
+        for item in text.split(","):
+            try:
+                value = int(item.strip(), 10)
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"expected comma-separated integers in {low}..{high}, not {text!r}") from None
+            if not low <= value <= high:
+                raise argparse.ArgumentTypeError(f"each value must be in {low}..{high}, not {value} (in {text!r})")
+            values.append(value)
+        return tuple(values)
+
+    parse.__name__ = "list of integers"
+    return parse
+
+
+def add_max_instructions(parser) -> None:
+    """``--max-instructions N``: the instruction budget of each launch (``FunctionalConfig``)."""
+    from dualflow.machine.functional import BUDGET_PER_WARP
+
+    parser.add_argument("--max-instructions", type=positive, default=None, metavar="N",
+                        help="stop a launch as a runaway after N warp instructions (default "
+                             f"{BUDGET_PER_WARP:,} per warp of the launch)")
