@@ -170,6 +170,11 @@ def test_convert_loop_at_the_first_instruction_is_a_clear_error():
     assert "internal" not in str(info.value) and "loop.s:2" in str(info.value)
 
 
+def test_convert_ring_above_the_limit_is_refused_up_front():
+    with pytest.raises(ConvertError, match=f"ring 100000000000: at most {MAX_RING} entries per warp"):
+        convert_module(assemble(REG_SOURCE), ring=100_000_000_000)
+
+
 # ---------------------------------------------------------------- launch and trace (item 12)
 
 @pytest.mark.parametrize("params", [None, "ab", 7, {"a": 1}])
