@@ -26,7 +26,16 @@ from pathlib import Path
 from dualflow.errors import AsmError, DualflowError
 
 from .encoding import IMM16_MAX, IMM16_MIN, MAX_REGS, OPERAND_MAX, Instruction
-from .kernel import DEFAULT_DMAX, DEFAULT_RING, Kernel, Module, SourceLocation
+from .kernel import (
+    DEFAULT_DMAX,
+    DEFAULT_RING,
+    IDENTIFIER,
+    MAX_MEMORY_BYTES,
+    MAX_RING,
+    Kernel,
+    Module,
+    SourceLocation,
+)
 from .opcodes import (
     BY_MNEMONIC,
     SPECS,
@@ -41,11 +50,25 @@ from .opcodes import (
 
 _COMMENT = re.compile(r"(;|//|#).*$")
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][\w.$]*)\s*:")
-_IDENT = re.compile(r"^[A-Za-z_.$][\w.$]*$")
-_REG = re.compile(r"^r(\d+)$")
-_DIST = re.compile(r"^\|\s*(\d+)\s*\|$")
+_REG = re.compile(r"^r(\d{1,10})$")  # longer numbers are bad operands, not huge integers to convert
+_DIST = re.compile(r"^\|\s*(\d{1,10})\s*\|$")
 _MEM = re.compile(r"^\[\s*([^\]+\-]*?)\s*(?:([+-])\s*([^\]]+?))?\s*\]$")
 _SREGS = {s.asm_name: s for s in SpecialReg}
+#: Directives, each with the form it belongs to (None: both); all but ``.param`` at most once per kernel.
+_DIRECTIVES = {".kernel": None, ".form": None, ".param": None, ".shared": None, ".local": None,
+               ".regs": Form.REG, ".ring": Form.DFLOW, ".dmax": Form.DFLOW}
+#: Longest piece of source text an error message quotes.
+QUOTE_LIMIT = 40
+
+
+def shorten(text: str) -> str:
+    """Source text for an error message, cut short: a message never echoes a huge token."""
+    return text if len(text) <= QUOTE_LIMIT else f"{text[:QUOTE_LIMIT]}... ({len(text)} characters)"
+
+
+def quote(text: str) -> str:
+    """``repr`` of source text for an error message, cut short like ``shorten``."""
+    return repr(text) if len(text) <= QUOTE_LIMIT else f"{text[:QUOTE_LIMIT]!r}... ({len(text)} characters)"
 
 
 @dataclass
@@ -76,6 +99,20 @@ class _KernelDraft:
     lines: list[_Line] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)
     label_at: dict[str, tuple[int, int]] = field(default_factory=dict)  # label -> (line, column)
+    directive_at: dict[str, tuple[int, int]] = field(default_factory=dict)  # directive -> (line, column)
+
+
+def _is_float_literal(text: str) -> bool:
+    """Of the immediates ``parse_immediate`` accepts: a decimal float literal (``1.5``, ``1e3``,
+    ``inf``), neither an integer nor ``0f`` bits."""
+    low = text.strip().lower()
+    if low.lstrip("+-").startswith("0f"):
+        return False
+    try:
+        int(low, 0)
+    except ValueError:
+        return True
+    return False
 
 
 def parse_immediate(text: str) -> int:
@@ -87,7 +124,7 @@ def parse_immediate(text: str) -> int:
         try:
             bits = int(low.lstrip("-")[2:], 16)
         except ValueError:
-            raise ValueError(f"bad float bits {t!r}: expected 0f and 8 hex digits") from None
+            raise ValueError(f"bad float bits {quote(t)}: expected 0f and 8 hex digits") from None
         return bits ^ 0x80000000 if low.startswith("-") else bits
     try:
         value = int(t, 0)
@@ -95,26 +132,26 @@ def parse_immediate(text: str) -> int:
         pass
     else:
         if not -(1 << 31) <= value < (1 << 32):
-            raise ValueError(f"immediate {t} does not fit in 32 bits")
+            raise ValueError(f"immediate {shorten(t)} does not fit in 32 bits")
         return value & 0xFFFFFFFF
     if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|[-+]?(\d+)[eE][-+]?\d+|[-+]?inf", low) and (
         "." in low or "e" in low or "inf" in low
     ):
         value = float(t)
         if math.isinf(value) and "inf" not in low:
-            raise ValueError(f"float literal {t} overflows float32")
+            raise ValueError(f"float literal {shorten(t)} overflows float32")
         try:
             return struct.unpack("<I", struct.pack("<f", value))[0]
         except OverflowError:
-            raise ValueError(f"float literal {t} overflows float32") from None
-    raise ValueError(f"bad immediate {t!r}")
+            raise ValueError(f"float literal {shorten(t)} overflows float32") from None
+    raise ValueError(f"bad immediate {quote(t)}")
 
 
 class Assembler:
     """Two passes over one source text: collect kernels, labels and lines; then encode."""
 
     def __init__(self, text: str, path: str = "<string>"):
-        self.text, self.path = text, path
+        self.text, self.path = text.removeprefix("\ufeff"), path  # a UTF-8 byte-order mark is not text
 
     def error(self, line: int, col: int, message: str) -> AsmError:
         return AsmError(self.path, line, col, message)
@@ -139,24 +176,33 @@ class Assembler:
 
     def _directive(self, draft: _KernelDraft | None, lineno: int, col: int, words: list[str]) -> _KernelDraft | None:
         name, args = words[0], words[1:]
+        if name not in _DIRECTIVES:
+            hint = " (directives are lower case)" if name.lower() in _DIRECTIVES else ""
+            raise self.error(lineno, col, f"unknown directive {shorten(name)}{hint}")
         if name == ".kernel":
-            if len(args) != 1 or not _IDENT.match(args[0]):
+            if len(args) != 1 or not IDENTIFIER.fullmatch(args[0]):
                 raise self.error(lineno, col, ".kernel needs one name")
             return _KernelDraft(args[0], lineno, col)
         if draft is None:
             raise self.error(lineno, col, f"{name} before any .kernel")
         if draft.lines:
-            raise self.error(lineno, col, f"{name} after the first instruction of kernel {draft.name!r}")
+            raise self.error(lineno, col, f"{name} after the first instruction of kernel {quote(draft.name)}")
+        if name in draft.directive_at and name != ".param":
+            raise self.error(lineno, col, f"repeated {name} in kernel {quote(draft.name)} (first at line "
+                             f"{draft.directive_at[name][0]})")
+        draft.directive_at.setdefault(name, (lineno, col))
 
-        def number() -> int:
+        def number(limit: int) -> int:
             if len(args) != 1:
                 raise self.error(lineno, col, f"{name} needs one number")
             try:
                 value = int(args[0], 0)
             except ValueError:
-                raise self.error(lineno, col, f"{name}: bad number {args[0]!r}") from None
+                raise self.error(lineno, col, f"{name}: bad number {quote(args[0])}") from None
             if value < 0:
                 raise self.error(lineno, col, f"{name}: must not be negative")
+            if value > limit:
+                raise self.error(lineno, col, f"{name} {shorten(args[0])}: at most {limit}")
             return value
 
         if name == ".form":
@@ -168,29 +214,40 @@ class Assembler:
                 raise self.error(lineno, col, ".form must be 'reg' or 'dflow'")
         elif name == ".param":
             for arg in args:
-                if not _IDENT.match(arg) or arg in draft.params:
-                    raise self.error(lineno, col, f".param: bad or duplicate name {arg!r}")
+                if not IDENTIFIER.fullmatch(arg) or arg in draft.params:
+                    raise self.error(lineno, col, f".param: bad or duplicate name {quote(arg)}")
                 draft.params.append(arg)
             if not args:
                 raise self.error(lineno, col, ".param needs at least one name")
         elif name in (".shared", ".local"):
-            value = number()
+            value = number(MAX_MEMORY_BYTES)
             if value % 4:
                 raise self.error(lineno, col, f"{name} {value}: must be a multiple of 4 bytes")
             setattr(draft, name[1:], value)
         elif name == ".regs":
-            draft.regs = number()
-            if draft.regs > MAX_REGS:
-                raise self.error(lineno, col, f".regs {draft.regs}: at most {MAX_REGS}")
+            draft.regs = number(MAX_REGS)
         elif name == ".ring":
-            draft.ring = number()
+            draft.ring = number(MAX_RING)
         elif name == ".dmax":
-            draft.dmax = number()
+            draft.dmax = number(MAX_MEMORY_BYTES)
             if not 1 <= draft.dmax <= OPERAND_MAX:
                 raise self.error(lineno, col, f".dmax {draft.dmax}: must be in 1..{OPERAND_MAX}")
-        else:
-            raise self.error(lineno, col, f"unknown directive {name}")
         return draft
+
+    def _check_directives(self, draft: _KernelDraft) -> None:
+        """Directives of the other form, and a ring that cannot hold a value at distance .dmax,
+        reported at the directive's line."""
+        for name, form in _DIRECTIVES.items():
+            if form is not None and form is not draft.form and name in draft.directive_at:
+                other = ".ring and .dmax" if form is Form.DFLOW else ".regs"
+                raise self.error(*draft.directive_at[name],
+                                 f"{name} is for {form.value.upper()}-form kernels; kernel {quote(draft.name)} "
+                                 f"is {draft.form.value.upper()} form ({other} do not apply)")
+        if draft.form is Form.DFLOW and draft.ring <= draft.dmax:
+            at = max((draft.directive_at[d] for d in (".ring", ".dmax") if d in draft.directive_at),
+                     default=(draft.lineno, draft.col))
+            raise self.error(*at, f".ring {draft.ring} must exceed .dmax {draft.dmax}, or a value at the "
+                             "largest distance would already be overwritten")
 
     def _pass1(self) -> list[_KernelDraft]:
         drafts: list[_KernelDraft] = []
@@ -202,9 +259,9 @@ class Assembler:
                 label = m.group(1)
                 col = pos + m.start(1) + 1
                 if draft is None:
-                    raise self.error(lineno, col, f"label {label!r} before any .kernel")
+                    raise self.error(lineno, col, f"label {quote(label)} before any .kernel")
                 if label in draft.labels:
-                    raise self.error(lineno, col, f"duplicate label {label!r}")
+                    raise self.error(lineno, col, f"duplicate label {quote(label)}")
                 draft.labels[label] = len(draft.lines)
                 draft.label_at[label] = (lineno, col)
                 pos += m.end()
@@ -226,6 +283,8 @@ class Assembler:
             draft.lines.append(_Line(lineno, _Token(mnemonic, col), self._split_operands(ops, ops_col)))
         if not drafts:
             raise self.error(1, 1, "no .kernel in file")
+        for d in drafts:
+            self._check_directives(d)
         return drafts
 
     # ------------------------------------------------------------------ pass 2
@@ -233,7 +292,7 @@ class Assembler:
         base, *suffixes = tok.text.lower().split(".")
         op = BY_MNEMONIC.get(base)
         if op is None:
-            raise self.error(lineno, tok.col, f"unknown opcode {tok.text!r}")
+            raise self.error(lineno, tok.col, f"unknown opcode {quote(tok.text)}")
         spec = SPECS[op]
         if form not in spec.forms:
             raise self.error(lineno, tok.col, f"{base} is not legal in {form.value.upper()} form")
@@ -263,7 +322,7 @@ class Assembler:
                 if _DIST.match(text):
                     raise self.error(lineno, tok.col,
                                      f"distance operand {text} in a REG-form kernel (add `.form dflow`)")
-                raise self.error(lineno, tok.col, f"bad register {tok.text!r}")
+                raise self.error(lineno, tok.col, f"bad register {quote(tok.text)}")
             reg = int(m.group(1))
             if reg >= MAX_REGS:
                 raise self.error(lineno, tok.col, f"register r{reg} out of range r0..r{MAX_REGS - 1}")
@@ -274,7 +333,7 @@ class Assembler:
             if _REG.match(text):
                 raise self.error(lineno, tok.col,
                                  f"register operand {text} in a DFLOW-form kernel: name sources by |distance|")
-            raise self.error(lineno, tok.col, f"bad distance operand {tok.text!r}")
+            raise self.error(lineno, tok.col, f"bad distance operand {quote(tok.text)}")
         dist = int(m.group(1))
         if not 1 <= dist <= draft.dmax:
             raise self.error(lineno, tok.col, f"distance {dist} outside 1..{draft.dmax} (.dmax)")
@@ -305,7 +364,7 @@ class Assembler:
                 if tok.text == "rz":
                     fields["dst"] = 0
                 elif not m or int(m.group(1)) >= MAX_REGS:
-                    raise self.error(line.lineno, tok.col, f"bad destination register {tok.text!r}")
+                    raise self.error(line.lineno, tok.col, f"bad destination register {quote(tok.text)}")
                 else:
                     used.append(int(m.group(1)))
                     fields["dst"] = int(m.group(1)) + 1
@@ -316,37 +375,42 @@ class Assembler:
                     fields["b"] = self._source(tok, draft, line.lineno, used)
                 else:
                     text = tok.text
-                    if spec.unit in (UnitClass.FP, UnitClass.SFU) and re.fullmatch(r"[-+]?\d+", text.strip()):
-                        text += ".0"  # `fmul r1, r2, 2` means 2.0; hex and 0f literals stay raw bits
+                    if spec.unit in (UnitClass.FP, UnitClass.SFU):
+                        if re.fullmatch(r"[-+]?\d+", text.strip()):
+                            text += ".0"  # `fmul r1, r2, 2` means 2.0; hex and 0f literals stay raw bits
                     fields["bimm"], fields["imm"] = True, self._immediate(_Token(text, tok.col), line.lineno)
+                    if spec.unit is UnitClass.INT and op is not Opcode.MOV and _is_float_literal(text):
+                        raise self.error(line.lineno, tok.col, f"float literal {shorten(text)} on the integer "
+                                         f"instruction {spec.mnemonic}: write an integer (or float bits as 0f)")
             elif item == "mem":
                 m = _MEM.match(tok.text)
                 if not m:
-                    raise self.error(line.lineno, tok.col, f"bad memory operand {tok.text!r}: expected [base+offset]")
+                    raise self.error(line.lineno, tok.col,
+                                     f"bad memory operand {quote(tok.text)}: expected [base+offset]")
                 base, sign, off = m.group(1), m.group(2), m.group(3)
                 if base and not (_REG.match(base) or _DIST.match(base.replace(" ", "")) or base == "rz"):
                     if sign is None:  # [offset] alone
                         base, sign, off = "", "+", base
                     else:
-                        raise self.error(line.lineno, tok.col, f"bad base {base!r} in memory operand")
+                        raise self.error(line.lineno, tok.col, f"bad base {quote(base)} in memory operand")
                 fields["a"] = self._source(_Token(base, tok.col + 1), draft, line.lineno, used) if base else 0
                 offset = 0
                 if off is not None:
                     try:
                         offset = int(off.strip(), 0)
                     except ValueError:
-                        raise self.error(line.lineno, tok.col, f"bad offset {off.strip()!r}") from None
+                        raise self.error(line.lineno, tok.col, f"bad offset {quote(off.strip())}") from None
                     offset = -offset if sign == "-" else offset
                 if not IMM16_MIN <= offset <= IMM16_MAX:
                     raise self.error(line.lineno, tok.col, f"offset {offset} outside the signed 16-bit range")
                 fields["imm"] = offset
             elif item == "target":
                 if tok.text not in draft.labels:
-                    raise self.error(line.lineno, tok.col, f"undefined label {tok.text!r}")
+                    raise self.error(line.lineno, tok.col, f"undefined label {quote(tok.text)}")
                 fields["bimm"], fields["imm"] = True, draft.labels[tok.text]
             elif item == "sreg":
                 if tok.text.lower() not in _SREGS:
-                    raise self.error(line.lineno, tok.col, f"unknown special register {tok.text!r} "
+                    raise self.error(line.lineno, tok.col, f"unknown special register {quote(tok.text)} "
                                      f"(have {', '.join(_SREGS)})")
                 fields["mod"] = int(_SREGS[tok.text.lower()])
             elif item == "param":
@@ -361,7 +425,7 @@ class Assembler:
                     except ValueError:
                         offset = None
                     if offset is None:
-                        raise self.error(line.lineno, tok.col, f"unknown parameter {text!r} "
+                        raise self.error(line.lineno, tok.col, f"unknown parameter {quote(text)} "
                                          f"(declared: {', '.join(draft.params) or 'none'})")
                     if offset % 4 or not 0 <= offset < 4 * len(draft.params):
                         raise self.error(line.lineno, tok.col, f"parameter offset {offset} is not one of the "
@@ -378,13 +442,13 @@ class Assembler:
         kernels: dict[str, Kernel] = {}
         for draft in self._pass1():
             if draft.name in kernels:
-                raise self.error(draft.lineno, draft.col, f"duplicate kernel {draft.name!r}")
+                raise self.error(draft.lineno, draft.col, f"duplicate kernel {quote(draft.name)}")
             if not draft.lines:
-                raise self.error(draft.lineno, draft.col, f"kernel {draft.name!r} has no instructions")
+                raise self.error(draft.lineno, draft.col, f"kernel {quote(draft.name)} has no instructions")
             for label, pc in draft.labels.items():
                 if pc >= len(draft.lines):
-                    raise self.error(*draft.label_at[label], f"label {label!r} at the end of kernel {draft.name!r} "
-                                     "marks no instruction")
+                    raise self.error(*draft.label_at[label], f"label {quote(label)} at the end of kernel "
+                                     f"{quote(draft.name)} marks no instruction")
             used: list[int] = []
             code = [self._encode(draft, line, used) for line in draft.lines]
             regs = draft.regs
@@ -392,8 +456,8 @@ class Assembler:
             if regs is None:
                 regs = highest
             elif highest > regs:
-                raise self.error(draft.lineno, draft.col,
-                                 f"kernel {draft.name!r} uses r{highest - 1} but declares .regs {regs}")
+                raise self.error(*draft.directive_at[".regs"],
+                                 f"kernel {quote(draft.name)} uses r{highest - 1} but declares .regs {regs}")
             try:
                 kernels[draft.name] = Kernel(
                     name=draft.name, form=draft.form, code=code, params=draft.params,
@@ -411,12 +475,18 @@ def assemble(text: str, path: str = "<string>") -> Module:
 
 
 def assemble_file(path: str | Path) -> Module:
+    """Assemble a source file; a file that cannot be read or is not UTF-8 is a ``DualflowError``
+    (naming the file, and the line, column and byte offset of the first bad byte)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
-        raise AsmError(str(path), 0, 0, f"cannot read: {exc.strerror}") from None
+        raise DualflowError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[:exc.start].count(b"\n") + 1
-        raise AsmError(str(path), line, 0, f"not UTF-8 text (byte {exc.start})") from None
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = len(data[line_start:exc.start].decode("utf-8", errors="replace")) + 1
+        raise AsmError(str(path), line, col, f"not UTF-8 text (byte offset {exc.start})") from None
     return assemble(text, str(path))

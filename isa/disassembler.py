@@ -67,9 +67,14 @@ def format_instruction(ins: Instruction, form: Form, labels: dict[int, str] | No
 
 def disassemble_kernel(kernel: Kernel) -> str:
     labels = dict(kernel.labels)
+    taken = set(labels.values())
     for ins in kernel.code:
         if "target" in SPECS[ins.op].syntax.value and ins.imm not in labels:
-            labels[ins.imm] = f"L{ins.imm}"
+            name = f"L{ins.imm}"
+            while name in taken:  # a label of the kernel already has that name (at another pc)
+                name += "_"
+            labels[ins.imm] = name
+            taken.add(name)
     lines = [f".kernel {kernel.name}", f".form {kernel.form.value}"]
     if kernel.params:
         lines.append(".param " + " ".join(kernel.params))

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import json
+import re
 import struct
 from dataclasses import dataclass, field
 
 from dualflow.errors import DualflowError
 
-from .encoding import MAX_REGS, OPERAND_MAX, EncodingError, Instruction
+from .encoding import MAX_REGS, OPERAND_MAX, Instruction
 from .opcodes import Form
 
 #: Default DFLOW ring entries per warp: 65536 registers / 2048 threads on the paper's SM.
 DEFAULT_RING = 32
 #: Default maximum distance: the oldest value a 32-entry ring can still hold.
 DEFAULT_DMAX = DEFAULT_RING - 1
+
+#: Largest DFLOW ring, in entries per warp: the whole register file of the paper's SM
+#: (65,536 registers / 32 lanes) held by one warp.
+MAX_RING = 2048
+#: Largest ``.shared`` (per block) and ``.local`` (per thread): a memory space's 32-bit byte addresses.
+MAX_MEMORY_BYTES = 1 << 32
+
+#: Names of kernels, parameters and labels (the assembler's identifiers).
+IDENTIFIER = re.compile(r"[A-Za-z_.$][\w.$]*")
 
 _MAGIC = b"DFLW"
 _VERSION = 1
@@ -68,15 +78,35 @@ class Kernel:
         self.validate()
 
     def validate(self) -> None:
+        """Check that the kernel can run and that its disassembly reassembles to it."""
+        if not isinstance(self.name, str) or not IDENTIFIER.fullmatch(self.name):
+            raise KernelError(f"kernel name {_shown(self.name)} is not an identifier")
         where = f"kernel {self.name!r}"
+        if not isinstance(self.form, Form):
+            raise KernelError(f"{where}: form {_shown(self.form)} is not a Form")
+        if not isinstance(self.code, list) or not all(isinstance(ins, Instruction) for ins in self.code):
+            raise KernelError(f"{where}: code must be a list of instructions")
         if not self.code:
             raise KernelError(f"{where}: no instructions")
+        if not isinstance(self.params, list) or not all(isinstance(p, str) and IDENTIFIER.fullmatch(p)
+                                                        for p in self.params):
+            raise KernelError(f"{where}: parameters must be a list of identifiers, not {_shown(self.params)}")
+        if len(set(self.params)) != len(self.params):
+            raise KernelError(f"{where}: duplicate parameter names in {self.params}")
+        for label, value in (("shared", self.shared_bytes), ("local", self.local_bytes), ("regs", self.regs),
+                             ("ring", self.ring), ("dmax", self.dmax)):
+            if type(value) is not int:
+                raise KernelError(f"{where}: .{label} {_shown(value)} is not an integer")
         for label, value in (("shared", self.shared_bytes), ("local", self.local_bytes)):
-            if value < 0 or value % 4:
-                raise KernelError(f"{where}: .{label} {value} must be a non-negative multiple of 4 bytes")
+            if not 0 <= value <= MAX_MEMORY_BYTES or value % 4:
+                raise KernelError(f"{where}: .{label} {value} must be a multiple of 4 bytes in "
+                                  f"0..{MAX_MEMORY_BYTES}")
+        self._validate_labels(where)
         if self.form is Form.REG and not 0 <= self.regs <= MAX_REGS:
             raise KernelError(f"{where}: .regs {self.regs} outside 0..{MAX_REGS}")
         if self.form is Form.DFLOW:
+            if not 1 <= self.ring <= MAX_RING:
+                raise KernelError(f"{where}: .ring {self.ring} outside 1..{MAX_RING} entries per warp")
             if not 1 <= self.dmax <= OPERAND_MAX:
                 raise KernelError(f"{where}: .dmax {self.dmax} outside 1..{OPERAND_MAX}")
             if self.ring <= self.dmax:
@@ -97,6 +127,28 @@ class Kernel:
                     if getattr(ins, name) > self.regs:
                         raise KernelError(f"{where}, pc {pc}: register r{getattr(ins, name) - 1} is "
                                           f"outside .regs {self.regs}")
+        for pc, ins in enumerate(self.code):
+            items = ins.spec.syntax.value
+            if "target" in items and not 0 <= ins.imm < len(self.code):
+                raise KernelError(f"{where}, pc {pc}: branch target {ins.imm} outside the kernel's "
+                                  f"{len(self.code)} instructions")
+            if "param" in items and (ins.imm % 4 or ins.imm >= 4 * len(self.params)):
+                raise KernelError(f"{where}, pc {pc}: parameter offset {ins.imm} is not one of the "
+                                  f"{len(self.params)} declared 4-byte parameters")
+            if "count" in items and not 1 <= ins.imm <= OPERAND_MAX:
+                raise KernelError(f"{where}, pc {pc}: count {ins.imm} outside 1..{OPERAND_MAX}")
+
+    def _validate_labels(self, where: str) -> None:
+        if not isinstance(self.labels, dict):
+            raise KernelError(f"{where}: labels must map pcs to names, not {_shown(self.labels)}")
+        for pc, name in self.labels.items():
+            if type(pc) is not int or not 0 <= pc < len(self.code):
+                raise KernelError(f"{where}: label at pc {_shown(pc)} outside the kernel's "
+                                  f"{len(self.code)} instructions")
+            if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
+                raise KernelError(f"{where}: label name {_shown(name)} at pc {pc} is not an identifier")
+        if len(set(self.labels.values())) != len(self.labels):
+            raise KernelError(f"{where}: one label name marks two pcs")
 
     def param_offset(self, name: str) -> int:
         return 4 * self.params.index(name)
@@ -118,12 +170,42 @@ class Kernel:
 
     @classmethod
     def from_words(cls, meta: dict, words: list[int]) -> Kernel:
+        """The kernel of one header entry (``metadata()`` plus ``count``) and its words."""
+        if not isinstance(meta, dict):
+            raise KernelError(f"kernel entry {_shown(meta)} is not an object")
+        name = meta.get("name")
+        where = f"kernel {name!r}" if isinstance(name, str) and IDENTIFIER.fullmatch(name) else "kernel"
+        if meta.get("form") not in {f.value for f in Form}:
+            raise KernelError(f"{where}: form {_shown(meta.get('form'))} is not one of "
+                              f"{', '.join(f.value for f in Form)}")
         form = Form(meta["form"])
-        extra = {"regs": meta["regs"]} if form is Form.REG else {"ring": meta["ring"], "dmax": meta["dmax"]}
-        return cls(name=meta["name"], form=form, code=[Instruction.decode(w) for w in words],
-                   params=list(meta["params"]), shared_bytes=meta["shared_bytes"],
-                   local_bytes=meta["local_bytes"],
-                   labels={int(pc): name for pc, name in meta.get("labels", {}).items()}, **extra)
+        extra = ("regs",) if form is Form.REG else ("ring", "dmax")
+        keys = {"name", "form", "params", "shared_bytes", "local_bytes", "labels", "count", *extra}
+        if set(meta) != keys:
+            wrong = sorted(set(meta) ^ keys)
+            raise KernelError(f"{where}: header keys {', '.join(map(repr, wrong))} missing or unexpected "
+                              f"for {form.value.upper()} form")
+        labels = meta["labels"]
+        if not isinstance(labels, dict) or not all(re.fullmatch(r"0|[1-9][0-9]{0,17}", pc) for pc in labels):
+            raise KernelError(f"{where}: labels must map decimal pcs to names, not {_shown(labels)}")
+        if not isinstance(meta["params"], list):
+            raise KernelError(f"{where}: params must be a list of names, not {_shown(meta['params'])}")
+        code = []
+        for pc, word in enumerate(words):
+            try:
+                code.append(Instruction.decode(word))
+            except DualflowError as exc:
+                raise KernelError(f"{where}, pc {pc}: {exc}") from None
+        return cls(name=name, form=form, code=code, params=list(meta["params"]),
+                   shared_bytes=meta["shared_bytes"], local_bytes=meta["local_bytes"],
+                   labels={int(pc): label for pc, label in labels.items()},
+                   **{key: meta[key] for key in extra})
+
+
+def _shown(value: object, limit: int = 40) -> str:
+    """``repr`` of a value from a file, cut short: an error message never echoes a whole file."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 @dataclass
@@ -160,27 +242,42 @@ class Module:
 
     @classmethod
     def from_bytes(cls, data: bytes, path: str = "<binary>") -> Module:
+        """Load a binary container; every error is a ``KernelError`` naming ``path``."""
         try:
-            return cls._from_bytes(data, path)
-        except EncodingError as exc:
+            return cls._from_bytes(bytes(data), path)
+        except DualflowError as exc:
             raise KernelError(f"{path}: {exc}") from None
-        except (struct.error, ValueError, KeyError, TypeError) as exc:
-            raise KernelError(f"{path}: corrupt dualflow binary ({type(exc).__name__}: {exc})") from None
 
     @classmethod
     def _from_bytes(cls, data: bytes, path: str) -> Module:
-        if data[:4] != _MAGIC:
-            raise KernelError(f"{path}: not a dualflow binary (bad magic)")
+        if len(data) < 12 or data[:4] != _MAGIC:
+            raise KernelError("not a dualflow binary (bad magic)")
         version, size = struct.unpack_from("<II", data, 4)
         if version != _VERSION:
-            raise KernelError(f"{path}: binary version {version}, expected {_VERSION}")
+            raise KernelError(f"binary version {version}, expected {_VERSION}")
         pos = 12 + size
-        kernels = {}
-        for meta in json.loads(data[12:pos]):
-            n = meta["count"]
-            words = list(struct.unpack_from(f"<{n}Q", data, pos))
+        if pos > len(data):
+            raise KernelError(f"header of {size} bytes runs past the end of the file ({len(data)} bytes)")
+        try:
+            header = json.loads(data[12:pos].decode("utf-8"))
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            raise KernelError(f"corrupt header (not JSON text: {_shown(str(exc), 80)})") from None
+        if not isinstance(header, list) or not header:
+            raise KernelError("corrupt header: expected a non-empty list of kernels")
+        kernels: dict[str, Kernel] = {}
+        for meta in header:
+            n = meta.get("count") if isinstance(meta, dict) else None
+            if type(n) is not int or n < 1:
+                raise KernelError(f"corrupt header: kernel entry without a positive instruction count "
+                                  f"({_shown(meta)})")
+            if pos + 8 * n > len(data):
+                raise KernelError(f"truncated: kernel {_shown(meta.get('name'))} needs {n} words, "
+                                  f"{max(0, len(data) - pos) // 8} remain")
+            kernel = Kernel.from_words(meta, list(struct.unpack_from(f"<{n}Q", data, pos)))
             pos += 8 * n
-            kernels[meta["name"]] = Kernel.from_words(meta, words)
+            if kernel.name in kernels:
+                raise KernelError(f"duplicate kernel {kernel.name!r}")
+            kernels[kernel.name] = kernel
         if pos != len(data):
-            raise KernelError(f"{path}: {len(data) - pos} trailing bytes")
+            raise KernelError(f"{len(data) - pos} trailing bytes")
         return cls(kernels, path)

@@ -107,7 +107,15 @@ class Syntax(enum.Enum):
 
     Letters name the encoding fields: ``a``, ``b``, ``c`` are source operands, ``bi`` is
     source B or a 32-bit immediate, ``mem`` is ``[a+imm16]``, ``target`` is a branch label.
+    Each member's value is the tuple of its items (``NONE``: the empty tuple).
     """
+
+    def __new__(cls, *items: str) -> Syntax:
+        # The value is set explicitly: Python 3.11.0-3.11.? (Debian 12 ships 3.11.2) turn a member
+        # written `= ()` into an `object()` sentinel under the default enum machinery.
+        member = object.__new__(cls)
+        member._value_ = tuple(items)
+        return member
 
     NONE = ()
     A = ("a",)

@@ -150,6 +150,9 @@ class Device:
                 raise ConfigError(f"launch takes one kernel, not the module {kernel.path} (kernels "
                                   f"{', '.join(kernel.kernels)}): pass module.only or module[name]")
             raise ConfigError(f"launch takes a Kernel, not {type(kernel).__name__}")
+        if not isinstance(params, (Sequence, np.ndarray)) or isinstance(params, (str, bytes)):
+            raise ConfigError(f"launch of {kernel.name!r}: params must be a list of parameter values "
+                              f"({', '.join(kernel.params) or 'none'}), not {type(params).__name__}")
         self.launches.append(LaunchRecord(kernel.name, grid, block, list(params)))
         geo = Geometry(_dim3(grid, "grid"), _dim3(block, "block"), self.config.warp_size)
         words = self._check_launch(kernel, geo, params)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from dualflow.atomic_write import atomic_write
+from dualflow.errors import DualflowError
 
 FORMAT = "dualflow-trace"
 VERSION = 1
@@ -58,6 +59,10 @@ class TraceRecord:
 FIELDS = tuple(f.name for f in fields(TraceRecord))
 
 
+class TraceFileError(DualflowError):
+    """A trace file that cannot be read: missing, not UTF-8, or damaged (names the file and line)."""
+
+
 @dataclass
 class Trace:
     """Records of one launch with the header that names their context."""
@@ -88,16 +93,50 @@ class Trace:
 
     @classmethod
     def read(cls, path: str | Path) -> Trace:
-        with open(path) as src:
-            header = json.loads(src.readline())
-            if header.get("format") != FORMAT or header.get("version") != VERSION:
-                raise ValueError(f"{path}: not a {FORMAT} v{VERSION} file")
-            names = header["fields"]
-            records = []
-            for line in src:
-                row = dict(zip(names, json.loads(line)))
-                for key in ("values", "addrs", "data"):
-                    if row[key] is not None:
-                        row[key] = tuple(row[key])
-                records.append(TraceRecord(**row))
-        return cls(header["kernel"], header["form"], header["warp_size"], header["config"], records)
+        """Read a trace file; a file that cannot be read or is damaged is a ``TraceFileError``
+        naming the file and line."""
+        try:
+            with open(path, encoding="utf-8") as src:
+                return cls._read(src, str(path))
+        except OSError as exc:
+            raise TraceFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise TraceFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
+
+    @classmethod
+    def _read(cls, src, path: str) -> Trace:
+        def bad(lineno: int, what: str) -> TraceFileError:
+            return TraceFileError(f"{path}:{lineno}: {what}")
+
+        def parse(lineno: int, line: str):
+            try:
+                return json.loads(line)
+            except (ValueError, RecursionError):
+                raise bad(lineno, "not a JSON line") from None
+
+        header = parse(1, src.readline())
+        if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION:
+            raise bad(1, f"not a {FORMAT} v{VERSION} file")
+        if header.get("fields") != list(FIELDS):
+            raise bad(1, f"record fields {header.get('fields')!r:.80} are not {list(FIELDS)}")
+        kernel, form, warp_size, config = (header.get(k) for k in ("kernel", "form", "warp_size", "config"))
+        if not (isinstance(kernel, str) and isinstance(form, str) and type(warp_size) is int
+                and isinstance(config, dict)):
+            raise bad(1, "header needs a kernel name, a form, an integer warp_size and a config object")
+        records = []
+        for lineno, line in enumerate(src, 2):
+            row = parse(lineno, line)
+            if not isinstance(row, list) or len(row) != len(FIELDS):
+                raise bad(lineno, f"a record is a list of the {len(FIELDS)} fields {', '.join(FIELDS)}")
+            rec = dict(zip(FIELDS, row))
+            ints = [rec[k] for k in ("block", "warp", "seq", "pc", "mask")] + [rec[k] for k in ("rp", "dst")
+                                                                               if rec[k] is not None]
+            lanes = [rec[k] for k in ("values", "addrs", "data") if rec[k] is not None]
+            if (any(type(v) is not int for v in ints) or not isinstance(rec["op"], str)
+                    or any(not isinstance(v, list) or any(type(x) is not int for x in v) for v in lanes)):
+                raise bad(lineno, "record fields of the wrong type")
+            for key in ("values", "addrs", "data"):
+                if rec[key] is not None:
+                    rec[key] = tuple(rec[key])
+            records.append(TraceRecord(**rec))
+        return cls(kernel, form, warp_size, config, records)

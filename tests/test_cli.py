@@ -174,7 +174,7 @@ def test_asm_malformed_file_leaves_an_existing_output_untouched(capsys, tmp_path
 @pytest.mark.parametrize("source, location, phrase", [
     (".kernel k\n exit\nEND:\n", "3:1", "marks no instruction"),
     ("exit\n", "1:1", "instruction before any .kernel"),
-    (".kernel k\n.form dflow\n.dmax 40\n exit\n", "1:1", ".ring 32 must exceed .dmax 40"),
+    (".kernel k\n.form dflow\n.dmax 40\n exit\n", "3:1", ".ring 32 must exceed .dmax 40"),
     (".kernel k\n bra NOWHERE\n", "2:6", "undefined label 'NOWHERE'"),
 ])
 def test_asm_various_errors_are_clean(capsys, tmp_path, source, location, phrase):
@@ -190,7 +190,7 @@ def test_asm_missing_input_is_a_clean_error(capsys, tmp_path):
     missing = tmp_path / "nope.s"
     rc, out, err = run(capsys, "asm", missing, "-o", tmp_path / "nope.bin")
     assert rc == 1 and out == ""
-    assert err == f"dualflow: error: {missing}:0:0: error: cannot read: No such file or directory\n"
+    assert err == f"dualflow: error: cannot read {missing}: No such file or directory\n"
     assert os.listdir(tmp_path) == []
 
 
@@ -204,7 +204,8 @@ def test_disasm_missing_binary_is_a_clean_error(capsys, tmp_path):
 @pytest.mark.parametrize("data, phrase", [
     (b"ELF\x7f-not-a-dualflow-binary", "not a dualflow binary (bad magic)"),
     (b"DFLW\x07\x00\x00\x00\x02\x00\x00\x00[]", "binary version 7, expected 1"),
-    (b"DFLW\x01\x00\x00\x00\x02\x00\x00\x00[]junk", "4 trailing bytes"),
+    (b"DFLW\x01\x00\x00\x00\x02\x00\x00\x00[]", "corrupt header: expected a non-empty list of kernels"),
+    (assemble(".kernel k\n exit\n").to_bytes() + b"junk", "4 trailing bytes"),
 ])
 def test_disasm_rejects_bad_binaries_cleanly(capsys, tmp_path, data, phrase):
     path = tmp_path / "x.bin"
@@ -223,7 +224,7 @@ def test_disasm_rejects_reserved_bits_cleanly(capsys, tmp_path):
     path.write_bytes(bytes(data))
     rc, out, err = run(capsys, "disasm", path)
     assert rc == 1 and out == ""
-    assert err.startswith(f"dualflow: error: {path}: reserved bits set in word 0x0000000000000257")
+    assert err.startswith(f"dualflow: error: {path}: kernel 'k', pc 0: reserved bits set in word 0x0000000000000257")
 
 
 def test_argument_errors_exit_with_usage(capsys):
@@ -323,7 +324,7 @@ def test_disasm_invalid_mod_is_a_clean_error(capsys, tmp_path, ins, bad_mod):
     path.write_bytes(data)
     rc, out, err = run(capsys, "disasm", path)
     assert rc == 1 and out == ""
-    assert err.startswith(f"dualflow: error: {path}: word ") and "is not a valid" in err
+    assert err.startswith(f"dualflow: error: {path}: kernel 'k', pc 0: word ") and "is not a valid" in err
     assert "Traceback" not in err
 
 

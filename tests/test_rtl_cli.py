@@ -16,7 +16,7 @@ from dualflow.kernels.directed import PROGRAMS
     (["rtl", "generate", "--ring", "16", "--dmax", "20", "-o", "x.v"],
      "core parameter dmax must be an integer in 1..ring-1"),
     (["synth", "--warps", "3"], "core parameter warps must be a power of two in 2..64, not 3"),
-    (["cosim", "missing.s"], "missing.s:0:0: error: cannot read"),
+    (["cosim", "missing.s"], "cannot read missing.s: No such file or directory"),
     (["cosim"], "cosim: give either an assembly file or --workload NAME"),
     (["cosim", "--workload", "bfs", "--value", "edges=3"], "workload bfs: no parameter edges (have: nodes)"),
     (["cosim", "--workload", "nn", "--warp-size", "4", "--warps", "4"],

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dualflow.isa.encoding import Instruction
-from dualflow.isa.kernel import DEFAULT_DMAX, DEFAULT_RING, Kernel, Module
+from dualflow.isa.kernel import DEFAULT_DMAX, DEFAULT_RING, MAX_RING, Kernel, Module
 from dualflow.isa.opcodes import Form, Opcode
 
 from .breakdown import LoopInfo
@@ -152,6 +152,8 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
         raise ConvertError(f"kernel {kernel.name!r} is already in {kernel.form.value.upper()} form")
     if ring <= dmax:
         raise ConvertError(f"ring {ring} must exceed dmax {dmax}")
+    if ring > MAX_RING:
+        raise ConvertError(f"ring {ring}: at most {MAX_RING} entries per warp")
     if dmax < MIN_DMAX:
         raise ConvertError(f"dmax {dmax} is too small for the converter: it needs at least {MIN_DMAX} (room for "
                            f"a join's values below Dmax - {FRAME_SLACK} plus {MARGIN} positions of headroom)")

@@ -160,6 +160,10 @@ def build_cfg(kernel: Kernel) -> Cfg:
                 work.append(s)
     # Each block is walked once, so an ssy inside a loop opens one region, not one per visit.
     cfg.relink()
+    if blocks[0].preds:
+        raise ConvertError(f"{cfg.where(blocks[0])}: a branch targets the kernel's first instruction; the "
+                           "converter needs an entry outside every loop (put an instruction such as nop "
+                           "before the loop)")
     _find_region_blocks(cfg)
     return cfg
 
