@@ -66,9 +66,9 @@ def run_main(capsys, argv: list[str]) -> tuple[int, str]:
     ("sim vadd --size tiny --set sm.max_threads=1048576", "SmConfig.max_threads must be at most 65,536"),
     ("sim vadd --size tiny --set sm.int_unit.latency=1099511627776", "UnitConfig.latency must be at most 1,048,576"),
     ("sim vadd --size tiny --set memory.l2.size_bytes=1099511627776", "L2Config.size_bytes must be at most"),
-    ("convert {src} --ring 100000000000", "argument --ring: must be 2..65,536, not 100000000000"),
+    ("convert {src} --ring 100000000000", "argument --ring: must be 2..2,048, not 100000000000"),
     ("convert {src} --dmax 0", "argument --dmax: must be 1..255, not 0"),
-    ("overhead vadd --ring 100000000000", "argument --ring: must be 2..65,536, not 100000000000"),
+    ("overhead vadd --ring 100000000000", "argument --ring: must be 2..2,048, not 100000000000"),
     # the instruction budget option
     ("sim {loop} --max-instructions 0", "argument --max-instructions: must be at least 1, not 0"),
     # the RTL's module name

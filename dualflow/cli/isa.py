@@ -8,12 +8,9 @@ from pathlib import Path
 
 from dualflow.atomic_write import atomic_write, check_output
 from dualflow.errors import DualflowError
+from dualflow.isa.kernel import MAX_RING
 
 from .options import int_in
-
-#: The largest ``convert --ring``: ring entries per warp. 65,536 entries of a 32-lane warp are
-#: 8 MiB, thirty-two times the paper SM's whole register file; more is a mistyped number.
-MAX_RING = 1 << 16
 
 
 def _load_module(path: str):

@@ -149,9 +149,8 @@ def cmd_overhead(args) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the functional-model subcommands on the top-level subparsers."""
     from dualflow.isa.encoding import OPERAND_MAX
+    from dualflow.isa.kernel import MAX_RING
     from dualflow.kernels.samples import SAMPLES
-
-    from .isa import MAX_RING
 
     p = sub.add_parser("demo", help="run the sample kernels in both forms, check them, print statistics")
     p.add_argument("--n", type=int_in(1, MAX_N), default=4096, help=f"problem size (default 4096, at most {MAX_N:,})")
