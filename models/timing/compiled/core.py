@@ -1,0 +1,238 @@
+"""State layout of the compiled SM pipeline, and the heaps it keeps.
+
+The reference engine (models/timing/sm.py and its helpers) keeps each SM's state in Python
+objects; here the same state is struct-of-arrays, indexed ``[sm, ...]`` and, per warp, by the
+warp's slot in its SM (``[sm, slot, ...]``): a slot holds one resident warp at a time, exactly as
+``Sm.free_slots`` hands them out. The arrays are bundled into named tuples so njit code reads
+them by name (``state.cu_pc[sm, u]``):
+
+- ``Settings``: the configuration and the launch's shape (plain ints);
+- ``Code``: ``program.decode_kernel``'s facts, one row per pc (``st[pc, ST_*]``);
+- ``Streams``: the launch's ``LaunchStreams`` (see ..streams) plus the per-record ordinal among
+  the warp's ordered memory records (for the memory-ordering check);
+- ``SmState``: everything ``Sm``, ``Warp``, ``OperandCollector``, the scoreboards and
+  ``SmCounters`` keep, and the completion and wake heaps.
+
+Codes mirror the reference's strings: stall reasons are indices into ``stats.STALL_REASONS``
+(their precedence rank, ``sm._RANK``), unit classes indices into ``sm.UNIT_CLASSES``.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+from numba.typed import List
+
+from ..scoreboard import PENDING
+from ..sm import UNIT_CLASSES
+from ..stats import STALL_REASONS
+
+__all__ = ["PENDING"]
+
+# --- stall reasons (``warp.stall`` None is NO_STALL) -----------------------------------------
+ISSUED, COLLECTOR_FULL, RING_GUARD, SCOREBOARD, MEMORY_FENCE, BARRIER, IBUFFER, DRAIN, IDLE = range(9)
+NO_STALL = -1
+assert STALL_REASONS == ("issued", "collector_full", "ring_guard", "scoreboard", "memory_fence", "barrier",
+                         "ibuffer", "drain", "idle")
+NUM_REASONS = len(STALL_REASONS)
+
+# --- unit classes, in ``sm.UNIT_CLASSES`` order ----------------------------------------------
+NUM_UNITS = len(UNIT_CLASSES)
+CTRL = 4
+assert UNIT_CLASSES[CTRL].value == "ctrl"
+
+# --- completion kinds (sm._WB, sm._DONE) and memory spaces -----------------------------------
+WB, DONE = 0, 1
+SPACES = ("", "global", "shared", "local", "param")
+SPACE_NONE, SPACE_GLOBAL, SPACE_SHARED, SPACE_LOCAL, SPACE_PARAM = range(5)
+# opcodes the pipeline treats specially
+OP_OTHER, OP_MEMBAR, OP_BAR, OP_EXIT = range(4)
+
+# --- per-pc instruction facts: columns of ``Code.st`` ----------------------------------------
+(ST_UNIT, ST_PRODUCES, ST_NSRC, ST_NUNIQ, ST_DST, ST_REDIRECT, ST_ISSUE_ONLY, ST_IS_MEM, ST_ORDERED,
+ ST_IS_STORE, ST_SPACE, ST_OP, ST_COLOR, ST_NEEDS_CU, ST_SRC, _) = range(16)
+MAX_SOURCES = 4
+ST_UNIQ = ST_SRC + MAX_SOURCES
+ST_WIDTH = ST_UNIQ + MAX_SOURCES
+
+# --- per-SM scalars: columns of ``SmState.sv`` -----------------------------------------------
+(SV_FETCH_RR, SV_WAITING_CUS, SV_SEQ, SV_WARP_AGE, SV_LAST_CYCLE, SV_NWARPS, SV_NCU, SV_NCOMP, SV_NWAKE,
+ SV_NCTAS, SV_CTA_WARPS, SV_SHARED, SV_REGS, SV_FINISHED_CTAS, SV_STAMP, SV_WIDTH) = range(16)
+
+# --- per-warp scalars: columns of ``SmState.wv`` (one row per warp slot) ---------------------
+(W_RESIDENT, W_G, W_BLOCK, W_WID, W_CTA, W_AGE, W_SCHED, W_FETCH_PC, W_FETCH_STALLED, W_INFLIGHT,
+ W_MEM_INFLIGHT, W_EXITED, W_FINISHED, W_WAITING_CUS, W_STALL, W_STALL_UNTIL, W_START, W_REC, W_REC_END,
+ W_BAR_WAIT, W_IB_HEAD, W_IB_LEN, W_NUNREAD, W_MARK, W_WIDTH) = range(25)
+
+# --- counters: columns of ``SmState.misc`` (SmCounters' scalar counters and the collector's) -
+M_ACTIVE, M_BARRIERS, M_BUSY, M_RESIDENT, M_CONFLICTS, M_WIDTH = range(6)
+
+# --- error codes in ``SmState.err[0]`` (the rest of ``err`` says where) ----------------------
+ERR_NONE, ERR_ORDER, ERR_ORDER_FAR, ERR_DEADLOCK, ERR_PC, ERR_PAST_END = range(6)
+COMPLETION_WIDTH = 6  # (done, seq, kind, slot, dest, pc)
+
+Settings = namedtuple("Settings", [
+    "dflow", "lrr", "schedulers", "max_warps", "ibuffer_entries", "fetch_width", "fetch_latency",
+    "collector_units", "waiting_per_warp", "waiting_per_sm", "banks", "writeback_ports", "const_latency",
+    "cta_launch_latency", "warp_size", "max_threads", "max_ctas", "shared_bytes", "registers", "ring",
+    "code_length", "warps_per_block", "num_blocks", "block_shared", "block_registers", "entries",
+    "num_sms", "record_issue"])
+
+Code = namedtuple("Code", ["st", "units"])  # units[class] = (latency, interval, count)
+
+Streams = namedtuple("Streams", [
+    "first", "count", "pc", "threads", "rp", "exits", "access", "ordinal", "tx_first", "tx_count", "degree",
+    "order_conflict", "tx_line", "tx_sectors"])
+
+SmState = namedtuple("SmState", [
+    "sv", "wv", "ibuf_pc", "ibuf_ready", "board", "unread_pos", "unread_count",
+    "warps", "sched_warps", "sched_n", "sched_clean", "last_reasons", "last_slot", "last_age",
+    "cu_used", "cu_order", "cu_slot", "cu_pc", "cu_rec", "cu_dest", "cu_unread", "cu_ready_at", "cu_waiting",
+    "cu_seq", "cu_nops", "cu_bank", "cu_key", "cu_read", "scratch",
+    "pipes", "bank_busy", "stalls", "warp_instructions", "thread_instructions", "misc", "rf_reads", "rf_writes",
+    "cta_block", "cta_left", "cta_slots", "completions", "wake", "log", "log_n", "err"])
+
+
+def make_sm_state(s: Settings, pipe_count: int, heap_capacity: int = 64) -> SmState:
+    """Fresh state of ``s.num_sms`` SMs for one launch (the engine carries what must survive a
+    launch: see engine.py)."""
+    n, slots, cus, scheds = s.num_sms, s.max_warps, s.collector_units, s.schedulers
+    i64 = np.int64
+
+    def z(*shape):
+        return np.zeros(shape, dtype=i64)
+
+    completions = List([np.zeros((heap_capacity, COMPLETION_WIDTH), dtype=i64) for _ in range(n)])
+    wake = List([np.zeros(heap_capacity, dtype=i64) for _ in range(n)])
+    sv = z(n, SV_WIDTH)
+    sv[:, SV_LAST_CYCLE] = -1
+    wv = z(n, slots, W_WIDTH)
+    wv[:, :, W_STALL] = NO_STALL
+    return SmState(
+        sv=sv, wv=wv, ibuf_pc=z(n, slots, s.ibuffer_entries), ibuf_ready=z(n, slots, s.ibuffer_entries),
+        board=z(n, slots, s.entries), unread_pos=z(n, slots, cus * MAX_SOURCES),
+        unread_count=z(n, slots, cus * MAX_SOURCES),
+        warps=z(n, slots), sched_warps=z(n, scheds, slots), sched_n=z(n, scheds), sched_clean=z(n, scheds),
+        last_reasons=np.full((n, scheds), IDLE, dtype=i64), last_slot=np.full((n, scheds), -1, dtype=i64),
+        last_age=z(n, scheds),
+        cu_used=z(n, cus), cu_order=z(n, cus), cu_slot=z(n, cus), cu_pc=z(n, cus), cu_rec=z(n, cus),
+        cu_dest=z(n, cus), cu_unread=z(n, cus), cu_ready_at=z(n, cus), cu_waiting=z(n, cus), cu_seq=z(n, cus),
+        cu_nops=z(n, cus), cu_bank=z(n, cus, MAX_SOURCES), cu_key=z(n, cus, MAX_SOURCES),
+        cu_read=z(n, cus, MAX_SOURCES), scratch=z(n, 2 * cus + slots),
+        pipes=z(n, NUM_UNITS, pipe_count), bank_busy=np.full((n, s.banks), -1, dtype=i64),
+        stalls=z(n, NUM_REASONS), warp_instructions=z(n, NUM_UNITS), thread_instructions=z(n, NUM_UNITS),
+        misc=z(n, M_WIDTH), rf_reads=z(n, s.banks), rf_writes=z(n, s.banks),
+        cta_block=np.full((n, s.max_ctas), -1, dtype=i64), cta_left=z(n, s.max_ctas),
+        cta_slots=z(n, s.max_ctas, s.warps_per_block),
+        completions=completions, wake=wake,
+        log=List([np.zeros((1024 if s.record_issue else 1, 4), dtype=i64)]), log_n=z(1), err=z(8))
+
+
+# ------------------------------------------------------------------ heaps
+# Array binary heaps. The reference uses heapq; only the order of pops matters, and it is fixed
+# by the keys: completions pop by (cycle, seq), which are unique; wake entries are bare cycles.
+
+@njit(cache=True)
+def completion_push(state, sm, done, seq, kind, slot, dest, pc):
+    """heapq.heappush(Sm.completions, (done, seq, kind, warp, dest, ins))."""
+    h = state.completions[sm]
+    n = state.sv[sm, SV_NCOMP]
+    if n == h.shape[0]:
+        grown = np.zeros((2 * n, COMPLETION_WIDTH), dtype=np.int64)
+        grown[:n] = h
+        state.completions[sm] = grown
+        h = grown
+    i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        if h[p, 0] < done or (h[p, 0] == done and h[p, 1] < seq):
+            break
+        h[i, :] = h[p, :]
+        i = p
+    h[i, 0], h[i, 1], h[i, 2], h[i, 3], h[i, 4], h[i, 5] = done, seq, kind, slot, dest, pc
+    state.sv[sm, SV_NCOMP] = n + 1
+
+
+@njit(cache=True)
+def completion_pop(state, sm, out):
+    """heapq.heappop(Sm.completions) into ``out`` (6 int64s)."""
+    h = state.completions[sm]
+    n = state.sv[sm, SV_NCOMP] - 1
+    out[:] = h[0, :]
+    state.sv[sm, SV_NCOMP] = n
+    if n == 0:
+        return
+    last0, last1 = h[n, 0], h[n, 1]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and (h[c + 1, 0] < h[c, 0] or (h[c + 1, 0] == h[c, 0] and h[c + 1, 1] < h[c, 1])):
+            c += 1
+        if last0 < h[c, 0] or (last0 == h[c, 0] and last1 < h[c, 1]):
+            break
+        h[i, :] = h[c, :]
+        i = c
+    h[i, :] = h[n, :]
+
+
+@njit(cache=True)
+def wake_push(state, sm, cycle):
+    """heapq.heappush(Sm.wake, cycle)."""
+    h = state.wake[sm]
+    n = state.sv[sm, SV_NWAKE]
+    if n == h.shape[0]:
+        grown = np.zeros(2 * n, dtype=np.int64)
+        grown[:n] = h
+        state.wake[sm] = grown
+        h = grown
+    i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        if h[p] <= cycle:
+            break
+        h[i] = h[p]
+        i = p
+    h[i] = cycle
+    state.sv[sm, SV_NWAKE] = n + 1
+
+
+@njit(cache=True)
+def wake_pop(state, sm):
+    """heapq.heappop(Sm.wake)."""
+    h = state.wake[sm]
+    n = state.sv[sm, SV_NWAKE] - 1
+    top = h[0]
+    state.sv[sm, SV_NWAKE] = n
+    if n > 0:
+        last = h[n]
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= n:
+                break
+            if c + 1 < n and h[c + 1] < h[c]:
+                c += 1
+            if last <= h[c]:
+                break
+            h[i] = h[c]
+            i = c
+        h[i] = last
+    return top
+
+
+@njit(cache=True)
+def log_issue(state, t, block, wid, pc):
+    """Sm.issue_log.append((t, block, wid, pc))."""
+    log = state.log[0]
+    n = state.log_n[0]
+    if n == log.shape[0]:
+        grown = np.zeros((2 * n, 4), dtype=np.int64)
+        grown[:n] = log
+        state.log[0] = grown
+        log = grown
+    log[n, 0], log[n, 1], log[n, 2], log[n, 3] = t, block, wid, pc
+    state.log_n[0] = n + 1

@@ -1,0 +1,296 @@
+"""``CompiledGpu``: the compiled timing engine's driver, a drop-in for ``models.timing.gpu.Gpu``.
+
+A launch runs in two steps. The functional pre-run (``..streams.build_streams``) executes it
+and records, per warp, what it issues; then the compiled SM pipeline and GPU loop (gpu.py,
+sm.py) time those streams on the compiled memory system (memory.py). The result equals the
+reference engine's (``Gpu``) in every statistic, in the memory system's state and statistics, in
+``cycle`` and in ``issue_log``.
+
+Fallback. When the pre-run cannot give streams whose timing is independent of the order the
+warps run in (a fault, the instruction budget, a data race between warps), ``build_streams``
+undoes it and returns None, and the launch runs on a reference ``Gpu`` kept for that purpose.
+What one launch leaves for the next must then carry across exactly, in both directions:
+
+- the memory system's state (caches, MSHRs, interconnect and DRAM timelines, port cycles, and
+  the cumulative counters its statistics are differences of): copied into the reference
+  ``MemorySystem`` before the launch and back after it;
+- ``cycle`` (where the next launch starts);
+- per SM: the fetch round-robin pointer (``fetch_rr``, which persists across launches), the
+  pipelines' busy-until cycles and the register banks' last-granted cycles (these two lie in
+  the past at the next launch's start unless a unit's initiation interval exceeds its latency;
+  carried so nothing depends on that), and ``seq`` and ``warp_age`` (only their order matters
+  within a launch; carried anyway).
+
+Everything else an ``Sm`` keeps is empty or reset at a launch's start (completion and wake
+heaps, collector units, resident warps and blocks, ``last_cycle``), or is only read for warps
+resident in the same launch (``last_issued``, ``sched_clean_until``, ``last_reasons``). Per-launch
+statistics are differences of counters, so each engine's own counters serve.
+
+Errors. A deadlock raises the reference's ``DualflowError`` (its message names the SM, cycle,
+warp and pc; the reference also appends a line trace of its state). A D-FLOW memory-ordering
+violation raises the reference's ``MemoryOrderViolation`` with the same message (the streams
+say which older access the younger one conflicts with: ``order_conflict``); memory and the
+per-pc counts then hold the whole launch's functional effects, where the reference stops at
+the violating dispatch. An ordering check farther back than the streams record (63 ordered
+accesses of one warp) raises a ``DualflowError`` asking for the reference engine.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from dualflow.errors import ConfigError, DualflowError
+from dualflow.isa import Kernel, Opcode
+from dualflow.machine.config import GpuConfig
+from dualflow.machine import Scheduler
+from dualflow.machine.footprint import block_registers, entries_per_warp
+from dualflow.machine.functional import FunctionalConfig
+from dualflow.models.executor import Geometry
+from dualflow.models.memory import GlobalMemory
+
+from ..gpu import BlockDoesNotFit, Gpu
+from ..ordering import check_reorder
+from ..program import StaticInstruction, decode_kernel
+from ..sm import UNIT_CLASSES
+from ..stats import STALL_REASONS, SmCounters, TimingStats, diff_memory, sm_totals
+from ..streams import LaunchStreams, build_streams
+from .core import (
+    ERR_DEADLOCK,
+    ERR_ORDER,
+    ERR_ORDER_FAR,
+    M_ACTIVE,
+    M_BARRIERS,
+    M_BUSY,
+    M_CONFLICTS,
+    M_RESIDENT,
+    MAX_SOURCES,
+    OP_BAR,
+    OP_EXIT,
+    OP_MEMBAR,
+    OP_OTHER,
+    SPACES,
+    ST_COLOR,
+    ST_DST,
+    ST_IS_MEM,
+    ST_IS_STORE,
+    ST_ISSUE_ONLY,
+    ST_NEEDS_CU,
+    ST_NSRC,
+    ST_NUNIQ,
+    ST_OP,
+    ST_ORDERED,
+    ST_PRODUCES,
+    ST_REDIRECT,
+    ST_SPACE,
+    ST_SRC,
+    ST_UNIQ,
+    ST_UNIT,
+    ST_WIDTH,
+    SV_FETCH_RR,
+    SV_SEQ,
+    SV_WARP_AGE,
+    W_BLOCK,
+    W_REC,
+    W_WID,
+    Code,
+    Settings,
+    Streams,
+    make_sm_state,
+)
+from .gpu import run_launch
+from .memory import CompiledMemory
+
+_OPS = {Opcode.MEMBAR: OP_MEMBAR, Opcode.BAR: OP_BAR, Opcode.EXIT: OP_EXIT}
+
+
+def encode_code(static: list[StaticInstruction]) -> np.ndarray:
+    """``decode_kernel``'s facts as one int64 row per pc (columns ``ST_*``)."""
+    st = np.zeros((max(len(static), 1), ST_WIDTH), dtype=np.int64)
+    for ins in static:
+        if len(ins.sources) > MAX_SOURCES:
+            raise AssertionError(f"pc {ins.pc}: more than {MAX_SOURCES} sources")
+        if not ins.needs_cu and not ins.issue_only and (ins.produces or ins.sources):
+            raise AssertionError(f"pc {ins.pc}: sm.py sends it to the branch unit without operands")
+        row = st[ins.pc]
+        row[ST_UNIT] = UNIT_CLASSES.index(ins.unit)
+        row[ST_PRODUCES], row[ST_DST] = ins.produces, ins.dst
+        row[ST_NSRC], row[ST_NUNIQ] = len(ins.sources), len(ins.unique_sources)
+        row[ST_SRC:ST_SRC + len(ins.sources)] = ins.sources
+        row[ST_UNIQ:ST_UNIQ + len(ins.unique_sources)] = ins.unique_sources
+        row[ST_REDIRECT], row[ST_ISSUE_ONLY], row[ST_NEEDS_CU] = ins.redirect, ins.issue_only, ins.needs_cu
+        row[ST_IS_MEM], row[ST_ORDERED], row[ST_IS_STORE] = ins.is_mem, ins.ordered, ins.is_store
+        row[ST_SPACE] = SPACES.index(ins.space)
+        row[ST_OP] = _OPS.get(ins.op, OP_OTHER)
+        row[ST_COLOR] = ins.color
+    return st
+
+
+def encode_streams(streams: LaunchStreams, st: np.ndarray) -> Streams:
+    """``LaunchStreams`` as int64 arrays, with each record's ordinal among its warp's ordered
+    memory records (counted over all records: only differences within a warp are used)."""
+    def i64(a):
+        return np.ascontiguousarray(a, dtype=np.int64)
+
+    pc = i64(streams.pc)
+    ordered = st[pc, ST_ORDERED] if len(pc) else np.zeros(0, dtype=np.int64)
+    return Streams(
+        first=i64(streams.first), count=i64(streams.count), pc=pc, threads=i64(streams.threads),
+        rp=i64(streams.rp), exits=i64(streams.exits), access=i64(streams.access),
+        ordinal=np.cumsum(ordered) - ordered, tx_first=i64(streams.tx_first), tx_count=i64(streams.tx_count),
+        degree=i64(streams.degree), order_conflict=i64(streams.order_conflict), tx_line=i64(streams.tx_line),
+        tx_sectors=i64(streams.tx_sectors))
+
+
+class CompiledGpu:
+    """SMs and the memory system, compiled; ``run`` simulates one launch and returns its timing
+    (the same interface and results as ``Gpu``)."""
+
+    def __init__(self, config: GpuConfig, *, record_issue: bool = False):
+        """``record_issue``: keep every issue as (cycle, block, warp, pc) in ``issue_log``."""
+        self.config = config
+        self.memory = CompiledMemory(config.memory, config.num_sms, config.core_clock_mhz)
+        self.cycle = 0  # where the next launch starts
+        self.issue_log: list[tuple[int, int, int, int]] | None = [] if record_issue else None
+        sm = config.sm
+        n = config.num_sms
+        self._pipe_count = max(sm.unit(cls).count for cls in UNIT_CLASSES)
+        self._units = np.array([[sm.unit(cls).latency, sm.unit(cls).interval, sm.unit(cls).count]
+                                for cls in UNIT_CLASSES], dtype=np.int64)
+        # what carries from one launch to the next (module docstring)
+        self._fetch_rr = np.zeros(n, dtype=np.int64)
+        self._seq = np.zeros(n, dtype=np.int64)
+        self._warp_age = np.zeros(n, dtype=np.int64)
+        self._pipes = np.zeros((n, len(UNIT_CLASSES), self._pipe_count), dtype=np.int64)
+        self._bank_busy = np.full((n, sm.register_banks), -1, dtype=np.int64)
+        self._reference: Gpu | None = None
+
+    # ------------------------------------------------------------------ checks (as Gpu.run's)
+    def _check(self, kernel: Kernel, geo: Geometry) -> tuple[int, int]:
+        cfg = self.config
+        want = cfg.mode.form
+        if kernel.form is not want:
+            raise ConfigError(f"kernel {kernel.name!r} is in {kernel.form.value.upper()} form; the {cfg.mode} "
+                              f"GPU runs {want.value.upper()} form")
+        if geo.warp_size != cfg.sm.warp_size:
+            raise ConfigError(f"functional warp size {geo.warp_size} differs from the SM's {cfg.sm.warp_size}")
+        wpb = geo.warps_per_block
+        shared, registers = kernel.shared_bytes, block_registers(kernel, cfg.mode, cfg.sm.warp_size, wpb)
+        sm = cfg.sm
+        if not (wpb * sm.warp_size <= sm.max_threads and sm.max_ctas > 0 and shared <= sm.shared_bytes
+                and registers <= sm.registers):  # Sm.fits on an empty SM
+            raise BlockDoesNotFit(
+                f"launch of {kernel.name!r}: one block ({wpb} warps, {shared} B shared, {registers} registers) "
+                f"does not fit an SM ({sm.max_threads} threads, {sm.max_ctas} blocks, "
+                f"{sm.shared_bytes} B shared, {sm.registers} registers)")
+        return shared, registers
+
+    # ------------------------------------------------------------------ a launch
+    def run(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
+            fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray) -> TimingStats:
+        cfg = self.config
+        shared, registers = self._check(kernel, geo)
+        mcfg = cfg.memory
+        streams = build_streams(kernel, geo, params, memory, fconfig, warp_counts, thread_counts,
+                                line_bytes=mcfg.l1.line_bytes, sector_bytes=mcfg.l1.sector_bytes,
+                                shared_cfg=mcfg.shared, warp_size=cfg.sm.warp_size, local_bytes=kernel.local_bytes)
+        if streams is None:
+            return self._run_reference(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
+        static = decode_kernel(kernel)
+        code = Code(st=encode_code(static), units=self._units)
+        sm = cfg.sm
+        settings = Settings(
+            dflow=int(cfg.dflow), lrr=int(Scheduler.parse(sm.scheduler, "warp scheduler") is Scheduler.LRR),
+            schedulers=sm.schedulers, max_warps=sm.max_warps, ibuffer_entries=sm.ibuffer_entries,
+            fetch_width=sm.fetch_width, fetch_latency=sm.fetch_latency, collector_units=sm.collector_units,
+            waiting_per_warp=sm.dflow_waiting_per_warp, waiting_per_sm=sm.dflow_waiting_per_sm,
+            banks=sm.register_banks, writeback_ports=sm.writeback_ports, const_latency=sm.const_latency,
+            cta_launch_latency=sm.cta_launch_latency, warp_size=sm.warp_size, max_threads=sm.max_threads,
+            max_ctas=sm.max_ctas, shared_bytes=sm.shared_bytes, registers=sm.registers, ring=max(kernel.ring, 1),
+            code_length=len(static), warps_per_block=geo.warps_per_block, num_blocks=geo.num_blocks,
+            block_shared=shared, block_registers=registers, entries=entries_per_warp(kernel, cfg.mode),
+            num_sms=cfg.num_sms, record_issue=int(self.issue_log is not None))
+        state = make_sm_state(settings, self._pipe_count)
+        state.sv[:, SV_FETCH_RR], state.sv[:, SV_SEQ], state.sv[:, SV_WARP_AGE] = \
+            self._fetch_rr, self._seq, self._warp_age
+        state.pipes[:] = self._pipes
+        state.bank_busy[:] = self._bank_busy
+        start = self.cycle
+        self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
+        mem_before = self.memory.stats()
+        end = run_launch(state, settings, code, encode_streams(streams, code.st), self.memory.state, start)
+        if state.err[0]:
+            self._raise(kernel, static, streams, state)
+        self._fetch_rr[:], self._seq[:], self._warp_age[:] = \
+            state.sv[:, SV_FETCH_RR], state.sv[:, SV_SEQ], state.sv[:, SV_WARP_AGE]
+        self._pipes[:] = state.pipes
+        self._bank_busy[:] = state.bank_busy
+        if self.issue_log is not None:
+            self.issue_log.extend(map(tuple, state.log[0][:state.log_n[0]].tolist()))
+        cycles = end + 1 - start
+        self.cycle = end + 1 + cfg.kernel_launch_latency
+        return TimingStats.of_launch(kernel.name, cfg, sm_totals(_counter_views(state)), cycles=cycles,
+                                     memory=diff_memory(self.memory.stats(), mem_before))
+
+    def _raise(self, kernel: Kernel, static: list[StaticInstruction], streams: LaunchStreams, state) -> None:
+        code, sm, slot = (int(x) for x in state.err[:3])
+        block, wid = int(state.wv[sm, slot, W_BLOCK]), int(state.wv[sm, slot, W_WID])
+        name = f"block {block} warp {wid}"
+        if code == ERR_ORDER:  # the reference's exception and message: check_reorder on a conflicting word
+            older, younger = static[int(state.err[3])], static[int(state.err[4])]
+            word, lane = np.zeros(1, dtype=np.int64), np.ones(1, dtype=bool)
+            check_reorder(kernel.name, name, older, word, lane, younger, word, lane)
+            raise AssertionError("the streams report an ordering conflict check_reorder does not see")
+        if code == ERR_ORDER_FAR:
+            raise DualflowError(f"kernel {kernel.name!r}, {name}: pc {int(state.err[4])} would pass pc "
+                                f"{int(state.err[3])}, more than 63 memory accesses back, which the compiled "
+                                "engine cannot check; run it with the reference engine")
+        if code == ERR_DEADLOCK:
+            rec = int(state.wv[sm, slot, W_REC])
+            raise DualflowError(f"timing model deadlock on SM {sm} at cycle {int(state.err[3])}: {name} at pc "
+                                f"{int(streams.pc[rec])} can never proceed (kernel {kernel.name!r})")
+        raise AssertionError(f"compiled timing engine: internal error {state.err.tolist()} ({name})")
+
+    # ------------------------------------------------------------------ fallback
+    def _run_reference(self, kernel, geo, params, memory, fconfig, warp_counts, thread_counts) -> TimingStats:
+        """Run one launch on the reference engine, carrying the state across (module docstring)."""
+        ref = self._reference
+        if ref is None:
+            ref = self._reference = Gpu(self.config)
+        ref.issue_log = self.issue_log
+        for i, sm in enumerate(ref.sms):
+            sm.issue_log = self.issue_log
+            sm.fetch_rr, sm.seq, sm.warp_age = int(self._fetch_rr[i]), int(self._seq[i]), int(self._warp_age[i])
+            for k, cls in enumerate(UNIT_CLASSES):
+                sm.pipes[cls] = self._pipes[i, k, :len(sm.pipes[cls])].tolist()
+            sm.collector._bank_busy = self._bank_busy[i].tolist()
+        ref.cycle = self.cycle
+        self.memory.to_reference(ref.memory)
+        timing = ref.run(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
+        self.memory.from_reference(ref.memory)
+        self.cycle = ref.cycle
+        for i, sm in enumerate(ref.sms):
+            self._fetch_rr[i], self._seq[i], self._warp_age[i] = sm.fetch_rr, sm.seq, sm.warp_age
+            for k, cls in enumerate(UNIT_CLASSES):
+                self._pipes[i, k, :len(sm.pipes[cls])] = sm.pipes[cls]
+            self._bank_busy[i] = sm.collector._bank_busy
+        return timing
+
+
+def _counter_views(state) -> list[SimpleNamespace]:
+    """Each SM's counters shaped as an ``Sm``'s, for ``stats.launch_counts`` (one declaration of
+    which counter is which: ``TimingStats``' sources)."""
+    views = []
+    for sm in range(state.sv.shape[0]):
+        counters = SmCounters()
+        counters.stalls = dict(zip(STALL_REASONS, state.stalls[sm].tolist()))
+        counters.warp_instructions = {c.value: int(v) for c, v in zip(UNIT_CLASSES, state.warp_instructions[sm])}
+        counters.thread_instructions = {c.value: int(v) for c, v in zip(UNIT_CLASSES, state.thread_instructions[sm])}
+        misc = state.misc[sm].tolist()
+        counters.sm_active_cycles, counters.barriers = misc[M_ACTIVE], misc[M_BARRIERS]
+        counters.collector_busy, counters.resident_warps = misc[M_BUSY], misc[M_RESIDENT]
+        collector = SimpleNamespace(reads=state.rf_reads[sm].tolist(), writes=state.rf_writes[sm].tolist(),
+                                    conflicts=misc[M_CONFLICTS])
+        views.append(SimpleNamespace(counters=counters, collector=collector))
+    return views

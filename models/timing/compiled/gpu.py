@@ -1,0 +1,105 @@
+"""The whole GPU for one launch: the numba port of the loop in models/timing/gpu.py ``Gpu.run``.
+
+SMs advance in global cycle order (a heap of (next cycle, SM index): ties go to the lower SM);
+blocks are placed in order, one per SM per pass at the start, then wherever a block finishes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .core import IDLE, SV_FINISHED_CTAS, SV_LAST_CYCLE
+from .sm import add_cta, fits, tick
+
+
+@njit(cache=True)
+def _push(heap, n, cycle, sm):
+    """heapq.heappush(heap, (cycle, sm)) on ``heap[:n]``; returns the heap (grown if full)."""
+    if n == heap.shape[0]:
+        grown = np.zeros((2 * n, 2), dtype=np.int64)
+        grown[:n] = heap
+        heap = grown
+    i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        if heap[p, 0] < cycle or (heap[p, 0] == cycle and heap[p, 1] <= sm):
+            break
+        heap[i, :] = heap[p, :]
+        i = p
+    heap[i, 0], heap[i, 1] = cycle, sm
+    return heap
+
+
+@njit(cache=True)
+def _pop(heap, n):
+    """heapq.heappop on ``heap[:n]`` (n >= 1): the smallest (cycle, sm)."""
+    cycle, sm = heap[0, 0], heap[0, 1]
+    n -= 1
+    if n > 0:
+        l0, l1 = heap[n, 0], heap[n, 1]
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= n:
+                break
+            if c + 1 < n and (heap[c + 1, 0] < heap[c, 0] or (heap[c + 1, 0] == heap[c, 0] and heap[c + 1, 1] < heap[c, 1])):
+                c += 1
+            if l0 < heap[c, 0] or (l0 == heap[c, 0] and l1 <= heap[c, 1]):
+                break
+            heap[i, :] = heap[c, :]
+            i = c
+        heap[i, 0], heap[i, 1] = l0, l1
+    return cycle, sm
+
+
+@njit(cache=True)
+def run_launch(state, s, code, streams, mem, start):
+    """The block dispatch and event loop of ``Gpu.run`` from cycle ``start``: the last cycle
+    simulated (``end``), or -1 on an error (``state.err``). Charges idle SMs to the end."""
+    nsms = s.num_sms
+    heap = np.zeros((max(16, 2 * nsms), 2), dtype=np.int64)
+    nheap = 0
+    scheduled = np.full(nsms, -1, dtype=np.int64)  # -1: None
+    next_block = 0
+    # at the start, one block per SM per pass (round robin), as a block dispatcher does
+    progress = True
+    while progress and next_block < s.num_blocks:
+        progress = False
+        for sm in range(nsms):
+            if next_block < s.num_blocks and fits(state, s, sm):
+                add_cta(state, s, streams, sm, next_block, start + s.cta_launch_latency)  # place
+                next_block += 1
+                progress = True
+                if scheduled[sm] == -1 or start < scheduled[sm]:  # schedule
+                    scheduled[sm] = start
+                    heap = _push(heap, nheap, start, sm)
+                    nheap += 1
+    end = start
+    while nheap:
+        cycle, i = _pop(heap, nheap)
+        nheap -= 1
+        if scheduled[i] != cycle:
+            continue
+        scheduled[i] = -1
+        nxt = tick(state, s, code, streams, mem, i, cycle)
+        if state.err[0]:
+            return -1
+        end = max(end, cycle)
+        if state.sv[i, SV_FINISHED_CTAS]:
+            state.sv[i, SV_FINISHED_CTAS] = 0
+            placed = False
+            while next_block < s.num_blocks and fits(state, s, i):
+                add_cta(state, s, streams, i, next_block, cycle + s.cta_launch_latency)
+                next_block += 1
+                placed = True
+            if placed:
+                nxt = cycle + 1 if nxt == -1 else min(nxt, cycle + 1)
+        if nxt != -1 and (scheduled[i] == -1 or nxt < scheduled[i]):
+            scheduled[i] = nxt
+            heap = _push(heap, nheap, nxt, i)
+            nheap += 1
+    for sm in range(nsms):  # an SM that ran out of blocks early idles until the launch ends
+        idle = end - max(state.sv[sm, SV_LAST_CYCLE], start - 1)
+        state.stalls[sm, IDLE] += idle * s.schedulers
+    return end
