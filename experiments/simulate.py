@@ -44,12 +44,14 @@ class SimResult:
 
 
 def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
-             params: dict[str, Any] | None = None, max_instructions: int | None = None) -> SimResult:
+             params: dict[str, Any] | None = None, max_instructions: int | None = None,
+             engine: str = "reference") -> SimResult:
     """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW) on the GPU ``config``;
-    ``max_instructions``: each launch's instruction budget (default: ``FunctionalConfig``'s rule)."""
+    ``max_instructions``: each launch's instruction budget (default: ``FunctionalConfig``'s rule);
+    ``engine``: the timing engine (``TimingDevice``'s; both give the same result)."""
     workload = get_workload(name)
     device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size,
-                                                   max_warp_instructions=max_instructions))
+                                                   max_warp_instructions=max_instructions), engine=engine)
     form = config.mode.form
     run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device)
     wall = device.sim_seconds

@@ -15,7 +15,10 @@ A deliberate change of behaviour regenerates the file and says so in its commit:
 
     .venv/bin/python tests/behaviour_lock.py --write [functional timing rtl]
 
-Digests are over canonical JSON (sorted keys), so they do not depend on dict order.
+Digests are over canonical JSON (sorted keys), so they do not depend on dict order. The timing
+fingerprints are computed with the reference engine; ``--engine compiled`` (and
+``timing_entry(..., engine="compiled")``) computes them with the compiled engine, which must give
+the same ones (it is never used to write the file).
 """
 
 from __future__ import annotations
@@ -65,11 +68,12 @@ def functional_entry(workload: str, form: str) -> dict:
             "stats": digest(run.to_dict())}
 
 
-def timing_entry(workload: str, mode: str, preset_name: str) -> dict:
+def timing_entry(workload: str, mode: str, preset_name: str, engine: str = "reference") -> dict:
     from dualflow.experiments.simulate import simulate
     from dualflow.machine import preset
 
-    result = simulate(workload, preset(preset_name).replace(mode=mode), size=SIZE, seed=SEED).to_dict()
+    result = simulate(workload, preset(preset_name).replace(mode=mode), size=SIZE, seed=SEED,
+                      engine=engine).to_dict()
     result.pop("wall_seconds")
     out = {"cycles": result["timing"]["cycles"]["value"],
            "warp_instructions": result["timing"]["warp_instructions"]["value"]}
@@ -108,7 +112,7 @@ def key(*parts: str) -> str:
     return "/".join(parts)
 
 
-def compute(parts: list[str]) -> dict[str, dict]:
+def compute(parts: list[str], engine: str = "reference") -> dict[str, dict]:
     out: dict[str, dict] = {}
     if "functional" in parts:
         for w in workload_names():
@@ -118,7 +122,7 @@ def compute(parts: list[str]) -> dict[str, dict]:
         for p in PRESETS:
             for w in workload_names():
                 for mode in ("base", "dflow"):
-                    out.setdefault("timing", {})[key(p, w, mode)] = timing_entry(w, mode, p)
+                    out.setdefault("timing", {})[key(p, w, mode)] = timing_entry(w, mode, p, engine)
     if "rtl" in parts:
         for mode in ("base", "dflow"):
             for name, entry in rtl_entries(mode).items():
@@ -135,8 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("parts", nargs="*", default=["functional", "timing", "rtl"],
                     help="which models to fingerprint (default: all)")
     ap.add_argument("--write", action="store_true", help="store the new fingerprints in the lock file")
+    ap.add_argument("--engine", choices=("reference", "compiled"), default="reference",
+                    help="timing engine for the timing fingerprints (default: reference)")
     args = ap.parse_args(argv)
-    new = compute(args.parts)
+    if args.write and args.engine != "reference":
+        ap.error("the lock file is written with the reference engine")
+    new = compute(args.parts, args.engine)
     old = load() if LOCK_FILE.exists() else {}
     changed = 0
     for part, entries in new.items():

@@ -39,6 +39,13 @@ def test_timing_model_unchanged(name: str):
     assert lock.timing_entry(workload, mode, preset) == PINNED["timing"][name]
 
 
+@pytest.mark.parametrize("name", _entries("timing"))
+def test_compiled_timing_engine_matches_the_lock(name: str):
+    """The compiled timing engine gives the reference engine's pinned fingerprints."""
+    preset, workload, mode = name.split("/")
+    assert lock.timing_entry(workload, mode, preset, engine="compiled") == PINNED["timing"][name]
+
+
 @pytest.mark.parametrize("mode", ["base", "dflow"])
 def test_rtl_core_unchanged(mode: str):
     got = lock.rtl_entries(mode)

@@ -1,8 +1,11 @@
 """``TimingDevice``: the functional model's host API with the timing model underneath.
 
 Host drivers (the workloads' ``execute``) run unchanged: every ``launch`` is simulated on the
-GPU model, which executes each instruction in the functional model when it issues, so memory
-results are the functional model's; the per-launch timing is kept in ``timing``.
+GPU model, so memory results are the functional model's; the per-launch timing is kept in
+``timing``. Two engines give the same results: ``"reference"`` (models/timing/gpu.py) executes
+each instruction in the functional model when it issues; ``"compiled"``
+(models/timing/compiled/engine.py) runs the launch functionally first and times the recorded
+instruction streams in compiled code.
 """
 
 from __future__ import annotations
@@ -19,16 +22,27 @@ from dualflow.models.device import Device, LaunchResult
 from .gpu import Gpu
 from .stats import TimingStats
 
+#: The timing engines (``TimingDevice(engine=...)``).
+ENGINES = ("reference", "compiled")
+
 
 class TimingDevice(Device):
     """A device whose launches run on the cycle-level GPU model."""
 
     def __init__(self, config: GpuConfig, functional: FunctionalConfig | None = None, *,
-                 record_issue: bool = False):
+                 record_issue: bool = False, engine: str = "reference"):
+        if engine not in ENGINES:
+            raise ConfigError(f"unknown timing engine {engine!r} (have: {', '.join(ENGINES)})")
         functional = functional or FunctionalConfig(warp_size=config.sm.warp_size)
         super().__init__(functional)
         self.gpu_config = config
-        self.gpu = Gpu(config, record_issue=record_issue)
+        self.engine = engine
+        if engine == "compiled":
+            from .compiled.engine import CompiledGpu  # imports numba: only when asked for
+
+            self.gpu = CompiledGpu(config, record_issue=record_issue)
+        else:
+            self.gpu = Gpu(config, record_issue=record_issue)
         self.timing: list[TimingStats] = []
         self.sim_seconds = 0.0  # wall time spent simulating launches
 

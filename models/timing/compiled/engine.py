@@ -43,8 +43,8 @@ import numpy as np
 
 from dualflow.errors import ConfigError, DualflowError
 from dualflow.isa import Kernel, Opcode
-from dualflow.machine.config import GpuConfig
 from dualflow.machine import Scheduler
+from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import block_registers, entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.executor import Geometry
@@ -266,9 +266,9 @@ class CompiledGpu:
                 sm.pipes[cls] = self._pipes[i, k, :len(sm.pipes[cls])].tolist()
             sm.collector._bank_busy = self._bank_busy[i].tolist()
         ref.cycle = self.cycle
-        self.memory.to_reference(ref.memory)
+        self.memory.store_into(ref.memory)
         timing = ref.run(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
-        self.memory.from_reference(ref.memory)
+        self.memory = CompiledMemory.from_reference(ref.memory)
         self.cycle = ref.cycle
         for i, sm in enumerate(ref.sms):
             self._fetch_rr[i], self._seq[i], self._warp_age[i] = sm.fetch_rr, sm.seq, sm.warp_age

@@ -43,7 +43,8 @@ def _pop(heap, n):
             c = 2 * i + 1
             if c >= n:
                 break
-            if c + 1 < n and (heap[c + 1, 0] < heap[c, 0] or (heap[c + 1, 0] == heap[c, 0] and heap[c + 1, 1] < heap[c, 1])):
+            if c + 1 < n and (heap[c + 1, 0] < heap[c, 0]
+                              or (heap[c + 1, 0] == heap[c, 0] and heap[c + 1, 1] < heap[c, 1])):
                 c += 1
             if l0 < heap[c, 0] or (l0 == heap[c, 0] and l1 <= heap[c, 1]):
                 break

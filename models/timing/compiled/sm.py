@@ -19,8 +19,8 @@ from numba import njit
 
 from .core import (
     BARRIER,
-    COMPLETION_WIDTH,
     COLLECTOR_FULL,
+    COMPLETION_WIDTH,
     CTRL,
     DONE,
     DRAIN,
@@ -387,13 +387,15 @@ def dispatch(state, s, code, streams, mem, sm, t):
                     if state.cu_slot[sm, o] != slot:
                         continue
                     distance = streams.ordinal[rec] - streams.ordinal[state.cu_rec[sm, o]]
-                    err = state.err
                     if distance > 63:
-                        err[0], err[1], err[2], err[3], err[4], err[5] = ERR_ORDER_FAR, sm, slot, state.cu_pc[sm, o], pc, t
-                        return progress
-                    if (streams.order_conflict[streams.access[rec]] >> (distance - 1)) & 1:
-                        err[0], err[1], err[2], err[3], err[4], err[5] = ERR_ORDER, sm, slot, state.cu_pc[sm, o], pc, t
-                        return progress
+                        found = ERR_ORDER_FAR
+                    elif (streams.order_conflict[streams.access[rec]] >> (distance - 1)) & 1:
+                        found = ERR_ORDER
+                    else:
+                        continue
+                    err = state.err
+                    err[0], err[1], err[2], err[3], err[4], err[5] = found, sm, slot, state.cu_pc[sm, o], pc, t
+                    return progress
         cls = st[pc, ST_UNIT]
         pipe = 0
         if ready:

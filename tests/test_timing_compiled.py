@@ -1,0 +1,196 @@
+"""The compiled timing engine (models/timing/compiled/) against the reference engine
+(models/timing/gpu.py), which is its specification: every launch's full ``TimingStats`` (stall
+reasons, counters, per-bank register-file traffic, memory statistics), the cycle the next launch
+starts at, the issue log (cycle, block, warp, pc of every issue) and the memory results must be
+equal. The behaviour lock (tests/test_behaviour_lock.py) holds the compiled engine to the same
+pinned fingerprints as the reference.
+
+Runs: every workload at size tiny in both modes on three presets (GTO and LRR schedulers, 68/46/15
+SMs); the directed programs (faulting ones fall back to the reference engine, which raises); a
+launch sequence whose middle launch has a data race (it falls back, and the state carries across in
+both directions); the D-FLOW memory-ordering violation; a few workloads at size small (slow)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dualflow.errors import KernelFault
+from dualflow.isa import Form, Kernel, assemble
+from dualflow.isa.convert import convert_kernel
+from dualflow.kernels.directed import FAULT_PROGRAMS, PROGRAMS, program
+from dualflow.kernels.directed import kernel as directed_kernel
+from dualflow.kernels.registry import WORKLOADS, get_workload
+from dualflow.kernels.workload import run_workload
+from dualflow.machine.banks import register_bank
+from dualflow.machine.config import GpuConfig
+from dualflow.machine.mode import Mode
+from dualflow.machine.presets import preset
+from dualflow.models.timing.compiled.core import Code
+from dualflow.models.timing.compiled.engine import encode_code
+from dualflow.models.timing.compiled.sm import must_keep_order
+from dualflow.models.timing.compiled.sm import register_bank as compiled_register_bank
+from dualflow.models.timing.device import TimingDevice
+from dualflow.models.timing.ordering import MemoryOrderViolation
+from dualflow.models.timing.ordering import must_keep_order as reference_must_keep_order
+from dualflow.models.timing.program import decode_kernel
+
+ENGINES = ("reference", "compiled")
+PRESETS = ("paper-rtx3080", "ampere-rtx3070", "fermi-gtx480")
+
+
+def devices(config: GpuConfig) -> dict[str, TimingDevice]:
+    return {engine: TimingDevice(config, record_issue=True, engine=engine) for engine in ENGINES}
+
+
+def assert_same(ref: TimingDevice, got: TimingDevice) -> None:
+    """Everything the two engines leave behind is equal (launch by launch, first difference named)."""
+    assert len(got.timing) == len(ref.timing)
+    for i, (a, b) in enumerate(zip(ref.timing, got.timing)):
+        a, b = a.to_dict(), b.to_dict()
+        differ = [key for key in a if a[key] != b.get(key)]
+        assert not differ, f"launch {i} ({a['kernel']}): {differ} differ"
+    assert got.gpu.cycle == ref.gpu.cycle
+    assert got.gpu.issue_log == ref.gpu.issue_log
+    assert np.array_equal(got.memory.words, ref.memory.words)
+
+
+def run_both(name: str, config: GpuConfig, size: str = "tiny") -> None:
+    devs = devices(config)
+    runs = {e: run_workload(get_workload(name), size=size, form=config.mode.form, seed=1, device=d)
+            for e, d in devs.items()}
+    assert runs["compiled"].verdict == runs["reference"].verdict
+    assert runs["compiled"].total.to_dict() == runs["reference"].total.to_dict()  # per-pc counts and more
+    assert_same(devs["reference"], devs["compiled"])
+
+
+# ------------------------------------------------------------------ rules copied into numba
+def test_register_bank_rule_is_the_machines():
+    for banks in (1, 2, 4, 8, 16):
+        for slot in range(0, 64, 3):
+            for entry in range(0, 300, 7):
+                assert compiled_register_bank(entry, slot, banks) == register_bank(entry, slot, banks)
+
+
+def test_memory_order_rule_is_the_isas():
+    k = directed_kernel("memory_order", Form.DFLOW)
+    static = decode_kernel(k)
+    code = Code(st=encode_code(static), units=np.zeros((5, 3), dtype=np.int64))
+    mem = [ins for ins in static if ins.ordered]
+    assert len(mem) >= 2
+    for a in mem:
+        for b in mem:
+            assert bool(must_keep_order(code, a.pc, b.pc)) == reference_must_keep_order(a, b)
+
+
+# ------------------------------------------------------------------ workloads
+@pytest.mark.parametrize("mode", list(Mode))
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+@pytest.mark.parametrize("preset_name", PRESETS)
+def test_workload_tiny(preset_name: str, name: str, mode: Mode):
+    run_both(name, preset(preset_name).replace(mode=mode.value))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", list(Mode))
+@pytest.mark.parametrize("name", ["pathfinder", "reduce", "hotspot", "bfs", "nw"])
+def test_workload_small(name: str, mode: Mode):
+    run_both(name, preset("paper-rtx3080").replace(mode=mode.value), size="small")
+
+
+# ------------------------------------------------------------------ directed programs
+@pytest.mark.parametrize("warp_size", [4, 32])
+@pytest.mark.parametrize("mode", list(Mode))
+@pytest.mark.parametrize("name", [*PROGRAMS, *FAULT_PROGRAMS])
+def test_directed_program(name: str, mode: Mode, warp_size: int):
+    config = preset("paper-rtx3080").replace(mode=mode.value, num_sms=2, **{"sm.warp_size": warp_size})
+    devs = devices(config)
+    prog = program(name)
+    k = directed_kernel(name, mode.form)
+    outcome = {}
+    for engine, dev in devs.items():
+        params = prog.setup(dev)
+        try:
+            dev.launch(k, grid=prog.grid, block=prog.block, params=params)
+            outcome[engine] = None
+        except KernelFault as fault:  # a fault falls back to the reference engine, which raises it
+            outcome[engine] = str(fault)
+    assert outcome["compiled"] == outcome["reference"]
+    assert (outcome["reference"] is not None) == (name in FAULT_PROGRAMS)
+    if outcome["reference"] is None:
+        assert_same(devs["reference"], devs["compiled"])
+
+
+# ------------------------------------------------------------------ fallback
+def _kernel(name: str, body: str) -> Kernel:
+    return assemble(f".kernel {name}\n.form reg\n.param out\n{body}").only
+
+
+#: Every thread adds its index into out[i]: no two threads touch one word.
+_PRIVATE = _kernel("private", " s2r r0, %tid.x\n s2r r1, %ctaid.x\n s2r r2, %ntid.x\n imad r0, r1, r2, r0\n"
+                   " ldc r3, out\n ishl r4, r0, 2\n iadd r3, r3, r4\n ldg r5, [r3]\n iadd r5, r5, r0\n"
+                   " stg [r3], r5\n exit\n")
+#: Every thread of every block stores its index into out[0]: a data race between warps, whose
+#: outcome depends on the order warps run in, so the compiled engine hands it to the reference.
+_RACY = _kernel("racy", " s2r r0, %tid.x\n s2r r1, %ctaid.x\n s2r r2, %ntid.x\n imad r0, r1, r2, r0\n"
+                " ldc r3, out\n stg [r3], r0\n exit\n")
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_racy_launch_falls_back_and_state_carries(mode: Mode):
+    """Launches before and after a racy one, on both engines: every launch's timing, the memory
+    system's state (the next launch's statistics and times depend on it), the cycle and the
+    issue log carry across the fallback exactly."""
+    config = preset("paper-rtx3080").replace(mode=mode.value, num_sms=4)
+    devs = devices(config)
+    kernels = [convert_kernel(k)[0] if mode.dflow else k for k in (_PRIVATE, _RACY, _PRIVATE)]
+    for dev in devs.values():
+        out = dev.upload(np.zeros(4096, dtype=np.uint32))
+        for k in (*kernels, kernels[1], kernels[0]):
+            dev.launch(k, grid=8, block=96, params=[out])
+    assert_same(devs["reference"], devs["compiled"])
+    assert devs["compiled"].gpu._reference is not None  # the racy launches did fall back
+
+
+# ------------------------------------------------------------------ errors
+def _ordering_kernel(load_color: int) -> Kernel:
+    """(tests/test_timing.py's) a store fed by a slow load, then a load of the stored word; with
+    different colors D-FLOW may reorder them, and here they really conflict."""
+    return assemble(f""".kernel t
+.form dflow
+.param out
+ ldc out
+ ldg.c0 [|1|+64]
+ stg.c1 [|2|], |1|
+ ldg.c{load_color} [|2|]
+ stg.c3 [|3|+4], |1|
+ exit
+""").only
+
+
+def test_memory_order_violation_raises_the_reference_error():
+    config = GpuConfig(mode="dflow").replace(num_sms=1, **{"sm.cta_launch_latency": 0})
+    messages = []
+    for dev in devices(config).values():
+        buf = dev.upload(np.arange(1024, dtype=np.uint32))
+        with pytest.raises(MemoryOrderViolation) as info:
+            dev.launch(_ordering_kernel(2), grid=1, block=32, params=[buf])
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert "touch the same word" in messages[0]
+
+
+def test_same_color_keeps_order_on_both_engines():
+    config = GpuConfig(mode="dflow").replace(num_sms=1, **{"sm.cta_launch_latency": 0})
+    devs = devices(config)
+    for dev in devs.values():
+        buf = dev.upload(np.arange(1024, dtype=np.uint32))
+        dev.launch(_ordering_kernel(1), grid=1, block=32, params=[buf])
+    assert_same(devs["reference"], devs["compiled"])
+
+
+def test_unknown_engine_is_refused():
+    from dualflow.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown timing engine"):
+        TimingDevice(preset("paper-rtx3080"), engine="fast")
