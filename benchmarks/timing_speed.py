@@ -1,50 +1,121 @@
-"""Speed of the performance model on the ``paper-rtx3080`` preset (68 SMs).
+"""Speed of the performance model's engines side by side, on the ``paper-rtx3080`` preset (68 SMs).
 
-For each workload and mode: simulated warp-instructions, thread-instructions and cycles per second
-of wall time spent simulating launches (input generation, conversion and checks excluded), median
-of ``--repeat`` runs; and the peak resident memory of the whole process.
+For each workload, size and mode, every engine simulates the same launches in a fresh process
+(so each run's peak resident memory is its own), ``--repeat`` times; the table gives the median
+wall seconds spent simulating launches (input generation and checks excluded), simulated cycles
+and thread-instructions per second, peak RSS, and the compiled engine's speed-up over the
+reference. Cycles and every timing statistic must be identical between the engines: a
+difference is printed as MISMATCH and the exit status is 1.
 
-    python benchmarks/timing_speed.py [--size small] [--repeat 3] [workload ...]
+The reference engine needs hours at paper sizes, so ``--launches N`` stops both engines after the
+first N launches of a workload (the ratio is then measured on those launches, side by side);
+``--compiled-only`` measures the compiled engine alone on whole runs.
+
+    python benchmarks/timing_speed.py [--size paper] [--launches 1] [--repeat 3] [workload ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import resource
 import statistics
+import subprocess
 import sys
 
-from dualflow.experiments.simulate import simulate
-from dualflow.machine.mode import Mode
-from dualflow.machine.presets import preset
+PAPER_FOUR = ("gaussian", "lud", "pathfinder", "nn")
+ENGINES = ("reference", "compiled")
 
-DEFAULT = ("gaussian", "lud", "pathfinder", "nn", "hotspot")
+
+class _Enough(Exception):
+    """Raised after the requested number of launches to stop the host driver."""
+
+
+def measure(workload: str, size: str, mode: str, engine: str, launches: int | None) -> dict:
+    """One run in this process: its launches' merged timing, wall seconds and peak RSS."""
+    from dualflow.kernels.registry import get_workload
+    from dualflow.kernels.workload import run_workload
+    from dualflow.machine.functional import FunctionalConfig
+    from dualflow.machine.presets import preset
+    from dualflow.models.statistic import merge_launches
+    from dualflow.models.timing.device import TimingDevice
+
+    config = preset("paper-rtx3080").replace(mode=mode)
+    device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size), engine=engine)
+    if launches is not None:
+        def stop(_stats, _seconds) -> None:
+            if len(device.timing) >= launches:
+                raise _Enough
+        device.on_launch = stop
+    try:
+        run_workload(get_workload(workload), size=size, form=config.mode.form, device=device)
+    except _Enough:
+        pass
+    total, _ = merge_launches(device.timing)
+    timing = total.to_dict()
+    return {"cycles": total.cycles, "warp_instructions": total.total_warp_instructions,
+            "thread_instructions": sum(total.thread_instructions.values()), "launches": len(device.timing),
+            "seconds": device.sim_seconds,
+            "digest": hashlib.sha256(json.dumps(timing, sort_keys=True).encode()).hexdigest()[:16],
+            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def in_fresh_process(*args) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(args)], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("workloads", nargs="*", default=DEFAULT)
+    parser.add_argument("workloads", nargs="*", default=PAPER_FOUR)
     parser.add_argument("--size", default="small")
+    parser.add_argument("--modes", default="base,dflow")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--launches", type=int, default=None, help="stop after this many launches")
+    parser.add_argument("--compiled-only", action="store_true", help="measure only the compiled engine")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    print(f"paper-rtx3080, size {args.size}, median of {args.repeat} runs")
-    print(f"{'workload':<11}{'mode':<6}{'cycles':>11}{'warp-instr':>12}{'warp-instr/s':>14}"
-          f"{'thread-instr/s':>16}{'cycles/s':>11}")
-    rates = []
+    if args.worker:
+        print(json.dumps(measure(*json.loads(args.worker))))
+        return 0
+    engines = ("compiled",) if args.compiled_only else ENGINES
+    print(f"paper-rtx3080, size {args.size}, {'first ' + str(args.launches) + ' launches, ' if args.launches else ''}"
+          f"median of {args.repeat} runs, each in a fresh process")
+    head = f"{'workload':<11}{'mode':<6}{'launch':>7}{'cycles':>12}{'thread-instr':>15}"
+    for engine in engines:
+        head += f" | {engine + ' s':>12}{'cycles/s':>11}{'thr-instr/s':>13}{'RSS MiB':>8}"
+    print(head + ("" if len(engines) == 1 else f" | {'speed-up':>8}"))
+    status = 0
+    ratios, rates = [], []
     for name in args.workloads:
-        for mode in Mode:
-            config = preset("paper-rtx3080").replace(mode=mode)
-            runs = [simulate(name, config, size=args.size) for _ in range(args.repeat)]
-            wall = statistics.median(r.wall_seconds for r in runs)
-            t = runs[0].total
-            wi, ti = t.total_warp_instructions, sum(t.thread_instructions.values())
-            rates.append(ti / wall)
-            print(f"{name:<11}{mode:<6}{t.cycles:>11,}{wi:>12,}{wi / wall:>14,.0f}{ti / wall:>16,.0f}"
-                  f"{t.cycles / wall:>11,.0f}", flush=True)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"median thread-instructions/s over all runs: {statistics.median(rates):,.0f}; "
-          f"peak resident memory {peak:,.0f} MiB")
-    return 0
+        for mode in args.modes.split(","):
+            runs = {e: [in_fresh_process(name, args.size, mode, e, args.launches) for _ in range(args.repeat)]
+                    for e in engines}
+            first = runs[engines[0]][0]
+            line = (f"{name:<11}{mode:<6}{first['launches']:>7}{first['cycles']:>12,}"
+                    f"{first['thread_instructions']:>15,}")
+            wall = {}
+            for e in engines:
+                wall[e] = statistics.median(r["seconds"] for r in runs[e])
+                rss = max(r["rss_mib"] for r in runs[e])
+                line += (f" | {wall[e]:>12.2f}{first['cycles'] / wall[e]:>11,.0f}"
+                         f"{first['thread_instructions'] / wall[e]:>13,.0f}{rss:>8,.0f}")
+            rates.append(first["thread_instructions"] / wall[engines[-1]])
+            if len(engines) > 1:
+                ratios.append(wall["reference"] / wall["compiled"])
+                line += f" | {ratios[-1]:>7.1f}x"
+            digests = {r["digest"] for e in engines for r in runs[e]}
+            if len(digests) != 1:
+                line += "  MISMATCH: timing statistics differ"
+                status = 1
+            print(line, flush=True)
+    summary = f"median thread-instructions/s ({engines[-1]}): {statistics.median(rates):,.0f}"
+    if ratios:
+        summary += f"; speed-up median {statistics.median(ratios):.1f}x, minimum {min(ratios):.1f}x"
+    print(summary)
+    return status
 
 
 if __name__ == "__main__":

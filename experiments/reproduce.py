@@ -20,7 +20,6 @@ import io
 import json
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -32,6 +31,7 @@ from typing import Any
 
 from dualflow.atomic_write import atomic_folder, atomic_write
 from dualflow.errors import ConfigError, DualflowError
+from dualflow.experiments.progress import RunProgress
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.rodinia import PAPER_FOUR
 from dualflow.machine.footprint import entries_per_warp
@@ -196,21 +196,18 @@ def plan(size: str, seed: int, preset: str, workloads: Iterable[str], warps: Ite
 
 
 def run_all(jobs: list[Job], workers: int, out: Path, progress=None) -> list[dict]:
-    """Run every job (in parallel when ``workers`` > 1), keeping each full result under ``out/runs``."""
-    progress = progress or sys.stderr
+    """Run every job (in parallel when ``workers`` > 1), keeping each full result under ``out/runs``;
+    ``progress``: where the progress bar goes (standard error; shown only on a terminal)."""
     rows: list[dict] = []
-    start = time.perf_counter()
-    done = 0
+    bar = RunProgress(len(jobs), progress)
 
     def finish(job: Job, res: dict) -> None:
-        nonlocal done
-        done += 1
         rows.append(res["row"])
         atomic_write(out / "runs" / f"{job.tag}.json", json.dumps(res["full"], indent=1) + "\n")
-        width = 30
-        filled = width * done // len(jobs)
-        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{len(jobs)} {job.tag:<36} "
-              f"{time.perf_counter() - start:6.0f} s", end="", file=progress, flush=True)
+        timing = res["full"].get("timing")
+        bar.finished(job.tag, timing["cycles"]["value"] if timing else 0,
+                     sum(timing["thread_instructions"]["value"].values()) if timing else 0,
+                     res["row"]["wall_seconds"])
 
     try:
         with stop_on_terminate():
@@ -220,7 +217,7 @@ def run_all(jobs: list[Job], workers: int, out: Path, progress=None) -> list[dic
             else:
                 run_pool(jobs, workers, finish)
     finally:
-        print(file=progress)
+        bar.close()
     order = {job.tag: i for i, job in enumerate(jobs)}
     rows.sort(key=lambda r: order[Job(**{k: r[k] for k in Job.__dataclass_fields__}).tag])
     return rows

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dualflow.experiments.progress import LaunchProgress
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import WorkloadRun, run_workload
 from dualflow.machine.config import GpuConfig
@@ -45,15 +46,22 @@ class SimResult:
 
 def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
              params: dict[str, Any] | None = None, max_instructions: int | None = None,
-             engine: str = "reference") -> SimResult:
+             progress: bool = False, engine: str = "reference") -> SimResult:
     """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW) on the GPU ``config``;
     ``max_instructions``: each launch's instruction budget (default: ``FunctionalConfig``'s rule);
+    ``progress``: a progress bar per launch on standard error (when it is a terminal);
     ``engine``: the timing engine (``TimingDevice``'s; both give the same result)."""
     workload = get_workload(name)
     device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size,
                                                    max_warp_instructions=max_instructions), engine=engine)
     form = config.mode.form
-    run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device)
+    bar = LaunchProgress(f"{workload.name} ({size}, {config.mode})") if progress else None
+    device.on_launch = bar
+    try:
+        run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device)
+    finally:
+        if bar is not None:
+            bar.close()
     wall = device.sim_seconds
     total, by_kernel = merge_launches(device.timing)
     return SimResult(workload.name, size, seed, config, run, total, by_kernel, wall)

@@ -73,7 +73,7 @@ def run_and_stop(tmp_path: Path, stop) -> tuple[int, float, list[str], list[int]
         left = alive(workers) if "workers" in locals() else []
         for pid in left:  # a failing run must not leave them behind
             os.kill(pid, signal.SIGKILL)
-    lines = [line for line in (buf + err).decode().split("\n") if line and not line.startswith("\r[")]
+    lines = [line for line in (buf + err).decode().split("\n") if line and not line.startswith("\rreproduce")]
     return proc.returncode, seconds, lines, left
 
 

@@ -75,7 +75,7 @@ def cmd_sim(args) -> int:
     from dualflow.experiments.simulate import simulate
 
     result = simulate(args.target, _config(args), size=args.size or "small", seed=args.seed,
-                      max_instructions=args.max_instructions)
+                      max_instructions=args.max_instructions, progress=True)
     print(f"{result.workload} ({result.size}) on {result.config.name}, {result.config.mode}: {result.run.verdict}")
     print("\n".join(_timing_lines(result.total)))
     for name, k in result.by_kernel.items():

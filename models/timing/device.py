@@ -11,7 +11,7 @@ instruction streams in compiled code.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from dualflow.errors import ConfigError
 from dualflow.isa import Kernel
@@ -45,6 +45,8 @@ class TimingDevice(Device):
             self.gpu = Gpu(config, record_issue=record_issue)
         self.timing: list[TimingStats] = []
         self.sim_seconds = 0.0  # wall time spent simulating launches
+        #: called after each launch with its ``TimingStats`` and wall seconds (a progress bar)
+        self.on_launch: Callable[[TimingStats, float], None] | None = None
 
     def launch(self, kernel: Kernel, grid: int | Sequence[int], block: int | Sequence[int],
                params: Sequence = (), *, trace: bool | None = None) -> LaunchResult:
@@ -53,7 +55,10 @@ class TimingDevice(Device):
         geo, words, warp_counts, thread_counts = self._begin_launch(kernel, grid, block, params)
         start = time.perf_counter()
         timing = self.gpu.run(kernel, geo, words, self.memory, self.config, warp_counts, thread_counts)
-        self.sim_seconds += time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        self.sim_seconds += seconds
+        if self.on_launch is not None:
+            self.on_launch(timing, seconds)
         stats = self._end_launch(kernel, geo, warp_counts, thread_counts)
         self.timing.append(timing)
         return LaunchResult(stats, None)
