@@ -26,7 +26,7 @@ from dualflow.machine.banks import register_bank
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
-from dualflow.models.timing.compiled.core import Code
+from dualflow.models.timing.compiled.core import Code, code_ref
 from dualflow.models.timing.compiled.engine import encode_code
 from dualflow.models.timing.compiled.sm import must_keep_order
 from dualflow.models.timing.compiled.sm import register_bank as compiled_register_bank
@@ -75,7 +75,7 @@ def test_register_bank_rule_is_the_machines():
 def test_memory_order_rule_is_the_isas():
     k = directed_kernel("memory_order", Form.DFLOW)
     static = decode_kernel(k)
-    code = Code(st=encode_code(static), units=np.zeros((5, 3), dtype=np.int64))
+    code = code_ref(Code(table=encode_code(static), units=np.zeros((5, 3), dtype=np.int64)))
     mem = [ins for ins in static if ins.ordered]
     assert len(mem) >= 2
     for a in mem:

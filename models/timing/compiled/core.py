@@ -7,11 +7,18 @@ warp's slot in its SM (``[sm, slot, ...]``): a slot holds one resident warp at a
 them by name (``state.cu_pc[sm, u]``):
 
 - ``Settings``: the configuration and the launch's shape (plain ints);
-- ``Code``: ``program.decode_kernel``'s facts, one row per pc (``st[pc, ST_*]``);
+- ``Code``: ``program.decode_kernel``'s facts, one row per pc (``table[pc, ST_*]``);
 - ``Streams``: the launch's ``LaunchStreams`` (see ..streams) plus the per-record ordinal among
   the warp's ordered memory records (for the memory-ordering check);
 - ``SmState``: everything ``Sm``, ``Warp``, ``OperandCollector``, the scoreboards and
-  ``SmCounters`` keep, and the completion and wake heaps.
+  ``SmCounters`` keep, and (``Heaps``) the completion and wake heaps and the issue log.
+
+njit code gets ``Code``, ``Streams`` and ``SmState`` as structrefs (``CodeRef``, ``StreamsRef``,
+``SmStateRef``: the same arrays, by reference). A call that passes a tuple of arrays increfs and
+decrefs every array in it, which made those atomic operations half of the run time; a structref
+is one reference. ``Heaps`` is a structref too, so its arrays can grow (all SMs' heaps at once);
+everything else has a fixed size per launch. Python code reads the arrays through the named
+tuples it built the structrefs from.
 
 Codes mirror the reference's strings: stall reasons are indices into ``stats.STALL_REASONS``
 (their precedence rank, ``sm._RANK``), unit classes indices into ``sm.UNIT_CLASSES``.
@@ -22,8 +29,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
-from numba.typed import List
+from numba import njit, types
+from numba.experimental import structref
 
 from ..scoreboard import PENDING
 from ..sm import UNIT_CLASSES
@@ -50,7 +57,7 @@ SPACE_NONE, SPACE_GLOBAL, SPACE_SHARED, SPACE_LOCAL, SPACE_PARAM = range(5)
 # opcodes the pipeline treats specially
 OP_OTHER, OP_MEMBAR, OP_BAR, OP_EXIT = range(4)
 
-# --- per-pc instruction facts: columns of ``Code.st`` ----------------------------------------
+# --- per-pc instruction facts: columns of ``Code.table`` ----------------------------------------
 (ST_UNIT, ST_PRODUCES, ST_NSRC, ST_NUNIQ, ST_DST, ST_REDIRECT, ST_ISSUE_ONLY, ST_IS_MEM, ST_ORDERED,
  ST_IS_STORE, ST_SPACE, ST_OP, ST_COLOR, ST_NEEDS_CU, ST_SRC, _) = range(16)
 MAX_SOURCES = 4
@@ -80,7 +87,7 @@ Settings = namedtuple("Settings", [
     "code_length", "warps_per_block", "num_blocks", "block_shared", "block_registers", "entries",
     "num_sms", "record_issue"])
 
-Code = namedtuple("Code", ["st", "units"])  # units[class] = (latency, interval, count)
+Code = namedtuple("Code", ["table", "units"])  # table[pc, ST_*]; units[class] = (latency, interval, count)
 
 Streams = namedtuple("Streams", [
     "first", "count", "pc", "threads", "rp", "exits", "access", "ordinal", "tx_first", "tx_count", "degree",
@@ -92,7 +99,91 @@ SmState = namedtuple("SmState", [
     "cu_used", "cu_order", "cu_slot", "cu_pc", "cu_rec", "cu_dest", "cu_unread", "cu_ready_at", "cu_waiting",
     "cu_seq", "cu_nops", "cu_bank", "cu_key", "cu_read", "scratch",
     "pipes", "bank_busy", "stalls", "warp_instructions", "thread_instructions", "misc", "rf_reads", "rf_writes",
-    "cta_block", "cta_left", "cta_slots", "completions", "wake", "log", "log_n", "err"])
+    "cta_block", "cta_left", "cta_slots", "heaps", "log_n", "err"])
+
+
+class _Fields(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+@structref.register
+class CodeType(_Fields):
+    pass
+
+
+@structref.register
+class StreamsType(_Fields):
+    pass
+
+
+@structref.register
+class SmStateType(_Fields):
+    pass
+
+
+class CodeRef(structref.StructRefProxy):
+    """``Code`` for njit code."""
+
+
+class StreamsRef(structref.StructRefProxy):
+    """``Streams`` for njit code."""
+
+
+class SmStateRef(structref.StructRefProxy):
+    """``SmState`` for njit code."""
+
+
+structref.define_proxy(CodeRef, CodeType, list(Code._fields))
+structref.define_proxy(StreamsRef, StreamsType, list(Streams._fields))
+structref.define_proxy(SmStateRef, SmStateType, list(SmState._fields))
+
+
+# Built in cached njit code: the proxies' own constructors compile anew in every process.
+@njit(cache=True)
+def code_ref(code):
+    """A ``CodeRef`` of the named tuple ``code``."""
+    return CodeRef(*code)
+
+
+@njit(cache=True)
+def streams_ref(streams):
+    """A ``StreamsRef`` of the named tuple ``streams``."""
+    return StreamsRef(*streams)
+
+
+@njit(cache=True)
+def sm_state_ref(state):
+    """A ``SmStateRef`` of the named tuple ``state``."""
+    return SmStateRef(*state)
+
+
+@structref.register
+class HeapsType(_Fields):
+    pass
+
+
+class Heaps(structref.StructRefProxy):
+    """Per SM, the completion heap (``completions[sm, :SV_NCOMP]``, rows of (done, seq, kind,
+    slot, dest, pc)) and the wake heap (``wake[sm, :SV_NWAKE]``); the issue log
+    (``log[:log_n]``, rows of (cycle, block, warp, pc))."""
+
+    def __new__(cls, completions, wake, log):
+        return structref.StructRefProxy.__new__(cls, completions, wake, log)
+
+    @property
+    def log(self) -> np.ndarray:
+        return _heaps_log(self)
+
+
+@njit(cache=True)
+def _heaps_log(heaps):
+    return heaps.log
+
+
+structref.define_constructor(Heaps, HeapsType, ["completions", "wake", "log"])
+structref.define_boxing(HeapsType, Heaps)
+structref.define_attributes(HeapsType)
 
 
 def make_sm_state(s: Settings, pipe_count: int, heap_capacity: int = 64) -> SmState:
@@ -104,8 +195,6 @@ def make_sm_state(s: Settings, pipe_count: int, heap_capacity: int = 64) -> SmSt
     def z(*shape):
         return np.zeros(shape, dtype=i64)
 
-    completions = List([np.zeros((heap_capacity, COMPLETION_WIDTH), dtype=i64) for _ in range(n)])
-    wake = List([np.zeros(heap_capacity, dtype=i64) for _ in range(n)])
     sv = z(n, SV_WIDTH)
     sv[:, SV_LAST_CYCLE] = -1
     wv = z(n, slots, W_WIDTH)
@@ -126,8 +215,9 @@ def make_sm_state(s: Settings, pipe_count: int, heap_capacity: int = 64) -> SmSt
         misc=z(n, M_WIDTH), rf_reads=z(n, s.banks), rf_writes=z(n, s.banks),
         cta_block=np.full((n, s.max_ctas), -1, dtype=i64), cta_left=z(n, s.max_ctas),
         cta_slots=z(n, s.max_ctas, s.warps_per_block),
-        completions=completions, wake=wake,
-        log=List([np.zeros((1024 if s.record_issue else 1, 4), dtype=i64)]), log_n=z(1), err=z(8))
+        heaps=Heaps(z(n, heap_capacity, COMPLETION_WIDTH), z(n, heap_capacity),
+                    z(1024 if s.record_issue else 1, 4)),
+        log_n=z(1), err=z(8))
 
 
 # ------------------------------------------------------------------ heaps
@@ -137,13 +227,14 @@ def make_sm_state(s: Settings, pipe_count: int, heap_capacity: int = 64) -> SmSt
 @njit(cache=True)
 def completion_push(state, sm, done, seq, kind, slot, dest, pc):
     """heapq.heappush(Sm.completions, (done, seq, kind, warp, dest, ins))."""
-    h = state.completions[sm]
+    heap = state.heaps.completions
     n = state.sv[sm, SV_NCOMP]
-    if n == h.shape[0]:
-        grown = np.zeros((2 * n, COMPLETION_WIDTH), dtype=np.int64)
-        grown[:n] = h
-        state.completions[sm] = grown
-        h = grown
+    if n == heap.shape[1]:
+        grown = np.zeros((heap.shape[0], 2 * n, COMPLETION_WIDTH), dtype=np.int64)
+        grown[:, :n] = heap
+        state.heaps.completions = grown
+        heap = grown
+    h = heap[sm]
     i = n
     while i > 0:
         p = (i - 1) >> 1
@@ -158,7 +249,7 @@ def completion_push(state, sm, done, seq, kind, slot, dest, pc):
 @njit(cache=True)
 def completion_pop(state, sm, out):
     """heapq.heappop(Sm.completions) into ``out`` (6 int64s)."""
-    h = state.completions[sm]
+    h = state.heaps.completions[sm]
     n = state.sv[sm, SV_NCOMP] - 1
     out[:] = h[0, :]
     state.sv[sm, SV_NCOMP] = n
@@ -182,13 +273,14 @@ def completion_pop(state, sm, out):
 @njit(cache=True)
 def wake_push(state, sm, cycle):
     """heapq.heappush(Sm.wake, cycle)."""
-    h = state.wake[sm]
+    heap = state.heaps.wake
     n = state.sv[sm, SV_NWAKE]
-    if n == h.shape[0]:
-        grown = np.zeros(2 * n, dtype=np.int64)
-        grown[:n] = h
-        state.wake[sm] = grown
-        h = grown
+    if n == heap.shape[1]:
+        grown = np.zeros((heap.shape[0], 2 * n), dtype=np.int64)
+        grown[:, :n] = heap
+        state.heaps.wake = grown
+        heap = grown
+    h = heap[sm]
     i = n
     while i > 0:
         p = (i - 1) >> 1
@@ -203,7 +295,7 @@ def wake_push(state, sm, cycle):
 @njit(cache=True)
 def wake_pop(state, sm):
     """heapq.heappop(Sm.wake)."""
-    h = state.wake[sm]
+    h = state.heaps.wake[sm]
     n = state.sv[sm, SV_NWAKE] - 1
     top = h[0]
     state.sv[sm, SV_NWAKE] = n
@@ -227,12 +319,12 @@ def wake_pop(state, sm):
 @njit(cache=True)
 def log_issue(state, t, block, wid, pc):
     """Sm.issue_log.append((t, block, wid, pc))."""
-    log = state.log[0]
+    log = state.heaps.log
     n = state.log_n[0]
     if n == log.shape[0]:
         grown = np.zeros((2 * n, 4), dtype=np.int64)
         grown[:n] = log
-        state.log[0] = grown
+        state.heaps.log = grown
         log = grown
     log[n, 0], log[n, 1], log[n, 2], log[n, 3] = t, block, wid, pc
     state.log_n[0] = n + 1

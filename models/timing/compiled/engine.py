@@ -97,7 +97,10 @@ from .core import (
     Code,
     Settings,
     Streams,
+    code_ref,
     make_sm_state,
+    sm_state_ref,
+    streams_ref,
 )
 from .gpu import run_launch
 from .memory import CompiledMemory
@@ -198,7 +201,7 @@ class CompiledGpu:
         if streams is None:
             return self._run_reference(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
         static = decode_kernel(kernel)
-        code = Code(st=encode_code(static), units=self._units)
+        code = Code(table=encode_code(static), units=self._units)
         sm = cfg.sm
         settings = Settings(
             dflow=int(cfg.dflow), lrr=int(Scheduler.parse(sm.scheduler, "warp scheduler") is Scheduler.LRR),
@@ -211,7 +214,7 @@ class CompiledGpu:
             code_length=len(static), warps_per_block=geo.warps_per_block, num_blocks=geo.num_blocks,
             block_shared=shared, block_registers=registers, entries=entries_per_warp(kernel, cfg.mode),
             num_sms=cfg.num_sms, record_issue=int(self.issue_log is not None))
-        state = make_sm_state(settings, self._pipe_count)
+        state = make_sm_state(settings, self._pipe_count)  # its arrays, read here; njit code gets a SmStateRef
         state.sv[:, SV_FETCH_RR], state.sv[:, SV_SEQ], state.sv[:, SV_WARP_AGE] = \
             self._fetch_rr, self._seq, self._warp_age
         state.pipes[:] = self._pipes
@@ -219,7 +222,8 @@ class CompiledGpu:
         start = self.cycle
         self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
         mem_before = self.memory.stats()
-        end = run_launch(state, settings, code, encode_streams(streams, code.st), self.memory.state, start)
+        refs = sm_state_ref(state), code_ref(code), streams_ref(encode_streams(streams, code.table))
+        end = run_launch(refs[0], settings, refs[1], refs[2], self.memory.state, start)
         if state.err[0]:
             self._raise(kernel, static, streams, state)
         self._fetch_rr[:], self._seq[:], self._warp_age[:] = \
@@ -227,7 +231,7 @@ class CompiledGpu:
         self._pipes[:] = state.pipes
         self._bank_busy[:] = state.bank_busy
         if self.issue_log is not None:
-            self.issue_log.extend(map(tuple, state.log[0][:state.log_n[0]].tolist()))
+            self.issue_log.extend(map(tuple, state.heaps.log[:state.log_n[0]].tolist()))
         cycles = end + 1 - start
         self.cycle = end + 1 + cfg.kernel_launch_latency
         return TimingStats.of_launch(kernel.name, cfg, sm_totals(_counter_views(state)), cycles=cycles,

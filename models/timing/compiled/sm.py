@@ -249,7 +249,7 @@ def tick(state, s, code, streams, mem, sm, t):
         skip(state, s, sm, gap)
     sv[sm, SV_LAST_CYCLE] = t
     progress = False
-    if sv[sm, SV_NCOMP] and state.completions[sm][0, 0] <= t:
+    if sv[sm, SV_NCOMP] and state.heaps.completions[sm, 0, 0] <= t:
         progress = writeback(state, s, code, streams, sm, t)
     if sv[sm, SV_NCU]:
         progress |= dispatch(state, s, code, streams, mem, sm, t)
@@ -263,12 +263,12 @@ def tick(state, s, code, streams, mem, sm, t):
     if state.err[0]:
         return -1
     occupancy(state, sm, 1)
-    while sv[sm, SV_NWAKE] and state.wake[sm][0] <= t:
+    while sv[sm, SV_NWAKE] and state.heaps.wake[sm, 0] <= t:
         wake_pop(state, sm)
     if progress:
         return t + 1
     if sv[sm, SV_NWAKE]:
-        return state.wake[sm][0]
+        return state.heaps.wake[sm, 0]
     if sv[sm, SV_NWARPS]:
         slot = state.warps[sm, 0]
         state.err[0], state.err[1], state.err[2], state.err[3] = ERR_DEADLOCK, sm, slot, t
@@ -285,7 +285,7 @@ def writeback(state, s, code, streams, sm, t):
     item = np.empty(COMPLETION_WIDTH, dtype=np.int64)
     deferred = np.empty((0, COMPLETION_WIDTH), dtype=np.int64)
     nd = 0
-    while state.sv[sm, SV_NCOMP] and state.completions[sm][0, 0] <= t:
+    while state.sv[sm, SV_NCOMP] and state.heaps.completions[sm, 0, 0] <= t:
         completion_pop(state, sm, item)
         kind, slot, dest, pc = item[2], item[3], item[4], item[5]
         if kind == WB:
@@ -333,9 +333,9 @@ def complete(state, s, code, streams, sm, slot, pc):
     wv = state.wv
     dirty(state, sm, slot)
     wv[sm, slot, W_INFLIGHT] -= 1
-    if code.st[pc, ST_IS_MEM]:
+    if code.table[pc, ST_IS_MEM]:
         wv[sm, slot, W_MEM_INFLIGHT] -= 1
-    if code.st[pc, ST_REDIRECT]:
+    if code.table[pc, ST_REDIRECT]:
         wv[sm, slot, W_FETCH_STALLED] = 0
         wv[sm, slot, W_FETCH_PC] = next_pc(state, streams, sm, slot)
     if wv[sm, slot, W_EXITED] and not wv[sm, slot, W_INFLIGHT]:
@@ -346,7 +346,7 @@ def complete(state, s, code, streams, sm, slot, pc):
 @njit(cache=True)
 def must_keep_order(code, older, younger):
     """ordering.must_keep_order on two pcs (a test checks the two agree)."""
-    st = code.st
+    st = code.table
     return st[older, ST_COLOR] == st[younger, ST_COLOR] and (st[older, ST_IS_STORE] or st[younger, ST_IS_STORE])
 
 
@@ -355,7 +355,7 @@ def dispatch(state, s, code, streams, mem, sm, t):
     """Sm._dispatch. The reference's ``check_reorder`` of the two accesses' addresses is the
     younger record's ``order_conflict`` bit for the older one; a conflict stops the launch with
     ``ERR_ORDER`` (the engine raises the reference's MemoryOrderViolation)."""
-    st = code.st
+    st = code.table
     sv, wv = state.sv, state.wv
     progress = False
     cus = s.collector_units
@@ -423,7 +423,7 @@ def dispatch(state, s, code, streams, mem, sm, t):
 @njit(cache=True)
 def start(state, s, code, streams, mem, sm, u, t, cls, pipe):
     """Sm._start: send collected unit ``u`` into pipeline ``pipe`` of its unit class."""
-    st = code.st
+    st = code.table
     pc, slot = state.cu_pc[sm, u], state.cu_slot[sm, u]
     latency, interval = code.units[cls, 0], code.units[cls, 1]
     busy_until = t + interval
@@ -539,7 +539,7 @@ def guard_blocks(state, s, sm, slot, position):
 @njit(cache=True)
 def waits(state, s, code, sm, slot, rp, pc, cycle):
     """RingScoreboard.waits(rp, static[pc].sources, cycle)."""
-    st = code.st
+    st = code.table
     for k in range(st[pc, ST_NSRC]):
         if state.board[sm, slot, (rp - st[pc, ST_SRC + k]) % s.ring] > cycle:
             return True
@@ -549,7 +549,7 @@ def waits(state, s, code, sm, slot, rp, pc, cycle):
 @njit(cache=True)
 def base_blocked(state, code, sm, slot, pc):
     """RegisterScoreboard.blocked."""
-    st = code.st
+    st = code.table
     dst = st[pc, ST_DST]
     if dst >= 0 and state.board[sm, slot, dst]:
         return True
@@ -647,7 +647,7 @@ def stall(state, sm, slot, reason, until):
 @njit(cache=True)
 def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
     """Sm._try_issue: issue the warp's next instruction if it can (ISSUED), else why not."""
-    st = code.st
+    st = code.table
     wv = state.wv
     wv[sm, slot, W_STALL] = NO_STALL
     if wv[sm, slot, W_EXITED]:
@@ -683,7 +683,7 @@ def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
 @njit(cache=True)
 def unblocks_next(state, s, code, sm, slot, pc, rp, t):
     """Sm._unblocks_next: is sending ``pc`` ahead to wait worth a collector unit?"""
-    st = code.st
+    st = code.table
     if state.wv[sm, slot, W_IB_LEN] < 2 or st[pc, ST_REDIRECT]:
         return False
     second = (state.wv[sm, slot, W_IB_HEAD] + 1) % s.ibuffer_entries
@@ -732,7 +732,7 @@ def unstall_block(state, s, sm, cta):
 @njit(cache=True)
 def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
     """Sm._execute, with the functional effects the stream records (and the barrier)."""
-    st = code.st
+    st = code.table
     sv, wv = state.sv, state.wv
     rec = wv[sm, slot, W_REC]
     if rec >= wv[sm, slot, W_REC_END] or streams.pc[rec] != pc:
@@ -836,7 +836,7 @@ def fetch(state, s, code, sm, t):
             state.ibuf_pc[sm, slot, tail], state.ibuf_ready[sm, slot, tail] = pc, ready
             wv[sm, slot, W_IB_LEN] += 1
             dirty(state, sm, slot)
-            if code.st[pc, ST_REDIRECT]:
+            if code.table[pc, ST_REDIRECT]:
                 wv[sm, slot, W_FETCH_STALLED] = 1
                 break
             pc += 1
