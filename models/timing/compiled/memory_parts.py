@@ -1,0 +1,272 @@
+"""Compiled building blocks of the memory system: timelines, MSHR heaps, set-associative tags.
+
+Each function is the array form of one method of the reference (``memory/timeline.py``
+``Timeline``, ``memory/cache.py`` ``MshrFile`` and ``SectorCache``) and does the same
+operations in the same order; ``tests/test_compiled_memory.py`` checks them equal through the
+whole memory system.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+#: ``Line.ready`` of a sector that holds no data (``memory.cache.INVALID``).
+from dualflow.models.timing.memory.cache import INVALID
+
+
+@numba.njit(cache=True, inline="always")
+def popcount(mask):
+    """Set bits of a sector mask (``int.bit_count``)."""
+    n = 0
+    while mask:
+        mask &= mask - 1
+        n += 1
+    return n
+
+
+# ---------------------------------------------------------------------- Timeline
+@numba.njit(cache=True)
+def _grow_timelines(tl):
+    rows, capacity = tl.starts.shape
+    starts = np.empty((rows, 2 * capacity), np.float64)
+    ends = np.empty((rows, 2 * capacity), np.float64)
+    starts[:, :capacity] = tl.starts
+    ends[:, :capacity] = tl.ends
+    tl.starts, tl.ends = starts, ends
+
+
+@numba.njit(cache=True, inline="always")
+def _bisect_right(a, r, n, x):
+    """Number of ``a[r, :n]`` (sorted) that are <= x."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x < a[r, mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@numba.njit(cache=True, inline="always")
+def _bisect_left(a, r, n, x):
+    """Number of ``a[r, :n]`` (sorted) that are < x."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[r, mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True)
+def _insert_interval(tl, r, i, start, end):
+    n = tl.n[r]
+    if n == tl.starts.shape[1]:
+        _grow_timelines(tl)
+    starts, ends = tl.starts, tl.ends
+    for k in range(n, i, -1):
+        starts[r, k] = starts[r, k - 1]
+        ends[r, k] = ends[r, k - 1]
+    starts[r, i] = start
+    ends[r, i] = end
+    tl.n[r] = n + 1
+
+
+@numba.njit(cache=True)
+def _delete_intervals(tl, r, i, j):
+    """Remove intervals ``i..j-1`` of row ``r``."""
+    n = tl.n[r]
+    starts, ends = tl.starts, tl.ends
+    for k in range(j, n):
+        starts[r, k - j + i] = starts[r, k]
+        ends[r, k - j + i] = ends[r, k]
+    tl.n[r] = n - (j - i)
+
+
+@numba.njit(cache=True)
+def timeline_reserve(tl, r, earliest, length, floor):
+    """``Timeline.reserve`` of resource ``r``: book ``length`` cycles in the first gap at or after
+    ``earliest`` (forgetting intervals that end by ``floor``); the start."""
+    starts, ends = tl.starts, tl.ends
+    n = tl.n[r]
+    if n and ends[r, 0] <= floor:
+        _delete_intervals(tl, r, 0, _bisect_right(ends, r, n, floor))
+        n = tl.n[r]
+    if length <= 0:
+        return earliest
+    start = earliest
+    i = _bisect_right(ends, r, n, start)  # intervals ending by ``earliest`` are behind it
+    while i < n and starts[r, i] < start + length:  # too close: try after this interval
+        if ends[r, i] > start:
+            start = ends[r, i]
+        i += 1
+    end = start + length
+    if i and ends[r, i - 1] == start:
+        if i < n and starts[r, i] == end:  # fills a gap exactly: join both neighbours
+            ends[r, i - 1] = ends[r, i]
+            _delete_intervals(tl, r, i, i + 1)
+        else:
+            ends[r, i - 1] = end
+    elif i < n and starts[r, i] == end:
+        starts[r, i] = start
+    else:
+        _insert_interval(tl, r, i, start, end)
+    return start
+
+
+@numba.njit(cache=True)
+def timeline_block(tl, r, start, end):
+    """``Timeline.block`` of resource ``r``: mark ``[start, end)`` busy, merging what it touches."""
+    if end <= start:
+        return
+    starts, ends = tl.starts, tl.ends
+    n = tl.n[r]
+    i = _bisect_left(ends, r, n, start)  # first interval that ends at or after ``start``
+    j = i
+    while j < n and starts[r, j] <= end:
+        if starts[r, j] < start:
+            start = starts[r, j]
+        if ends[r, j] > end:
+            end = ends[r, j]
+        j += 1
+    if j == i:
+        _insert_interval(tl, r, i, start, end)
+    else:
+        starts[r, i] = start
+        ends[r, i] = end
+        _delete_intervals(tl, r, i + 1, j)
+
+
+# ---------------------------------------------------------------------- MshrFile
+@numba.njit(cache=True, inline="always")
+def _before(release, count, f, a, b):
+    """Heap item a < item b, as Python compares the tuples ``(release, count)``."""
+    return release[f, a] < release[f, b] or (release[f, a] == release[f, b] and count[f, a] < count[f, b])
+
+
+@numba.njit(cache=True)
+def _heap_pop(m, f):
+    """Remove file ``f``'s smallest item (``heapq.heappop``); its ``(release, count)``."""
+    release, count = m.release, m.count
+    top_release, top_count = release[f, 0], count[f, 0]
+    n = m.size[f] - 1
+    m.size[f] = n
+    if n:
+        last_release, last_count = release[f, n], count[f, n]
+        i = 0
+        while True:  # sift the last item down from the root
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and _before(release, count, f, child + 1, child):
+                child += 1
+            if release[f, child] < last_release or (release[f, child] == last_release and
+                                                    count[f, child] < last_count):
+                release[f, i], count[f, i] = release[f, child], count[f, child]
+                i = child
+            else:
+                break
+        release[f, i], count[f, i] = last_release, last_count
+    return top_release, top_count
+
+
+@numba.njit(cache=True)
+def mshr_reserve(m, f, cycle, needed):
+    """``MshrFile.reserve`` of file ``f``: the first cycle >= ``cycle`` with ``needed`` free entries."""
+    while m.size[f] and m.release[f, 0] <= cycle:
+        m.used[f] -= _heap_pop(m, f)[1]
+    while m.used[f] + needed > m.entries:
+        release, count = _heap_pop(m, f)  # wait for the earliest fill
+        m.used[f] -= count
+        cycle = release
+    return cycle
+
+
+@numba.njit(cache=True)
+def mshr_allocate(m, f, release, count):
+    """``MshrFile.allocate`` of file ``f``: hold ``count`` entries until ``release``."""
+    n = m.size[f]
+    if n == m.release.shape[1]:
+        files, capacity = m.release.shape
+        grown_release = np.empty((files, 2 * capacity), np.int64)
+        grown_count = np.empty((files, 2 * capacity), np.int64)
+        grown_release[:, :capacity] = m.release
+        grown_count[:, :capacity] = m.count
+        m.release, m.count = grown_release, grown_count
+    rel, cnt = m.release, m.count
+    i = n
+    while i:  # sift up (heapq.heappush)
+        parent = (i - 1) >> 1
+        if release < rel[f, parent] or (release == rel[f, parent] and count < cnt[f, parent]):
+            rel[f, i], cnt[f, i] = rel[f, parent], cnt[f, parent]
+            i = parent
+        else:
+            break
+    rel[f, i], cnt[f, i] = release, count
+    m.size[f] = n + 1
+    m.used[f] += count
+
+
+# ---------------------------------------------------------------------- SectorCache
+@numba.njit(cache=True, inline="always")
+def cache_lookup(c, row, index):
+    """``SectorCache.lookup``: the way holding line ``index`` in set row ``row`` (now its most
+    recently used), or -1."""
+    tag = c.tag
+    for w in range(c.ways):
+        if tag[row, w] == index:
+            c.clock += 1
+            c.lru[row, w] = c.clock
+            return w
+    return -1
+
+
+@numba.njit(cache=True)
+def cache_insert(c, row, index):
+    """``SectorCache.insert``: allocate line ``index`` (not resident) as the set's most recently
+    used; (its way, the evicted line's index or -1, the evicted line's dirty mask)."""
+    tag, lru = c.tag, c.lru
+    victim_index = -1
+    victim_dirty = 0
+    way = -1
+    if c.lines[row] >= c.ways:  # full: evict the least recently used
+        for w in range(c.ways):
+            if way < 0 or lru[row, w] < lru[row, way]:
+                way = w
+        victim_index = tag[row, way]
+        victim_dirty = c.dirty[row, way]
+    else:
+        for w in range(c.ways):
+            if tag[row, w] < 0:
+                way = w
+                break
+        c.lines[row] += 1
+    tag[row, way] = index
+    c.clock += 1
+    lru[row, way] = c.clock
+    c.valid[row, way] = 0
+    c.dirty[row, way] = 0
+    c.latest[row, way] = INVALID
+    for k in range(c.sectors):
+        c.ready[row, way, k] = INVALID
+        c.merges[row, way, k] = 0
+    return way, victim_index, victim_dirty
+
+
+@numba.njit(cache=True)
+def cache_lru_order(c, row):
+    """The occupied ways of set row ``row``, least recently used first (the ``OrderedDict`` order)."""
+    ways = np.argsort(c.lru[row])
+    return ways[c.tag[row][ways] >= 0]
+
+
+@numba.njit(cache=True)
+def cache_clear(c, row):
+    """Empty set row ``row`` (``OrderedDict.clear``)."""
+    for w in range(c.ways):
+        c.tag[row, w] = -1
+    c.lines[row] = 0
