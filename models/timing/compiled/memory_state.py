@@ -26,11 +26,11 @@ import numba
 from numba.core import types
 from numba.experimental import structref
 
-_I1 = types.int64[:]
-_I2 = types.int64[:, :]
-_I3 = types.int64[:, :, :]
-_F1 = types.float64[:]
-_F2 = types.float64[:, :]
+_I1 = types.int64[::1]
+_I2 = types.int64[:, ::1]
+_I3 = types.int64[:, :, ::1]
+_F1 = types.float64[::1]
+_F2 = types.float64[:, ::1]
 
 
 @structref.register
