@@ -16,9 +16,12 @@ from dualflow.machine.memory import L1Config, L2Config, MemoryConfig
 from dualflow.machine.presets import PRESETS, preset
 from dualflow.models.timing.compiled.memory import CompiledMemory
 from dualflow.models.timing.compiled.memory_log import FLUSH, GLOBAL, MemoryLog, record_memory, replay
-from dualflow.models.timing.compiled.memory_state import COUNTERS, DRAM_CYCLES
+from dualflow.models.timing.compiled.memory_parts import mshr_allocate, mshr_reserve, timeline_block, timeline_reserve
+from dualflow.models.timing.compiled.memory_state import COUNTERS, DRAM_CYCLES, new_mshrs, new_timelines
+from dualflow.models.timing.memory.cache import MshrFile
 from dualflow.models.timing.memory.coalescer import LOCAL_BASE, Transaction
 from dualflow.models.timing.memory.system import MemorySystem
+from dualflow.models.timing.memory.timeline import Timeline
 
 _TINY = MemoryConfig(
     l1=L1Config(size_bytes=4 * 128 * 2, ways=2, mshr_entries=6, max_merges=2, hit_latency=5),
@@ -68,7 +71,9 @@ def _random_log(config: MemoryConfig, num_sms: int, calls: int, seed: int) -> tu
             what = rng.random()
             if what < 0.8:
                 lines = rng.choice(len(pool), int(rng.integers(0, 6)), replace=False, p=weights)
-                txs = [Transaction(pool[k], int(rng.integers(1, 1 << sectors)), 4) for k in lines]
+                # no sector at all: never made by coalesce, but the reference takes it (MSHR items of 0 entries)
+                txs = [Transaction(pool[k], int(rng.integers(1, 1 << sectors)) if rng.random() < 0.98 else 0, 4)
+                       for k in lines]
                 ms.global_access(cycle, sm, txs, write=bool(rng.random() < 0.3))
             elif what < 0.95:
                 ms.shared_access(cycle, sm, int(rng.integers(0, 5)))
@@ -220,3 +225,46 @@ def test_checker_detects_a_difference():
     log, _ = _random_log(CONFIGS["tiny"], 2, 300, 5)
     with pytest.raises(AssertionError, match="call"):
         _check_replay(log, CompiledMemory(_tiny(l2__hit_latency=21), 2, 1440.0))
+
+
+def test_timeline_with_many_intervals():
+    """Gap fitting, blocking, pruning and growth of a timeline (from 2 intervals) as ``Timeline``'s."""
+    rng = np.random.default_rng(2)
+    reference = Timeline()
+    compiled = new_timelines(np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2, np.int64))
+    floor = 0
+    for _ in range(3000):
+        floor += int(rng.integers(0, 3))
+        earliest = floor + int(rng.integers(0, 400))
+        if rng.random() < 0.2:
+            end = earliest + int(rng.integers(-2, 30))
+            reference.block(earliest, end)
+            timeline_block(compiled, 1, earliest, end)
+        else:
+            length = float(rng.choice([0, 1, 2, 2.43, 7])) if rng.random() < 0.5 else int(rng.integers(0, 9))
+            assert timeline_reserve(compiled, 1, earliest, length, floor) == reference.reserve(earliest, length, floor)
+        n = compiled.n[1]
+        assert (list(compiled.starts[1, :n]), list(compiled.ends[1, :n])) == (reference.starts, reference.ends)
+    assert compiled.starts.shape[1] > 2 and compiled.n[0] == 0
+
+
+def test_mshr_file_with_many_items():
+    """Reservation and release order of an MSHR file as ``MshrFile``'s, through compaction and
+    growth (items of 0 entries, which the reference accepts, can outnumber the entries)."""
+    rng = np.random.default_rng(4)
+    reference = MshrFile(4)
+    z = np.zeros((1, 5), np.int64)
+    compiled = new_mshrs(z, z.copy(), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), 4)
+    cycle = 0
+    for _ in range(3000):
+        cycle += int(rng.integers(0, 4))
+        needed = int(rng.integers(0, 4))
+        issue = reference.reserve(cycle, needed)
+        assert mshr_reserve(compiled, 0, cycle, needed) == issue
+        release = issue + int(rng.integers(0, 300))
+        reference.allocate(release, needed)
+        mshr_allocate(compiled, 0, release, needed)
+        head, size = compiled.head[0], compiled.size[0]
+        assert (list(zip(compiled.release[0, head:head + size], compiled.count[0, head:head + size])) ==
+                sorted(reference.busy)) and compiled.used[0] == reference.used
+    assert compiled.release.shape[1] > 5

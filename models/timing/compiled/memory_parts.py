@@ -1,4 +1,4 @@
-"""Compiled building blocks of the memory system: timelines, MSHR heaps, set-associative tags.
+"""Compiled building blocks of the memory system: timelines, MSHR files, set-associative tags.
 
 Each function is the array form of one method of the reference (``memory/timeline.py``
 ``Timeline``, ``memory/cache.py`` ``MshrFile`` and ``SectorCache``) and does the same
@@ -142,72 +142,56 @@ def timeline_block(tl, r, start, end):
 
 
 # ---------------------------------------------------------------------- MshrFile
-@numba.njit(cache=True, inline="always")
-def _before(release, count, f, a, b):
-    """Heap item a < item b, as Python compares the tuples ``(release, count)``."""
-    return release[f, a] < release[f, b] or (release[f, a] == release[f, b] and count[f, a] < count[f, b])
-
-
-@numba.njit(cache=True)
-def _heap_pop(m, f):
-    """Remove file ``f``'s smallest item (``heapq.heappop``); its ``(release, count)``."""
-    release, count = m.release, m.count
-    top_release, top_count = release[f, 0], count[f, 0]
-    n = m.size[f] - 1
-    m.size[f] = n
-    if n:
-        last_release, last_count = release[f, n], count[f, n]
-        i = 0
-        while True:  # sift the last item down from the root
-            child = 2 * i + 1
-            if child >= n:
-                break
-            if child + 1 < n and _before(release, count, f, child + 1, child):
-                child += 1
-            if release[f, child] < last_release or (release[f, child] == last_release and
-                                                    count[f, child] < last_count):
-                release[f, i], count[f, i] = release[f, child], count[f, child]
-                i = child
-            else:
-                break
-        release[f, i], count[f, i] = last_release, last_count
-    return top_release, top_count
-
-
 @numba.njit(cache=True)
 def mshr_reserve(m, f, cycle, needed):
     """``MshrFile.reserve`` of file ``f``: the first cycle >= ``cycle`` with ``needed`` free entries."""
-    while m.size[f] and m.release[f, 0] <= cycle:
-        m.used[f] -= _heap_pop(m, f)[1]
-    while m.used[f] + needed > m.entries:
-        release, count = _heap_pop(m, f)  # wait for the earliest fill
-        m.used[f] -= count
-        cycle = release
+    release, count = m.release, m.count
+    head, size, used = m.head[f], m.size[f], m.used[f]
+    while size and release[f, head] <= cycle:
+        used -= count[f, head]
+        head += 1
+        size -= 1
+    while used + needed > m.entries:  # wait for the earliest fill
+        used -= count[f, head]
+        cycle = release[f, head]
+        head += 1
+        size -= 1
+    m.head[f], m.size[f], m.used[f] = head, size, used
     return cycle
+
+
+@numba.njit(cache=True)
+def _make_room(m, f):
+    """Move file ``f``'s items to the start of its row, doubling every row first if it is full."""
+    head, size = m.head[f], m.size[f]
+    if size == m.release.shape[1]:
+        files, capacity = m.release.shape
+        release = np.empty((files, 2 * capacity), np.int64)
+        count = np.empty((files, 2 * capacity), np.int64)
+        release[:, :capacity] = m.release
+        count[:, :capacity] = m.count
+        m.release, m.count = release, count
+    release, count = m.release, m.count
+    for k in range(size):
+        release[f, k] = release[f, head + k]
+        count[f, k] = count[f, head + k]
+    m.head[f] = 0
 
 
 @numba.njit(cache=True)
 def mshr_allocate(m, f, release, count):
     """``MshrFile.allocate`` of file ``f``: hold ``count`` entries until ``release``."""
-    n = m.size[f]
-    if n == m.release.shape[1]:
-        files, capacity = m.release.shape
-        grown_release = np.empty((files, 2 * capacity), np.int64)
-        grown_count = np.empty((files, 2 * capacity), np.int64)
-        grown_release[:, :capacity] = m.release
-        grown_count[:, :capacity] = m.count
-        m.release, m.count = grown_release, grown_count
+    if m.head[f] + m.size[f] == m.release.shape[1]:
+        _make_room(m, f)
     rel, cnt = m.release, m.count
-    i = n
-    while i:  # sift up (heapq.heappush)
-        parent = (i - 1) >> 1
-        if release < rel[f, parent] or (release == rel[f, parent] and count < cnt[f, parent]):
-            rel[f, i], cnt[f, i] = rel[f, parent], cnt[f, parent]
-            i = parent
-        else:
-            break
+    head = m.head[f]
+    i = head + m.size[f]
+    # fills mostly come back in request order: search from the end
+    while i > head and (rel[f, i - 1] > release or (rel[f, i - 1] == release and cnt[f, i - 1] > count)):
+        rel[f, i], cnt[f, i] = rel[f, i - 1], cnt[f, i - 1]
+        i -= 1
     rel[f, i], cnt[f, i] = release, count
-    m.size[f] = n + 1
+    m.size[f] += 1
     m.used[f] += count
 
 

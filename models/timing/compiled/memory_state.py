@@ -8,14 +8,14 @@ keeps the same information in arrays, grouped in four structref types:
   cache (row ``cache * sets + set``), one column per way. LRU order is a use stamp per line
   (``lru``; larger = used later), so the least recently used line is the smallest stamp and a
   set's lines in stamp order are the ``OrderedDict``'s iteration order.
-- ``MshrFiles``: one binary min-heap of ``(release, count)`` per MSHR file, ordered as Python
-  orders those tuples, so entries are released in exactly the reference's order.
+- ``MshrFiles``: per MSHR file, its ``(release, count)`` items sorted as Python sorts those
+  tuples (the reference keeps them in a heap, which pops them in that same order).
 - ``Timelines``: one sorted list of busy intervals per port or data bus (float cycles; integer
   cycles are exact in a float64), grown when full, pruned as the reference prunes.
 - ``MemoryState``: the above, the SM ports, the counters and the configuration scalars.
 
 Structrefs are mutable and passed by reference: a call from njit code costs a pointer, fields
-are plain loads, arrays can be reallocated (timelines and heaps grow), and functions taking
+are plain loads, arrays can be reallocated (timelines and MSHR files grow), and functions taking
 them are cached on disk. Python reads any field through the properties defined here; the
 constructors (``new_*``) are the only way to build one.
 """
@@ -78,9 +78,10 @@ class MshrFiles(structref.StructRefProxy):
     Members
     -------
     release, count : int64[files, capacity]
-        Heap items ``(release cycle, entries)``, heap-ordered as Python tuples (``heapq``).
-    size, used : int64[files]
-        Heap items and entries held, per file.
+        Items ``(release cycle, entries)``: file f's are ``head[f] .. head[f] + size[f] - 1``,
+        sorted as Python sorts the tuples (``heapq`` pops the reference's in that order).
+    head, size, used : int64[files]
+        First item, items and entries held, per file.
     entries : int64
         Entries per file.
     """
@@ -106,7 +107,8 @@ CACHE_FIELDS = (("tag", _I2), ("lru", _I2), ("valid", _I2), ("dirty", _I2), ("la
                 ("ready", _I3), ("merges", _I3), ("lines", _I1), ("clock", types.int64),
                 ("sets", types.int64), ("ways", types.int64), ("sectors", types.int64),
                 ("max_merges", types.int64))
-MSHR_FIELDS = (("release", _I2), ("count", _I2), ("size", _I1), ("used", _I1), ("entries", types.int64))
+MSHR_FIELDS = (("release", _I2), ("count", _I2), ("head", _I1), ("size", _I1), ("used", _I1),
+               ("entries", types.int64))
 TIMELINE_FIELDS = (("starts", _F2), ("ends", _F2), ("n", _I1))
 
 cache_type = _CacheType(list(CACHE_FIELDS))
@@ -159,10 +161,10 @@ def new_cache(tag, lru, valid, dirty, latest, ready, merges, lines, clock, sets,
 
 
 @numba.njit(cache=True)
-def new_mshrs(release, count, size, used, entries):
+def new_mshrs(release, count, head, size, used, entries):
     """A ``MshrFiles`` of the given members (in ``MSHR_FIELDS`` order)."""
     m = structref.new(mshr_type)
-    m.release, m.count, m.size, m.used, m.entries = release, count, size, used, entries
+    m.release, m.count, m.head, m.size, m.used, m.entries = release, count, head, size, used, entries
     return m
 
 

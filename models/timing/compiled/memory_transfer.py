@@ -67,11 +67,12 @@ def _mshrs_from(files: list[MshrFile]) -> MshrFiles:
     release = np.zeros((len(files), capacity), np.int64)
     count = np.zeros((len(files), capacity), np.int64)
     for f, mshr in enumerate(files):
-        for i, (r, n) in enumerate(mshr.busy):  # heapq's list is a valid heap of the same order
+        for i, (r, n) in enumerate(sorted(mshr.busy)):  # the order heapq pops them in
             release[f, i], count[f, i] = r, n
+    head = np.zeros(len(files), np.int64)
     size = np.array([len(f.busy) for f in files], np.int64)
     used = np.array([f.used for f in files], np.int64)
-    return new_mshrs(release, count, size, used, files[0].entries)
+    return new_mshrs(release, count, head, size, used, files[0].entries)
 
 
 def _timelines_from(timelines: list[Timeline]) -> Timelines:
@@ -132,9 +133,11 @@ def _cache_into(c: CacheArrays, caches: list[SectorCache]) -> None:
 
 
 def _mshrs_into(m: MshrFiles, files: list[MshrFile]) -> None:
-    release, count, size, used = m.release.tolist(), m.count.tolist(), m.size.tolist(), m.used.tolist()
+    release, count = m.release.tolist(), m.count.tolist()
+    head, size, used = m.head.tolist(), m.size.tolist(), m.used.tolist()
     for f, mshr in enumerate(files):
-        mshr.busy = list(zip(release[f][:size[f]], count[f][:size[f]]))  # a valid heap, as stored
+        items = slice(head[f], head[f] + size[f])
+        mshr.busy = list(zip(release[f][items], count[f][items]))  # sorted: a valid heap
         mshr.used = used[f]
 
 
