@@ -26,7 +26,7 @@ from .memory_parts import (
     cache_clear,
     cache_insert,
     cache_lookup,
-    cache_lru_order,
+    cache_next_lru,
     mshr_allocate,
     mshr_reserve,
     popcount,
@@ -447,11 +447,19 @@ def flush_l1(st, cycle):
     _check_order(st, cycle)
     l1 = st.l1
     for row in range(l1.tag.shape[0]):
-        if l1.lines[row]:
-            for way in cache_lru_order(l1, row):
+        if not l1.lines[row]:
+            continue
+        dirty = 0
+        for w in range(l1.ways):
+            if l1.tag[row, w] >= 0:
+                dirty |= l1.dirty[row, w]
+        if dirty:  # write back in LRU order
+            way = cache_next_lru(l1, row, 0)
+            while way >= 0:
                 if l1.dirty[row, way]:
                     _l1_write_back(st, cycle, l1.tag[row, way], l1.dirty[row, way])
-            cache_clear(l1, row)
+                way = cache_next_lru(l1, row, l1.lru[row, way])
+        cache_clear(l1, row)
     st.counts[L1_FLUSHES] += 1
 
 

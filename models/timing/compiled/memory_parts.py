@@ -242,10 +242,14 @@ def cache_insert(c, row, index):
 
 
 @numba.njit(cache=True)
-def cache_lru_order(c, row):
-    """The occupied ways of set row ``row``, least recently used first (the ``OrderedDict`` order)."""
-    ways = np.argsort(c.lru[row])
-    return ways[c.tag[row][ways] >= 0]
+def cache_next_lru(c, row, after):
+    """The occupied way of set row ``row`` used least recently after use stamp ``after`` (-1: none):
+    stepping through a set this way visits its lines in the ``OrderedDict``'s order."""
+    way = -1
+    for w in range(c.ways):
+        if c.tag[row, w] >= 0 and c.lru[row, w] > after and (way < 0 or c.lru[row, w] < c.lru[row, way]):
+            way = w
+    return way
 
 
 @numba.njit(cache=True)
