@@ -155,9 +155,10 @@ def _in_flight(c, row, way, sectors, cycle):
     wait = 0
     if c.latest[row, way] > cycle:  # some fill still in flight: which of ours?
         mask = sectors & c.valid[row, way]
+        ready = c.ready
         for k in range(c.sectors):
             if mask >> k & 1:
-                r = c.ready[row, way, k]
+                r = ready[row, way, k]
                 if r > cycle:
                     pending |= 1 << k
                     if r > wait:
@@ -168,11 +169,11 @@ def _in_flight(c, row, way, sectors, cycle):
 @numba.njit(cache=True)
 def _try_merge(c, row, way, pending):
     """Merge a request into the in-flight fills of ``pending`` sectors if every entry has room."""
-    merges = c.merges
-    for k in range(c.sectors):
-        if pending >> k & 1 and merges[row, way, k] >= c.max_merges:
+    merges, limit, sectors = c.merges, c.max_merges, c.sectors
+    for k in range(sectors):
+        if pending >> k & 1 and merges[row, way, k] >= limit:
             return False
-    for k in range(c.sectors):
+    for k in range(sectors):
         if pending >> k & 1:
             merges[row, way, k] += 1
     return True
@@ -181,10 +182,11 @@ def _try_merge(c, row, way, pending):
 @numba.njit(cache=True)
 def _fill(c, row, way, missing, fill):
     """Mark the ``missing`` sectors of a line as arriving at ``fill``."""
+    ready, merges = c.ready, c.merges
     for k in range(c.sectors):
         if missing >> k & 1:
-            c.ready[row, way, k] = fill
-            c.merges[row, way, k] = 0
+            ready[row, way, k] = fill
+            merges[row, way, k] = 0
     c.valid[row, way] |= missing
     if fill > c.latest[row, way]:
         c.latest[row, way] = fill
@@ -193,9 +195,10 @@ def _fill(c, row, way, missing, fill):
 @numba.njit(cache=True)
 def _write_sectors(c, row, way, sectors, t):
     """Written ``sectors`` of a line become valid and dirty at ``t`` (a fill in flight keeps its later time)."""
+    ready = c.ready
     for k in range(c.sectors):
-        if sectors >> k & 1 and c.ready[row, way, k] < t:
-            c.ready[row, way, k] = t
+        if sectors >> k & 1 and ready[row, way, k] < t:
+            ready[row, way, k] = t
     c.valid[row, way] |= sectors
     c.dirty[row, way] |= sectors
     if t > c.latest[row, way]:

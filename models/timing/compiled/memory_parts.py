@@ -213,18 +213,19 @@ def cache_lookup(c, row, index):
 def cache_insert(c, row, index):
     """``SectorCache.insert``: allocate line ``index`` (not resident) as the set's most recently
     used; (its way, the evicted line's index or -1, the evicted line's dirty mask)."""
-    tag, lru = c.tag, c.lru
+    tag, lru, ways = c.tag, c.lru, c.ways
     victim_index = -1
     victim_dirty = 0
-    way = -1
-    if c.lines[row] >= c.ways:  # full: evict the least recently used
-        for w in range(c.ways):
-            if way < 0 or lru[row, w] < lru[row, way]:
+    if c.lines[row] >= ways:  # full: evict the least recently used
+        way = 0
+        for w in range(1, ways):
+            if lru[row, w] < lru[row, way]:
                 way = w
         victim_index = tag[row, way]
         victim_dirty = c.dirty[row, way]
     else:
-        for w in range(c.ways):
+        way = -1
+        for w in range(ways):
             if tag[row, w] < 0:
                 way = w
                 break
@@ -235,9 +236,10 @@ def cache_insert(c, row, index):
     c.valid[row, way] = 0
     c.dirty[row, way] = 0
     c.latest[row, way] = INVALID
+    ready, merges = c.ready, c.merges
     for k in range(c.sectors):
-        c.ready[row, way, k] = INVALID
-        c.merges[row, way, k] = 0
+        ready[row, way, k] = INVALID
+        merges[row, way, k] = 0
     return way, victim_index, victim_dirty
 
 
