@@ -74,6 +74,10 @@ from .memory_state import (
     L2_WRITE_MISSES,
     L2_WRITEBACKS,
     L2_WRITES,
+    LINE_DIRTY,
+    LINE_LATEST,
+    LINE_READY,
+    LINE_VALID,
     LOAD_LATENCY,
     LOADS,
     SMEM_ACCESSES,
@@ -153,12 +157,12 @@ def _in_flight(c, row, way, sectors, cycle):
     their fills: (pending mask, wait)."""
     pending = 0
     wait = 0
-    if c.latest[row, way] > cycle:  # some fill still in flight: which of ours?
-        mask = sectors & c.valid[row, way]
-        ready = c.ready
+    line = c.line
+    if line[row, way, LINE_LATEST] > cycle:  # some fill still in flight: which of ours?
+        mask = sectors & line[row, way, LINE_VALID]
         for k in range(c.sectors):
             if mask >> k & 1:
-                r = ready[row, way, k]
+                r = line[row, way, LINE_READY + k]
                 if r > cycle:
                     pending |= 1 << k
                     if r > wait:
@@ -169,40 +173,41 @@ def _in_flight(c, row, way, sectors, cycle):
 @numba.njit(cache=True)
 def _try_merge(c, row, way, pending):
     """Merge a request into the in-flight fills of ``pending`` sectors if every entry has room."""
-    merges, limit, sectors = c.merges, c.max_merges, c.sectors
+    line, limit, sectors = c.line, c.max_merges, c.sectors
+    merges = LINE_READY + sectors
     for k in range(sectors):
-        if pending >> k & 1 and merges[row, way, k] >= limit:
+        if pending >> k & 1 and line[row, way, merges + k] >= limit:
             return False
     for k in range(sectors):
         if pending >> k & 1:
-            merges[row, way, k] += 1
+            line[row, way, merges + k] += 1
     return True
 
 
 @numba.njit(cache=True)
 def _fill(c, row, way, missing, fill):
     """Mark the ``missing`` sectors of a line as arriving at ``fill``."""
-    ready, merges = c.ready, c.merges
-    for k in range(c.sectors):
+    line, sectors = c.line, c.sectors
+    for k in range(sectors):
         if missing >> k & 1:
-            ready[row, way, k] = fill
-            merges[row, way, k] = 0
-    c.valid[row, way] |= missing
-    if fill > c.latest[row, way]:
-        c.latest[row, way] = fill
+            line[row, way, LINE_READY + k] = fill
+            line[row, way, LINE_READY + sectors + k] = 0
+    line[row, way, LINE_VALID] |= missing
+    if fill > line[row, way, LINE_LATEST]:
+        line[row, way, LINE_LATEST] = fill
 
 
 @numba.njit(cache=True)
 def _write_sectors(c, row, way, sectors, t):
     """Written ``sectors`` of a line become valid and dirty at ``t`` (a fill in flight keeps its later time)."""
-    ready = c.ready
+    line = c.line
     for k in range(c.sectors):
-        if sectors >> k & 1 and ready[row, way, k] < t:
-            ready[row, way, k] = t
-    c.valid[row, way] |= sectors
-    c.dirty[row, way] |= sectors
-    if t > c.latest[row, way]:
-        c.latest[row, way] = t
+        if sectors >> k & 1 and line[row, way, LINE_READY + k] < t:
+            line[row, way, LINE_READY + k] = t
+    line[row, way, LINE_VALID] |= sectors
+    line[row, way, LINE_DIRTY] |= sectors
+    if t > line[row, way, LINE_LATEST]:
+        line[row, way, LINE_LATEST] = t
 
 
 @numba.njit(cache=True)
@@ -219,7 +224,7 @@ def _l2_read(st, c, index, sectors):
     if way < 0:
         missing = sectors
     else:
-        missing = sectors & ~l2.valid[row, way]
+        missing = sectors & ~l2.line[row, way, LINE_VALID]
         pending, wait = _in_flight(l2, row, way, sectors, t)
     counts[L2_READS] += 1
     if not missing:
@@ -319,7 +324,7 @@ def _l1_load(st, sm, c, line_addr, sectors):
     if way < 0:
         missing = sectors
     else:
-        missing = sectors & ~l1.valid[row, way]
+        missing = sectors & ~l1.line[row, way, LINE_VALID]
         pending, wait = _in_flight(l1, row, way, sectors, c)
     if not missing:
         if not pending:
@@ -455,12 +460,12 @@ def flush_l1(st, cycle):
         dirty = 0
         for w in range(l1.ways):
             if l1.tag[row, w] >= 0:
-                dirty |= l1.dirty[row, w]
+                dirty |= l1.line[row, w, LINE_DIRTY]
         if dirty:  # write back in LRU order
             way = cache_next_lru(l1, row, 0)
             while way >= 0:
-                if l1.dirty[row, way]:
-                    _l1_write_back(st, cycle, l1.tag[row, way], l1.dirty[row, way])
+                if l1.line[row, way, LINE_DIRTY]:
+                    _l1_write_back(st, cycle, l1.tag[row, way], l1.line[row, way, LINE_DIRTY])
                 way = cache_next_lru(l1, row, l1.lru[row, way])
         cache_clear(l1, row)
     st.counts[L1_FLUSHES] += 1

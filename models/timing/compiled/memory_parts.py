@@ -14,6 +14,8 @@ import numpy as np
 #: ``Line.ready`` of a sector that holds no data (``memory.cache.INVALID``).
 from dualflow.models.timing.memory.cache import INVALID
 
+from .memory_state import LINE_DIRTY, LINE_LATEST, LINE_READY, LINE_VALID
+
 
 @numba.njit(cache=True, inline="always")
 def popcount(mask):
@@ -213,7 +215,7 @@ def cache_lookup(c, row, index):
 def cache_insert(c, row, index):
     """``SectorCache.insert``: allocate line ``index`` (not resident) as the set's most recently
     used; (its way, the evicted line's index or -1, the evicted line's dirty mask)."""
-    tag, lru, ways = c.tag, c.lru, c.ways
+    tag, lru, ways, line = c.tag, c.lru, c.ways, c.line
     victim_index = -1
     victim_dirty = 0
     if c.lines[row] >= ways:  # full: evict the least recently used
@@ -222,7 +224,7 @@ def cache_insert(c, row, index):
             if lru[row, w] < lru[row, way]:
                 way = w
         victim_index = tag[row, way]
-        victim_dirty = c.dirty[row, way]
+        victim_dirty = line[row, way, LINE_DIRTY]
     else:
         way = -1
         for w in range(ways):
@@ -233,13 +235,13 @@ def cache_insert(c, row, index):
     tag[row, way] = index
     c.clock += 1
     lru[row, way] = c.clock
-    c.valid[row, way] = 0
-    c.dirty[row, way] = 0
-    c.latest[row, way] = INVALID
-    ready, merges = c.ready, c.merges
-    for k in range(c.sectors):
-        ready[row, way, k] = INVALID
-        merges[row, way, k] = 0
+    sectors = c.sectors
+    line[row, way, LINE_VALID] = 0
+    line[row, way, LINE_DIRTY] = 0
+    line[row, way, LINE_LATEST] = INVALID
+    for k in range(LINE_READY, LINE_READY + sectors):
+        line[row, way, k] = INVALID
+        line[row, way, k + sectors] = 0
     return way, victim_index, victim_dirty
 
 

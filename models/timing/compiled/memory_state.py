@@ -7,7 +7,9 @@ keeps the same information in arrays, grouped in four structref types:
 - ``CacheArrays``: the tag arrays of every L1 (or every L2 slice), one row per set of every
   cache (row ``cache * sets + set``), one column per way. LRU order is a use stamp per line
   (``lru``; larger = used later), so the least recently used line is the smallest stamp and a
-  set's lines in stamp order are the ``OrderedDict``'s iteration order.
+  set's lines in stamp order are the ``OrderedDict``'s iteration order. A line's state (the
+  members of ``Line``) is one record of ``line``, so that a transaction touches few host cache
+  lines: the port is bound by memory latency, not by arithmetic.
 - ``MshrFiles``: per MSHR file, its ``(release, count)`` items sorted as Python sorts those
   tuples (the reference keeps them in a heap, which pops them in that same order).
 - ``Timelines``: one sorted list of busy intervals per port or data bus (float cycles; integer
@@ -58,11 +60,11 @@ class CacheArrays(structref.StructRefProxy):
 
     Members
     -------
-    tag, lru, valid, dirty, latest : int64[rows, ways]
-        Line index (-1: empty way), use stamp, valid and dirty sector masks, max(ready) (as
-        ``Line.latest``).
-    ready, merges : int64[rows, ways, sectors]
-        As ``Line.ready`` and ``Line.merges``.
+    tag, lru : int64[rows, ways]
+        Line index (-1: empty way), use stamp.
+    line : int64[rows, ways, LINE_READY + 2 * sectors]
+        Per line, as ``Line``: ``LINE_VALID``, ``LINE_DIRTY`` (sector masks), ``LINE_LATEST``,
+        then ``ready`` of each sector from ``LINE_READY``, then ``merges`` of each sector.
     lines : int64[rows]
         Lines resident in each set.
     clock : int64
@@ -103,8 +105,7 @@ class MemoryState(structref.StructRefProxy):
     """Everything the compiled memory system knows (see ``MEMORY_FIELDS`` for the members)."""
 
 
-CACHE_FIELDS = (("tag", _I2), ("lru", _I2), ("valid", _I2), ("dirty", _I2), ("latest", _I2),
-                ("ready", _I3), ("merges", _I3), ("lines", _I1), ("clock", types.int64),
+CACHE_FIELDS = (("tag", _I2), ("lru", _I2), ("line", _I3), ("lines", _I1), ("clock", types.int64),
                 ("sets", types.int64), ("ways", types.int64), ("sectors", types.int64),
                 ("max_merges", types.int64))
 MSHR_FIELDS = (("release", _I2), ("count", _I2), ("head", _I1), ("size", _I1), ("used", _I1),
@@ -151,11 +152,10 @@ for _cls, _fields in ((CacheArrays, CACHE_FIELDS), (MshrFiles, MSHR_FIELDS), (Ti
 
 
 @numba.njit(cache=True)
-def new_cache(tag, lru, valid, dirty, latest, ready, merges, lines, clock, sets, ways, sectors, max_merges):
+def new_cache(tag, lru, line, lines, clock, sets, ways, sectors, max_merges):
     """A ``CacheArrays`` of the given members (in ``CACHE_FIELDS`` order)."""
     c = structref.new(cache_type)
-    c.tag, c.lru, c.valid, c.dirty, c.latest = tag, lru, valid, dirty, latest
-    c.ready, c.merges, c.lines, c.clock = ready, merges, lines, clock
+    c.tag, c.lru, c.line, c.lines, c.clock = tag, lru, line, lines, clock
     c.sets, c.ways, c.sectors, c.max_merges = sets, ways, sectors, max_merges
     return c
 
@@ -196,6 +196,10 @@ def new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, port, sm_acces
     s.channels, s.dram_latency, s.cycles_per_byte = channels, dram_latency, cycles_per_byte
     return s
 
+
+#: Fields of a ``CacheArrays.line`` record: valid and dirty masks, latest fill, first sector's ready
+#: cycle (``sectors`` of them, then as many merge counts).
+LINE_VALID, LINE_DIRTY, LINE_LATEST, LINE_READY = 0, 1, 2, 3
 
 #: The integer statistics of ``MemoryState.counts``: (attribute of ``MemorySystem`` holding the
 #: counter, '' = the system itself, or ``_icnt`` / ``_dram``; counter attribute name).

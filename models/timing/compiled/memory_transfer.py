@@ -24,6 +24,10 @@ from dualflow.models.timing.memory.timeline import Timeline
 from .memory_state import (
     COUNTERS,
     DRAM_CYCLES,
+    LINE_DIRTY,
+    LINE_LATEST,
+    LINE_READY,
+    LINE_VALID,
     CacheArrays,
     MemoryState,
     MshrFiles,
@@ -43,11 +47,8 @@ def _cache_from(caches: list[SectorCache], max_merges: int) -> CacheArrays:
     rows = len(caches) * sets
     tag = np.full((rows, ways), -1, np.int64)
     lru = np.zeros((rows, ways), np.int64)
-    valid = np.zeros((rows, ways), np.int64)
-    dirty = np.zeros((rows, ways), np.int64)
-    latest = np.full((rows, ways), INVALID, np.int64)
-    ready = np.full((rows, ways, sectors), INVALID, np.int64)
-    merges = np.zeros((rows, ways, sectors), np.int64)
+    record = np.zeros((rows, ways, LINE_READY + 2 * sectors), np.int64)
+    record[:, :, LINE_LATEST:LINE_READY + sectors] = INVALID
     lines = np.zeros(rows, np.int64)
     clock = 0
     for c, cache in enumerate(caches):
@@ -57,9 +58,9 @@ def _cache_from(caches: list[SectorCache], max_merges: int) -> CacheArrays:
             for way, (index, line) in enumerate(resident.items()):  # LRU order: stamps ascending
                 clock += 1
                 tag[row, way], lru[row, way] = index, clock
-                valid[row, way], dirty[row, way], latest[row, way] = line.valid, line.dirty, line.latest
-                ready[row, way], merges[row, way] = line.ready, line.merges
-    return new_cache(tag, lru, valid, dirty, latest, ready, merges, lines, clock, sets, ways, sectors, max_merges)
+                record[row, way, [LINE_VALID, LINE_DIRTY, LINE_LATEST]] = line.valid, line.dirty, line.latest
+                record[row, way, LINE_READY:] = line.ready + line.merges
+    return new_cache(tag, lru, record, lines, clock, sets, ways, sectors, max_merges)
 
 
 def _mshrs_from(files: list[MshrFile]) -> MshrFiles:
@@ -118,16 +119,16 @@ def counters_into_reference(st: MemoryState, ms: MemorySystem) -> None:
 
 def _cache_into(c: CacheArrays, caches: list[SectorCache]) -> None:
     sets, sectors = int(c.sets), int(c.sectors)
-    tag, lru, valid, dirty, latest = (a.tolist() for a in (c.tag, c.lru, c.valid, c.dirty, c.latest))
-    ready, merges = c.ready.tolist(), c.merges.tolist()
+    tag, lru, record = c.tag.tolist(), c.lru.tolist(), c.line.tolist()
     for k, cache in enumerate(caches):
         for s in range(sets):
             row = k * sets + s
             resident: OrderedDict[int, Line] = OrderedDict()
             for way in sorted((w for w, t in enumerate(tag[row]) if t >= 0), key=lru[row].__getitem__):
-                line = Line(sectors)
-                line.valid, line.dirty, line.latest = valid[row][way], dirty[row][way], latest[row][way]
-                line.ready, line.merges = ready[row][way], merges[row][way]
+                line, fields = Line(sectors), record[row][way]
+                line.valid, line.dirty, line.latest = fields[LINE_VALID], fields[LINE_DIRTY], fields[LINE_LATEST]
+                line.ready = fields[LINE_READY:LINE_READY + sectors]
+                line.merges = fields[LINE_READY + sectors:]
                 resident[tag[row][way]] = line
             cache.sets[s] = resident
 
