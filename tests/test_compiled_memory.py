@@ -16,7 +16,13 @@ from dualflow.machine.memory import L1Config, L2Config, MemoryConfig
 from dualflow.machine.presets import PRESETS, preset
 from dualflow.models.timing.compiled.memory import CompiledMemory
 from dualflow.models.timing.compiled.memory_log import FLUSH, GLOBAL, MemoryLog, record_memory, replay
-from dualflow.models.timing.compiled.memory_parts import mshr_allocate, mshr_reserve, timeline_block, timeline_reserve
+from dualflow.models.timing.compiled.memory_parts import (
+    mshr_allocate,
+    mshr_reserve,
+    timeline_block,
+    timeline_intervals,
+    timeline_reserve,
+)
 from dualflow.models.timing.compiled.memory_state import COUNTERS, DRAM_CYCLES, new_mshrs, new_timelines
 from dualflow.models.timing.memory.cache import MshrFile
 from dualflow.models.timing.memory.coalescer import LOCAL_BASE, Transaction
@@ -231,7 +237,7 @@ def test_timeline_with_many_intervals():
     """Gap fitting, blocking, pruning and growth of a timeline (from 2 intervals) as ``Timeline``'s."""
     rng = np.random.default_rng(2)
     reference = Timeline()
-    compiled = new_timelines(np.zeros((2, 2)), np.zeros((2, 2)), np.zeros(2, np.int64))
+    compiled = new_timelines(np.zeros((2, 2, 2)), np.zeros(2, np.int64), np.zeros(2, np.int64))
     floor = 0
     for _ in range(3000):
         floor += int(rng.integers(0, 3))
@@ -243,9 +249,8 @@ def test_timeline_with_many_intervals():
         else:
             length = float(rng.choice([0, 1, 2, 2.43, 7])) if rng.random() < 0.5 else int(rng.integers(0, 9))
             assert timeline_reserve(compiled, 1, earliest, length, floor) == reference.reserve(earliest, length, floor)
-        n = compiled.n[1]
-        assert (list(compiled.starts[1, :n]), list(compiled.ends[1, :n])) == (reference.starts, reference.ends)
-    assert compiled.starts.shape[1] > 2 and compiled.n[0] == 0
+        assert timeline_intervals(compiled, 1) == (reference.starts, reference.ends)
+    assert compiled.iv.shape[1] > 2 and compiled.n[0] == 0
 
 
 def test_mshr_file_with_many_items():

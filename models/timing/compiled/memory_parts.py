@@ -28,36 +28,15 @@ def popcount(mask):
 
 
 # ---------------------------------------------------------------------- Timeline
-@numba.njit(cache=True)
-def _grow_timelines(tl):
-    rows, capacity = tl.starts.shape
-    starts = np.empty((rows, 2 * capacity), np.float64)
-    ends = np.empty((rows, 2 * capacity), np.float64)
-    starts[:, :capacity] = tl.starts
-    ends[:, :capacity] = tl.ends
-    tl.starts, tl.ends = starts, ends
-
-
 @numba.njit(cache=True, inline="always")
-def _bisect_right(a, r, n, x):
-    """Number of ``a[r, :n]`` (sorted) that are <= x."""
+def _count_ends_before(iv, r, head, n, x, inclusive):
+    """How many of the intervals ``head .. head + n - 1`` of row ``r`` end before ``x`` (or at it,
+    if ``inclusive``): ``bisect_right`` / ``bisect_left`` on the sorted ends."""
     lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) >> 1
-        if x < a[r, mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-@numba.njit(cache=True, inline="always")
-def _bisect_left(a, r, n, x):
-    """Number of ``a[r, :n]`` (sorted) that are < x."""
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[r, mid] < x:
+        e = iv[r, head + mid, 1]
+        if e < x or (inclusive and e == x):
             lo = mid + 1
         else:
             hi = mid
@@ -66,26 +45,36 @@ def _bisect_left(a, r, n, x):
 
 @numba.njit(cache=True)
 def _insert_interval(tl, r, i, start, end):
-    n = tl.n[r]
-    if n == tl.starts.shape[1]:
-        _grow_timelines(tl)
-    starts, ends = tl.starts, tl.ends
-    for k in range(n, i, -1):
-        starts[r, k] = starts[r, k - 1]
-        ends[r, k] = ends[r, k - 1]
-    starts[r, i] = start
-    ends[r, i] = end
+    """Insert ``[start, end)`` as interval ``i`` (counted from the first) of row ``r``."""
+    head, n = tl.head[r], tl.n[r]
+    if head + n == tl.iv.shape[1]:  # no room after the last: move the row's intervals to its start
+        if n == tl.iv.shape[1]:  # the row is full: double every row
+            rows, capacity = tl.iv.shape[0], tl.iv.shape[1]
+            grown = np.empty((rows, 2 * capacity, 2), np.float64)
+            grown[:, :capacity] = tl.iv
+            tl.iv = grown
+        iv = tl.iv
+        for k in range(n):
+            iv[r, k, 0] = iv[r, head + k, 0]
+            iv[r, k, 1] = iv[r, head + k, 1]
+        head = 0
+        tl.head[r] = 0
+    iv = tl.iv
+    for k in range(head + n, head + i, -1):
+        iv[r, k, 0] = iv[r, k - 1, 0]
+        iv[r, k, 1] = iv[r, k - 1, 1]
+    iv[r, head + i, 0] = start
+    iv[r, head + i, 1] = end
     tl.n[r] = n + 1
 
 
 @numba.njit(cache=True)
 def _delete_intervals(tl, r, i, j):
-    """Remove intervals ``i..j-1`` of row ``r``."""
-    n = tl.n[r]
-    starts, ends = tl.starts, tl.ends
-    for k in range(j, n):
-        starts[r, k - j + i] = starts[r, k]
-        ends[r, k - j + i] = ends[r, k]
+    """Remove intervals ``i .. j - 1`` (counted from the first) of row ``r``."""
+    iv, head, n = tl.iv, tl.head[r], tl.n[r]
+    for k in range(head + j, head + n):
+        iv[r, k - j + i, 0] = iv[r, k, 0]
+        iv[r, k - j + i, 1] = iv[r, k, 1]
     tl.n[r] = n - (j - i)
 
 
@@ -93,28 +82,31 @@ def _delete_intervals(tl, r, i, j):
 def timeline_reserve(tl, r, earliest, length, floor):
     """``Timeline.reserve`` of resource ``r``: book ``length`` cycles in the first gap at or after
     ``earliest`` (forgetting intervals that end by ``floor``); the start."""
-    starts, ends = tl.starts, tl.ends
-    n = tl.n[r]
-    if n and ends[r, 0] <= floor:
-        _delete_intervals(tl, r, 0, _bisect_right(ends, r, n, floor))
-        n = tl.n[r]
+    iv = tl.iv
+    head, n = tl.head[r], tl.n[r]
+    if n and iv[r, head, 1] <= floor:
+        k = _count_ends_before(iv, r, head, n, floor, True)
+        head += k
+        n -= k
+        tl.head[r], tl.n[r] = head, n
     if length <= 0:
         return earliest
     start = earliest
-    i = _bisect_right(ends, r, n, start)  # intervals ending by ``earliest`` are behind it
-    while i < n and starts[r, i] < start + length:  # too close: try after this interval
-        if ends[r, i] > start:
-            start = ends[r, i]
+    i = _count_ends_before(iv, r, head, n, start, True)  # intervals ending by ``earliest`` are behind it
+    while i < n and iv[r, head + i, 0] < start + length:  # too close: try after this interval
+        if iv[r, head + i, 1] > start:
+            start = iv[r, head + i, 1]
         i += 1
+    # Every interval before i ends by ``start``; interval i (if any) begins at or after ``end``.
     end = start + length
-    if i and ends[r, i - 1] == start:
-        if i < n and starts[r, i] == end:  # fills a gap exactly: join both neighbours
-            ends[r, i - 1] = ends[r, i]
+    if i and iv[r, head + i - 1, 1] == start:
+        if i < n and iv[r, head + i, 0] == end:  # fills a gap exactly: join both neighbours
+            iv[r, head + i - 1, 1] = iv[r, head + i, 1]
             _delete_intervals(tl, r, i, i + 1)
         else:
-            ends[r, i - 1] = end
-    elif i < n and starts[r, i] == end:
-        starts[r, i] = start
+            iv[r, head + i - 1, 1] = end
+    elif i < n and iv[r, head + i, 0] == end:
+        iv[r, head + i, 0] = start
     else:
         _insert_interval(tl, r, i, start, end)
     return start
@@ -125,22 +117,29 @@ def timeline_block(tl, r, start, end):
     """``Timeline.block`` of resource ``r``: mark ``[start, end)`` busy, merging what it touches."""
     if end <= start:
         return
-    starts, ends = tl.starts, tl.ends
-    n = tl.n[r]
-    i = _bisect_left(ends, r, n, start)  # first interval that ends at or after ``start``
+    iv = tl.iv
+    head, n = tl.head[r], tl.n[r]
+    i = _count_ends_before(iv, r, head, n, start, False)  # first interval that ends at or after ``start``
     j = i
-    while j < n and starts[r, j] <= end:
-        if starts[r, j] < start:
-            start = starts[r, j]
-        if ends[r, j] > end:
-            end = ends[r, j]
+    while j < n and iv[r, head + j, 0] <= end:
+        if iv[r, head + j, 0] < start:
+            start = iv[r, head + j, 0]
+        if iv[r, head + j, 1] > end:
+            end = iv[r, head + j, 1]
         j += 1
     if j == i:
         _insert_interval(tl, r, i, start, end)
     else:
-        starts[r, i] = start
-        ends[r, i] = end
+        iv[r, head + i, 0] = start
+        iv[r, head + i, 1] = end
         _delete_intervals(tl, r, i + 1, j)
+
+
+def timeline_intervals(tl, r: int) -> tuple[list[float], list[float]]:
+    """Row ``r``'s intervals as the reference keeps them: (starts, ends) (from Python)."""
+    head, n = int(tl.head[r]), int(tl.n[r])
+    rows = tl.iv[r, head:head + n]
+    return rows[:, 0].tolist(), rows[:, 1].tolist()
 
 
 # ---------------------------------------------------------------------- MshrFile

@@ -32,7 +32,7 @@ _I1 = types.int64[::1]
 _I2 = types.int64[:, ::1]
 _I3 = types.int64[:, :, ::1]
 _F1 = types.float64[::1]
-_F2 = types.float64[:, ::1]
+_F3 = types.float64[:, :, ::1]
 
 
 @structref.register
@@ -94,10 +94,11 @@ class Timelines(structref.StructRefProxy):
 
     Members
     -------
-    starts, ends : float64[resources, capacity]
-        Row r's first ``n[r]`` intervals ``[start, end)``, sorted and disjoint.
-    n : int64[resources]
-        Intervals held per resource.
+    iv : float64[resources, capacity, 2]
+        Row r's intervals ``[start, end)`` are ``iv[r, head[r]:head[r] + n[r]]``, sorted and
+        disjoint (forgetting the first ones moves ``head``).
+    head, n : int64[resources]
+        First interval and intervals held, per resource.
     """
 
 
@@ -110,7 +111,7 @@ CACHE_FIELDS = (("tag", _I2), ("lru", _I2), ("line", _I3), ("lines", _I1), ("clo
                 ("max_merges", types.int64))
 MSHR_FIELDS = (("release", _I2), ("count", _I2), ("head", _I1), ("size", _I1), ("used", _I1),
                ("entries", types.int64))
-TIMELINE_FIELDS = (("starts", _F2), ("ends", _F2), ("n", _I1))
+TIMELINE_FIELDS = (("iv", _F3), ("head", _I1), ("n", _I1))
 
 cache_type = _CacheType(list(CACHE_FIELDS))
 mshr_type = _MshrType(list(MSHR_FIELDS))
@@ -169,10 +170,10 @@ def new_mshrs(release, count, head, size, used, entries):
 
 
 @numba.njit(cache=True)
-def new_timelines(starts, ends, n):
+def new_timelines(iv, head, n):
     """A ``Timelines`` of the given members (in ``TIMELINE_FIELDS`` order)."""
     t = structref.new(timeline_type)
-    t.starts, t.ends, t.n = starts, ends, n
+    t.iv, t.head, t.n = iv, head, n
     return t
 
 

@@ -21,6 +21,7 @@ from dualflow.models.timing.memory.cache import INVALID, Line, MshrFile, SectorC
 from dualflow.models.timing.memory.system import MemorySystem
 from dualflow.models.timing.memory.timeline import Timeline
 
+from .memory_parts import timeline_intervals
 from .memory_state import (
     COUNTERS,
     DRAM_CYCLES,
@@ -78,12 +79,12 @@ def _mshrs_from(files: list[MshrFile]) -> MshrFiles:
 
 def _timelines_from(timelines: list[Timeline]) -> Timelines:
     capacity = max([_TIMELINE_CAPACITY] + [2 * len(t.starts) for t in timelines])
-    starts = np.zeros((len(timelines), capacity), np.float64)
-    ends = np.zeros((len(timelines), capacity), np.float64)
+    iv = np.zeros((len(timelines), capacity, 2), np.float64)
     for r, t in enumerate(timelines):
-        starts[r, :len(t.starts)] = t.starts
-        ends[r, :len(t.ends)] = t.ends
-    return new_timelines(starts, ends, np.array([len(t.starts) for t in timelines], np.int64))
+        iv[r, :len(t.starts), 0] = t.starts
+        iv[r, :len(t.ends), 1] = t.ends
+    n = np.array([len(t.starts) for t in timelines], np.int64)
+    return new_timelines(iv, np.zeros(len(timelines), np.int64), n)
 
 
 def _owner(ms: MemorySystem, name: str):
@@ -143,10 +144,10 @@ def _mshrs_into(m: MshrFiles, files: list[MshrFile]) -> None:
 
 
 def _timelines_into(tl: Timelines, timelines: list[Timeline], kind: type) -> None:
-    starts, ends, n = tl.starts.tolist(), tl.ends.tolist(), tl.n.tolist()
     for r, t in enumerate(timelines):
-        t.starts = [kind(x) for x in starts[r][:n[r]]]
-        t.ends = [kind(x) for x in ends[r][:n[r]]]
+        starts, ends = timeline_intervals(tl, r)
+        t.starts = [kind(x) for x in starts]
+        t.ends = [kind(x) for x in ends]
 
 
 def state_into_reference(st: MemoryState, ms: MemorySystem) -> None:
