@@ -4,7 +4,8 @@ Records every memory-system call of each workload's run on the ``paper-rtx3080``
 then replays the calls into fresh systems: the reference ``MemorySystem`` from a Python loop
 (transactions built beforehand), the compiled one from an njit loop (as the compiled engine
 calls it). Prints the median cost per warp access (global, local and shared; flushes are timed
-but not counted) over ``--repeat`` replays, and checks that both give the recorded results.
+but not counted) over ``--repeat`` replays, in CPU time of the process (the machine may be
+shared), and checks that both give the recorded results.
 
     python benchmarks/memory_speed.py [--size small] [--mode dflow] [--repeat 5] [workload ...]
 """
@@ -32,7 +33,7 @@ def _time_reference(log: MemoryLog) -> float:
              for i, (k, c, s, a) in enumerate(zip(log.kind, log.cycle, log.sm, log.arg))]
     ms = MemorySystem(log.config, log.num_sms, log.core_clock_mhz)
     results = []
-    start = time.perf_counter()
+    start = time.process_time()
     for kind, cycle, sm, arg, txs in calls:
         if kind == GLOBAL:
             results.append(ms.global_access(cycle, sm, txs, write=arg))
@@ -41,16 +42,16 @@ def _time_reference(log: MemoryLog) -> float:
             results.append(None)
         else:
             results.append(ms.shared_access(cycle, sm, arg))
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     assert all(r is None or (r.port_free, r.done) == (p, d) for r, p, d in zip(results, log.port_free, log.done))
     return seconds
 
 
 def _time_compiled(log: MemoryLog) -> float:
     cm = CompiledMemory(log.config, log.num_sms, log.core_clock_mhz)
-    start = time.perf_counter()
+    start = time.process_time()
     port_free, done = replay(log, cm.state)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     assert np.array_equal(port_free, log.port_free) and np.array_equal(done, log.done)
     return seconds
 
