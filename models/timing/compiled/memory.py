@@ -1,0 +1,195 @@
+"""The memory system of the compiled timing engine: a numba port of ``models/timing/memory/``.
+
+``global_access``, ``shared_access`` and ``flush_l1`` are njit functions on a ``MemoryState``
+(``memory_state.py``) that do what ``MemorySystem.global_access``, ``shared_access`` and
+``flush_l1`` do, operation for operation: the same ``Access`` results and the same statistics
+for any sequence of requests (``tests/test_compiled_memory.py`` checks this against the
+reference on random and recorded request sequences). The reference is the specification; a
+change there must be made here too, and those tests fail until it is.
+
+``CompiledMemory`` wraps a state for Python callers: construction from a configuration or from
+a reference ``MemorySystem`` (exact state transfer, ``memory_transfer.py``), the other direction
+(``store_into``), ``stats()`` and ``flush_l1``.
+"""
+
+from __future__ import annotations
+
+import numba
+
+from dualflow.machine.memory import MemoryConfig
+from dualflow.models.timing.memory.system import MemorySystem
+
+from .memory_hierarchy import l1_load, l1_store, l1_write_back
+from .memory_parts import cache_clear, cache_next_lru
+from .memory_state import (
+    L1_FLUSHES,
+    L1_LOAD_TX,
+    L1_STORE_TX,
+    LINE_DIRTY,
+    LOAD_LATENCY,
+    LOADS,
+    SMEM_ACCESSES,
+    SMEM_CONFLICT_ROUNDS,
+    SMEM_ROUNDS,
+    MemoryState,
+)
+from .memory_transfer import counters_into_reference, state_from_reference, state_into_reference
+
+
+# ---------------------------------------------------------------------- public njit API
+@numba.njit(cache=True)
+def _check_order(st, cycle):
+    if cycle < st.now:
+        raise ValueError("memory requests must come in cycle order")
+    st.now = cycle
+
+
+@numba.njit(cache=True)
+def global_access(st, cycle, sm, tx_line, tx_sectors, first, n, write):
+    """``MemorySystem.global_access`` of the transactions ``tx_line[first:first + n]`` (line byte
+    addresses) with sector masks ``tx_sectors[first:first + n]``; ``(port_free, done)``.
+
+    Raises ``ValueError`` if ``cycle`` is before an earlier request's.
+    """
+    _check_order(st, cycle)
+    start = st.port[sm]
+    if start < cycle:
+        start = cycle
+    st.sm_accesses[sm] += 1
+    if not n:
+        return start, start
+    st.sm_transactions[sm] += n
+    counts = st.counts
+    tpc = st.tpc
+    delay = 0
+    done = start
+    if write:
+        counts[L1_STORE_TX] += n
+        for i in range(n):
+            l1_store(st, sm, start + delay + i // tpc, tx_line[first + i], tx_sectors[first + i])
+    else:
+        counts[L1_LOAD_TX] += n
+        for i in range(n):
+            c = start + delay + i // tpc
+            c_after, ready = l1_load(st, sm, c, tx_line[first + i], tx_sectors[first + i])
+            delay += c_after - c
+            if ready > done:
+                done = ready
+    port_free = start + delay + -(-n // tpc)
+    st.port[sm] = port_free
+    if write:
+        return port_free, port_free
+    counts[LOADS] += 1
+    counts[LOAD_LATENCY] += done - cycle
+    return port_free, done
+
+
+@numba.njit(cache=True)
+def shared_access(st, cycle, sm, degree):
+    """``MemorySystem.shared_access``: a shared-memory access of conflict degree ``degree``;
+    ``(port_free, done)``."""
+    _check_order(st, cycle)
+    start = st.port[sm]
+    if start < cycle:
+        start = cycle
+    if degree <= 0:
+        return start, start
+    counts = st.counts
+    counts[SMEM_ACCESSES] += 1
+    counts[SMEM_ROUNDS] += degree
+    # rounds beyond one per part: a warp served in half-warps needs two rounds without conflict
+    counts[SMEM_CONFLICT_ROUNDS] += degree - min(degree, st.smem_parts)
+    port_free = start + degree * st.smem_interval
+    st.port[sm] = port_free
+    return port_free, port_free - 1 + st.smem_latency
+
+
+@numba.njit(cache=True)
+def flush_l1(st, cycle):
+    """``MemorySystem.flush_l1``: invalidate every L1 at ``cycle``, writing dirty lines back to L2
+    cache by cache, set by set, each set in LRU order (the reference's dict order)."""
+    _check_order(st, cycle)
+    l1 = st.l1
+    for row in range(l1.tag.shape[0]):
+        if not l1.lines[row]:
+            continue
+        dirty = 0
+        for w in range(l1.ways):
+            if l1.tag[row, w] >= 0:
+                dirty |= l1.line[row, w, LINE_DIRTY]
+        if dirty:  # write back in LRU order
+            way = cache_next_lru(l1, row, 0)
+            while way >= 0:
+                if l1.line[row, way, LINE_DIRTY]:
+                    l1_write_back(st, cycle, l1.tag[row, way], l1.line[row, way, LINE_DIRTY])
+                way = cache_next_lru(l1, row, l1.lru[row, way])
+        cache_clear(l1, row)
+    st.counts[L1_FLUSHES] += 1
+
+
+# ---------------------------------------------------------------------- Python wrapper
+class CompiledMemory:
+    """A compiled memory system with the behaviour of ``MemorySystem(config, num_sms, core_clock_mhz)``.
+
+    Members
+    -------
+    state : MemoryState
+        The numba state: pass it to ``global_access``, ``shared_access`` and ``flush_l1``.
+    config : MemoryConfig
+    num_sms : int
+    core_clock_mhz : float
+    """
+
+    def __init__(self, config: MemoryConfig, num_sms: int, core_clock_mhz: float):
+        self._load(MemorySystem(config, num_sms, core_clock_mhz))
+
+    @classmethod
+    def from_reference(cls, ms: MemorySystem) -> CompiledMemory:
+        """A compiled memory system in exactly the state of ``ms`` (which is not changed)."""
+        self = cls.__new__(cls)
+        self._load(ms)
+        return self
+
+    def _load(self, ms: MemorySystem) -> None:
+        self.config, self.num_sms, self.core_clock_mhz = ms.config, ms.num_sms, ms.core_clock_mhz
+        self.state: MemoryState = state_from_reference(ms)
+        self._ledger: MemorySystem | None = None
+
+    def store_into(self, ms: MemorySystem) -> None:
+        """Put this state into the reference ``ms`` (same configuration), replacing its own."""
+        if (ms.config, ms.num_sms, ms.core_clock_mhz) != (self.config, self.num_sms, self.core_clock_mhz):
+            raise ValueError("store_into needs a MemorySystem of the same configuration, SM count and clock")
+        state_into_reference(self.state, ms)
+
+    def to_reference(self) -> MemorySystem:
+        """A reference memory system in this state."""
+        ms = MemorySystem(self.config, self.num_sms, self.core_clock_mhz)
+        self.store_into(ms)
+        return ms
+
+    @property
+    def dram_latency(self) -> int:
+        """DRAM access latency in core cycles (``MemorySystem.dram_latency``)."""
+        return int(self.state.dram_latency)
+
+    def global_access(self, cycle: int, sm: int, tx_line, tx_sectors, *, write: bool) -> tuple[int, int]:
+        """``global_access`` of all of ``tx_line``/``tx_sectors`` (int64 arrays), from Python."""
+        port_free, done = global_access(self.state, cycle, sm, tx_line, tx_sectors, 0, len(tx_line), write)
+        return int(port_free), int(done)
+
+    def shared_access(self, cycle: int, sm: int, degree: int) -> tuple[int, int]:
+        """``shared_access`` from Python."""
+        port_free, done = shared_access(self.state, cycle, sm, degree)
+        return int(port_free), int(done)
+
+    def flush_l1(self, cycle: int) -> None:
+        """``MemorySystem.flush_l1``."""
+        flush_l1(self.state, cycle)
+
+    def stats(self) -> dict:
+        """Exactly ``MemorySystem.stats()`` of the reference in this state: the counters are put
+        into a reference system (kept for the purpose) whose ``stats`` builds the tree."""
+        if self._ledger is None:
+            self._ledger = MemorySystem(self.config, self.num_sms, self.core_clock_mhz)
+        counters_into_reference(self.state, self._ledger)
+        return self._ledger.stats()
