@@ -26,10 +26,10 @@ from dualflow.machine.banks import register_bank
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
+from dualflow.models.timing.compiled.collector import register_bank as compiled_register_bank
 from dualflow.models.timing.compiled.core import Code, code_ref
 from dualflow.models.timing.compiled.engine import encode_code
 from dualflow.models.timing.compiled.sm import must_keep_order
-from dualflow.models.timing.compiled.sm import register_bank as compiled_register_bank
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.ordering import MemoryOrderViolation
 from dualflow.models.timing.ordering import must_keep_order as reference_must_keep_order

@@ -10,7 +10,8 @@ import numpy as np
 from numba import njit
 
 from .core import IDLE, SV_FINISHED_CTAS, SV_LAST_CYCLE
-from .sm import add_cta, fits, tick
+from .sm import tick
+from .warps import add_cta, fits
 
 
 @njit(cache=True)

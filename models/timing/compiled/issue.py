@@ -1,0 +1,323 @@
+"""Issue in the compiled SM: the numba port of ``Sm._issue``, ``_try_issue``,
+``_unblocks_next``, ``_execute`` and ``_unstall_block`` (models/timing/sm.py) with the warp
+order of models/timing/warp_order.py, and the block barrier of the functional executor
+(``BatchExecutor``'s ``bar``, ``exit_`` and ``_check_barrier``), which the reference reads from it.
+
+The instruction issued is the warp's next record of the launch's streams: its active lanes, its
+RP at issue, whether its ``exit`` made the warp done."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .collector import register_bank
+from .core import (
+    BARRIER,
+    COLLECTOR_FULL,
+    CTRL,
+    DONE,
+    DRAIN,
+    ERR_PC,
+    IBUFFER,
+    IDLE,
+    ISSUED,
+    M_BARRIERS,
+    MEMORY_FENCE,
+    NO_STALL,
+    NUM_REASONS,
+    OP_BAR,
+    OP_EXIT,
+    OP_MEMBAR,
+    PENDING,
+    RING_GUARD,
+    SCOREBOARD,
+    ST_DST,
+    ST_IS_MEM,
+    ST_ISSUE_ONLY,
+    ST_NEEDS_CU,
+    ST_NSRC,
+    ST_NUNIQ,
+    ST_OP,
+    ST_PRODUCES,
+    ST_REDIRECT,
+    ST_SRC,
+    ST_UNIQ,
+    ST_UNIT,
+    SV_NCU,
+    SV_SEQ,
+    SV_WAITING_CUS,
+    W_AGE,
+    W_BAR_WAIT,
+    W_BLOCK,
+    W_CTA,
+    W_EXITED,
+    W_IB_HEAD,
+    W_IB_LEN,
+    W_INFLIGHT,
+    W_MEM_INFLIGHT,
+    W_REC,
+    W_REC_END,
+    W_RESIDENT,
+    W_STALL,
+    W_STALL_UNTIL,
+    W_WAITING_CUS,
+    W_WID,
+    completion_push,
+    log_issue,
+    wake_push,
+)
+from .scoreboard import add_reader, base_blocked, guard_blocks, waits
+from .warps import dirty, is_member, retire_warp
+
+
+@njit(cache=True)
+def issue(state, s, code, streams, sm, t):
+    """Sm._issue (with warp_order's GreedyThenOldest / LooseRoundRobin order)."""
+    wv = state.wv
+    progress = False
+    stalls = state.stalls[sm]
+    clean = state.sched_clean[sm]
+    order = state.scratch[sm, 2 * s.collector_units:]
+    npasses = 2 if s.dflow else 1
+    for sched in range(s.schedulers):
+        n = state.sched_n[sm, sched]
+        warps = state.sched_warps[sm, sched]
+        if n == 0:
+            state.last_reasons[sm, sched] = IDLE
+            stalls[IDLE] += 1
+            continue
+        if clean[sched] > t:  # no event concerned any of its warps: the same answer as last cycle
+            stalls[state.last_reasons[sm, sched]] += 1
+            continue
+        reason = -1
+        best = NUM_REASONS
+        until = PENDING
+        last = state.last_slot[sm, sched]
+        # the warp that issued last is forgotten once it retires (its slot may hold a new warp)
+        if last >= 0 and (not wv[sm, last, W_RESIDENT] or wv[sm, last, W_AGE] != state.last_age[sm, sched]):
+            last = -1
+        # order(warps, last); warps are in age order
+        at = 0
+        if last < 0:
+            for i in range(n):
+                order[i] = warps[i]
+        elif not s.lrr:  # gto: the last, then the others oldest first
+            order[0] = last
+            at = 1
+            for i in range(n):
+                if warps[i] != last:
+                    order[at] = warps[i]
+                    at += 1
+        else:  # lrr: after the last, then from the oldest up to it
+            i0 = 0
+            while warps[i0] != last:
+                i0 += 1
+            i0 += 1
+            for i in range(n):
+                order[i] = warps[(i0 + i) % n]
+        for p in range(npasses):
+            allow_wait = p == 1 or not s.dflow
+            for i in range(n):
+                slot = order[i]
+                # a cached stall holds until an event touching the warp clears it
+                if wv[sm, slot, W_STALL] != NO_STALL and t < wv[sm, slot, W_STALL_UNTIL]:
+                    why = wv[sm, slot, W_STALL]
+                else:
+                    why = try_issue(state, s, code, streams, sm, slot, t, allow_wait)
+                    if state.err[0]:
+                        return progress
+                if wv[sm, slot, W_STALL] == NO_STALL:
+                    until = 0  # issued, or a stall that other warps' progress can end
+                elif wv[sm, slot, W_STALL_UNTIL] < until:
+                    until = wv[sm, slot, W_STALL_UNTIL]
+                if why == ISSUED:
+                    state.last_slot[sm, sched] = slot
+                    state.last_age[sm, sched] = wv[sm, slot, W_AGE]
+                    reason = ISSUED
+                    progress = True
+                    break
+                if why < best:
+                    reason, best = why, why
+            if reason == ISSUED or best != SCOREBOARD:
+                break
+        state.last_reasons[sm, sched] = reason
+        clean[sched] = until
+        stalls[reason] += 1
+    return progress
+
+
+@njit(cache=True)
+def stall(state, sm, slot, reason, until):
+    """Sm._stall: remember why the warp cannot issue, until ``until`` or an event."""
+    state.wv[sm, slot, W_STALL] = reason
+    state.wv[sm, slot, W_STALL_UNTIL] = until
+    return reason
+
+
+@njit(cache=True)
+def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
+    """Sm._try_issue: issue the warp's next instruction if it can (ISSUED), else why not."""
+    st = code.table
+    wv = state.wv
+    wv[sm, slot, W_STALL] = NO_STALL
+    if wv[sm, slot, W_EXITED]:
+        return stall(state, sm, slot, DRAIN, PENDING)
+    if wv[sm, slot, W_BAR_WAIT]:
+        return stall(state, sm, slot, BARRIER, PENDING)
+    if not wv[sm, slot, W_IB_LEN]:
+        return stall(state, sm, slot, IBUFFER, PENDING)
+    head = wv[sm, slot, W_IB_HEAD]
+    pc, ready = state.ibuf_pc[sm, slot, head], state.ibuf_ready[sm, slot, head]
+    if ready > t:
+        return stall(state, sm, slot, IBUFFER, ready)
+    if st[pc, ST_OP] == OP_MEMBAR and wv[sm, slot, W_MEM_INFLIGHT]:
+        return stall(state, sm, slot, MEMORY_FENCE, PENDING)
+    needs_cu = st[pc, ST_NEEDS_CU] != 0
+    if needs_cu and state.sv[sm, SV_NCU] >= s.collector_units:
+        return COLLECTOR_FULL
+    if s.dflow:
+        rp = streams.rp[wv[sm, slot, W_REC]]
+        if st[pc, ST_PRODUCES] and guard_blocks(state, s, sm, slot, rp):
+            return stall(state, sm, slot, RING_GUARD, PENDING)
+        if needs_cu and waits(state, s, code, sm, slot, rp, pc, t + 1) and (
+                not allow_wait or wv[sm, slot, W_WAITING_CUS] >= s.waiting_per_warp
+                or state.sv[sm, SV_WAITING_CUS] >= s.waiting_per_sm
+                or not unblocks_next(state, s, code, sm, slot, pc, rp, t)):
+            return SCOREBOARD  # not cached: other warps' collector units free the limit
+    elif base_blocked(state, code, sm, slot, pc):
+        return stall(state, sm, slot, SCOREBOARD, PENDING)
+    execute(state, s, code, streams, sm, slot, pc, t, needs_cu)
+    return ISSUED
+
+
+@njit(cache=True)
+def unblocks_next(state, s, code, sm, slot, pc, rp, t):
+    """Sm._unblocks_next: is sending ``pc`` ahead to wait worth a collector unit?"""
+    st = code.table
+    if state.wv[sm, slot, W_IB_LEN] < 2 or st[pc, ST_REDIRECT]:
+        return False
+    second = (state.wv[sm, slot, W_IB_HEAD] + 1) % s.ibuffer_entries
+    nxt = state.ibuf_pc[sm, slot, second]
+    produces = st[pc, ST_PRODUCES] != 0
+    rp2 = rp + 1 if produces else rp
+    if produces:
+        for k in range(st[nxt, ST_NSRC]):
+            if rp2 - st[nxt, ST_SRC + k] == rp:
+                return False
+    return not waits(state, s, code, sm, slot, rp2, nxt, t + 1)
+
+
+@njit(cache=True)
+def check_barrier(state, s, sm, cta):
+    """BatchExecutor._check_barrier: release the block once every warp not done waits.
+    Finished warps are done and not waiting."""
+    wv = state.wv
+    any_waiting = False
+    for i in range(s.warps_per_block):
+        slot = state.cta_slots[sm, cta, i]
+        if is_member(state, sm, cta, slot):
+            if wv[sm, slot, W_BAR_WAIT]:
+                any_waiting = True
+            elif not wv[sm, slot, W_EXITED]:
+                return
+    if any_waiting:
+        for i in range(s.warps_per_block):
+            slot = state.cta_slots[sm, cta, i]
+            if is_member(state, sm, cta, slot):
+                wv[sm, slot, W_BAR_WAIT] = 0
+
+
+@njit(cache=True)
+def unstall_block(state, s, sm, cta):
+    """Sm._unstall_block: ``_dirty`` every warp of the block (a finished one only resets its
+    scheduler's cached answer: its own cached stall is never read again)."""
+    for i in range(s.warps_per_block):
+        slot = state.cta_slots[sm, cta, i]
+        if is_member(state, sm, cta, slot):
+            dirty(state, sm, slot)
+        else:
+            state.sched_clean[sm, slot % s.schedulers] = 0
+
+
+@njit(cache=True)
+def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
+    """Sm._execute, with the functional effects the stream records (and the barrier)."""
+    st = code.table
+    sv, wv = state.sv, state.wv
+    rec = wv[sm, slot, W_REC]
+    if rec >= wv[sm, slot, W_REC_END] or streams.pc[rec] != pc:
+        state.err[0], state.err[1], state.err[2], state.err[3], state.err[4] = ERR_PC, sm, slot, pc, t
+        return
+    wv[sm, slot, W_IB_HEAD] = (wv[sm, slot, W_IB_HEAD] + 1) % s.ibuffer_entries  # ibuf.popleft()
+    wv[sm, slot, W_IB_LEN] -= 1
+    threads = streams.threads[rec]
+    rp = streams.rp[rec] if s.dflow else 0
+    wv[sm, slot, W_REC] = rec + 1
+    op = st[pc, ST_OP]
+    cta = wv[sm, slot, W_CTA]
+    if op == OP_BAR:  # the executor's bar: wait, and maybe release the block
+        wv[sm, slot, W_BAR_WAIT] = 1
+        check_barrier(state, s, sm, cta)
+    elif op == OP_EXIT and streams.exits[rec]:  # exit_: done, which may release the barrier
+        wv[sm, slot, W_EXITED] = 1
+        check_barrier(state, s, sm, cta)
+    if s.record_issue:
+        log_issue(state, t, wv[sm, slot, W_BLOCK], wv[sm, slot, W_WID], pc)
+    unit = st[pc, ST_UNIT]
+    state.warp_instructions[sm, unit] += 1  # counters.issued
+    state.thread_instructions[sm, unit] += threads
+    if op == OP_BAR or op == OP_EXIT:
+        unstall_block(state, s, sm, cta)
+    if st[pc, ST_ISSUE_ONLY]:
+        if op == OP_BAR:
+            state.misc[sm, M_BARRIERS] += 1
+        if wv[sm, slot, W_EXITED] and not wv[sm, slot, W_INFLIGHT]:
+            retire_warp(state, s, sm, slot)
+        return
+    wv[sm, slot, W_INFLIGHT] += 1
+    if st[pc, ST_IS_MEM]:
+        wv[sm, slot, W_MEM_INFLIGHT] += 1
+    # (decode_kernel: an instruction without a collector unit reads and writes no operand, so
+    # the scoreboard work below, which the reference does first, concerns only the others)
+    if not needs_cu:  # bra, sync, exit: no operands, no result; straight to the branch unit
+        sv[sm, SV_SEQ] += 1
+        done = t + code.units[CTRL, 0]
+        completion_push(state, sm, done, sv[sm, SV_SEQ], DONE, slot, -1, pc)
+        wake_push(state, sm, done)
+        return
+    u = 0  # a free collector unit (which one does not matter: cu_order keeps the age order)
+    while state.cu_used[sm, u]:
+        u += 1
+    nops = st[pc, ST_NUNIQ]
+    for k in range(nops):  # an operand named twice is read once
+        d = st[pc, ST_UNIQ + k]
+        if s.dflow:
+            key = rp - d
+            state.cu_bank[sm, u, k] = register_bank(key % s.ring, slot, s.banks)
+            add_reader(state, sm, slot, key)
+        else:
+            key = d
+            state.cu_bank[sm, u, k] = register_bank(d, slot, s.banks)
+        state.cu_key[sm, u, k] = key
+        state.cu_read[sm, u, k] = 0
+    if s.dflow:
+        dest = rp % s.ring if st[pc, ST_PRODUCES] else -1
+        if st[pc, ST_PRODUCES]:
+            state.board[sm, slot, rp % s.ring] = PENDING  # RingScoreboard.issue
+    else:
+        dest = st[pc, ST_DST]
+        if dest >= 0:
+            state.board[sm, slot, dest] += 1  # RegisterScoreboard.issue
+    sv[sm, SV_SEQ] += 1
+    state.cu_used[sm, u] = 1
+    state.cu_seq[sm, u] = sv[sm, SV_SEQ]
+    state.cu_slot[sm, u], state.cu_pc[sm, u], state.cu_rec[sm, u] = slot, pc, rec
+    state.cu_dest[sm, u], state.cu_nops[sm, u], state.cu_unread[sm, u] = dest, nops, nops
+    state.cu_ready_at[sm, u] = t + 1
+    state.cu_waiting[sm, u] = 0
+    if s.dflow and waits(state, s, code, sm, slot, rp, pc, t + 1):
+        state.cu_waiting[sm, u] = 1
+        wv[sm, slot, W_WAITING_CUS] += 1
+        sv[sm, SV_WAITING_CUS] += 1
+    state.cu_order[sm, sv[sm, SV_NCU]] = u  # collector.add: issue order is age order
+    sv[sm, SV_NCU] += 1

@@ -1,0 +1,79 @@
+"""Dependency tracking of one warp in the compiled SM: the numba port of
+models/timing/scoreboard.py (``RingScoreboard`` for D-FLOW, ``RegisterScoreboard`` for BASE),
+on ``SmState.board`` (per slot: ring slots' readiness cycles, or registers' pending writes) and
+``SmState.unread_pos``/``unread_count`` (``RingScoreboard.unread`` as a short list)."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .core import (
+    PENDING,
+    ST_DST,
+    ST_NSRC,
+    ST_SRC,
+    W_NUNREAD,
+)
+
+
+# ``RingScoreboard.unread`` (position -> reads outstanding) as a short list of (position, count).
+@njit(cache=True)
+def _unread_index(state, sm, slot, position):
+    for i in range(state.wv[sm, slot, W_NUNREAD]):
+        if state.unread_pos[sm, slot, i] == position:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def add_reader(state, sm, slot, position):
+    """RingScoreboard.add_reader."""
+    i = _unread_index(state, sm, slot, position)
+    if i < 0:
+        i = state.wv[sm, slot, W_NUNREAD]
+        state.wv[sm, slot, W_NUNREAD] = i + 1
+        state.unread_pos[sm, slot, i] = position
+        state.unread_count[sm, slot, i] = 0
+    state.unread_count[sm, slot, i] += 1
+
+
+@njit(cache=True)
+def read_done(state, sm, slot, position):
+    """RingScoreboard.read_done."""
+    i = _unread_index(state, sm, slot, position)
+    state.unread_count[sm, slot, i] -= 1
+    if not state.unread_count[sm, slot, i]:
+        last = state.wv[sm, slot, W_NUNREAD] - 1
+        state.unread_pos[sm, slot, i] = state.unread_pos[sm, slot, last]
+        state.unread_count[sm, slot, i] = state.unread_count[sm, slot, last]
+        state.wv[sm, slot, W_NUNREAD] = last
+
+
+@njit(cache=True)
+def guard_blocks(state, s, sm, slot, position):
+    """RingScoreboard.guard_blocks."""
+    return (state.board[sm, slot, position % s.ring] == PENDING
+            or _unread_index(state, sm, slot, position - s.ring) >= 0)
+
+
+@njit(cache=True)
+def waits(state, s, code, sm, slot, rp, pc, cycle):
+    """RingScoreboard.waits(rp, static[pc].sources, cycle)."""
+    st = code.table
+    for k in range(st[pc, ST_NSRC]):
+        if state.board[sm, slot, (rp - st[pc, ST_SRC + k]) % s.ring] > cycle:
+            return True
+    return False
+
+
+@njit(cache=True)
+def base_blocked(state, code, sm, slot, pc):
+    """RegisterScoreboard.blocked."""
+    st = code.table
+    dst = st[pc, ST_DST]
+    if dst >= 0 and state.board[sm, slot, dst]:
+        return True
+    for k in range(st[pc, ST_NSRC]):
+        if state.board[sm, slot, st[pc, ST_SRC + k]]:
+            return True
+    return False
