@@ -8,6 +8,7 @@ the same records, the same memory afterwards and the same per-pc counts.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 
 import numpy as np
@@ -31,6 +32,7 @@ from dualflow.models.timing.memory.coalescer import coalesce
 from dualflow.models.timing.memory.shared_banks import conflict_degree
 from dualflow.models.timing.memory.system import MemorySystem
 from dualflow.models.timing.ordering import MemoryOrderViolation, check_reorder, must_keep_order
+from dualflow.models.timing.program import decode_kernel
 from dualflow.models.timing.sm import Sm
 from dualflow.models.timing.streams import (
     ORDER_DEPTH,
@@ -353,6 +355,52 @@ def test_ordered_and_benign_accesses_keep_streams(name, mode, grid, block, refer
     k = reg_kernel(RACE.format(body=SAFE[name]), mode)
     device = compare_one_launch(k, mode, grid, block, out_buffer(1 + grid * block), reference_log)
     assert device.streams[0] is not None, device.reasons
+
+
+#: Conflicting accesses the converter would color alike, recolored apart (c1..c4) so that the SM
+#: would check them at dispatch: their order-conflict bits are known by hand.
+MISCOLORED = """
+.kernel miscolored
+.param out
+    s2r r0, %tid.x
+    ishr r7, r0, 5
+    iadd r8, r0, r7         ; each warp owns 33 words
+    ldc r1, out
+    ishl r2, r8, 2
+    iadd r3, r1, r2
+    imul r6, r7, 132
+    iadd r6, r1, r6         ; the warp's first word
+    stg [r3], r0            ; word t (the lane's)
+    ldg r4, [r3]            ; word t: conflicts with the store (bit 0)
+    ldg r5, [r6]            ; word 0, stored by lane 0 (bit 1: the store, behind the load)
+    stg [r3+4], r4          ; word t + 1: lanes 1.. loaded those (bit 1) and stored them (bit 2)
+    exit
+"""
+
+
+def test_order_conflicts_of_miscolored_accesses():
+    k = convert_kernel(assemble(MISCOLORED).only)[0]
+    memory_ops = [pc for pc, ins in enumerate(k.code) if ins.op in (Opcode.LDG, Opcode.STG)]
+    code = list(k.code)
+    for color, pc in enumerate(memory_ops, start=1):
+        code[pc] = dataclasses.replace(code[pc], mod=color)
+    k = dataclasses.replace(k, code=code)
+    streams, reasons, _, _, _, _ = pre_run(k, Mode.DFLOW, 1, 64, out_buffer(66))
+    assert streams is not None, reasons
+    for g in range(2):
+        rows = streams.access[streams.first[g]:streams.first[g] + streams.count[g]]
+        bits = streams.order_conflict[rows[rows >= 0]].tolist()
+        assert bits == [0, 0, 0b1, 0b10, 0b110]  # ldc, then the four accesses
+    # and as check_reorder finds them from the functional model's trace
+    dev = Device(trace=True)
+    out = dev.alloc(4 * 66)
+    trace = dev.launch(k, 1, 64, [out]).trace
+    static = decode_kernel(k)
+    for warp in range(2):
+        records = [r for r in trace.records if r.warp == warp and static[r.pc].ordered]
+        accesses = [(static[r.pc], np.array(r.addrs), (np.int64(r.mask) >> np.arange(32)) & 1 == 1)
+                    for r in records]
+        assert expected_order_bits(accesses) == [0, 0b1, 0b10, 0b110]
 
 
 # ---------------------------------------------------------------------- vectorised timing inputs
