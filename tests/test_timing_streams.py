@@ -324,6 +324,8 @@ RACES = {
     "store_values": " stg [r1], r0",  # different values to one word
     "read_modify_write": " ldg r4, [r1]\n iadd r4, r4, 1\n stg [r1], r4",
     "store_then_load": " ssy J\n brnz r0, L\n stg [r1], r0\nL:\n sync\nJ:\n ldg r4, [r1]\n stg [r3+4], r4",
+    # the stores are benign among themselves, but a read unordered with them is not
+    "same_value_then_load": " mov r4, 7\n stg [r1], r4\n ldg r4, [r1]\n stg [r3+4], r4",
     "shared_no_bar": " s2r r7, %tid.x\n ishl r7, r7, 2\n sts [r7], r0\n ixor r7, r7, 128\n lds r4, [r7]\n"
                      " stg [r3+4], r4",
 }
@@ -401,6 +403,19 @@ def test_order_conflicts_of_miscolored_accesses():
         accesses = [(static[r.pc], np.array(r.addrs), (np.int64(r.mask) >> np.arange(32)) & 1 == 1)
                     for r in records]
         assert expected_order_bits(accesses) == [0, 0b1, 0b10, 0b110]
+
+
+LOAD_BAR_STORE = " ldg r4, [r1]\n bar\n ssy J\n brnz r0, L\n stg [r1], r0\nL:\n sync\nJ:\n stg [r3+4], r4"
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_barrier_orders_loads_before_a_store_of_the_block_only(mode, reference_log):
+    """Every thread loads word 0, then (after a barrier) thread 0 stores it: ordered within one
+    block; the loads of a second block are not ordered with the store."""
+    k = reg_kernel(RACE.format(body=LOAD_BAR_STORE), mode)
+    assert compare_one_launch(k, mode, 1, 64, out_buffer(65), reference_log).streams[0] is not None
+    streams, reasons, _, _, _, _ = pre_run(k, mode, 2, 32, out_buffer(65))
+    assert streams is None and "data race" in reasons[0]
 
 
 # ---------------------------------------------------------------------- vectorised timing inputs

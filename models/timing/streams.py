@@ -238,6 +238,7 @@ class _Summaries:
         self.writer_episode = np.zeros(words, dtype=np.int32)
         self.reader = np.full(words, _NOBODY, dtype=np.int32)
         self.reader_episode = np.zeros(words, dtype=np.int32)
+        self.scratch = np.zeros(words, dtype=np.int32)  # grouping the entries of one step by word
 
 
 class _RaceMonitor:
@@ -280,35 +281,30 @@ class _RaceMonitor:
             state, values = self.global_words, self.memory.words
         else:
             state, values = self.shared_words, self.ex.shared.reshape(-1)
-        rows, _ = np.nonzero(mask)
-        if not len(rows):
+        word = words[mask]  # one entry per active lane, warp-major: a word may repeat
+        if not len(word):
             return
-        flat = words[mask]
         if data is not None and space == "global":
-            self.journal.append((flat, values[flat]))
-        order = np.argsort(flat, kind="stable")
-        flat = flat[order]
-        who = (g[rows[order]] + self.base).astype(np.int64)
-        start = np.empty(len(flat), dtype=bool)
-        start[0] = True
-        np.not_equal(flat[1:], flat[:-1], out=start[1:])
-        first = np.flatnonzero(start)
-        run = np.cumsum(start) - 1
-        word, first_who = flat[first], who[first]
-        block = first_who // self.wpb
-        several = np.logical_or.reduceat(who != first_who[run], first)
-        if several.any():
-            blocks = np.logical_or.reduceat(who // self.wpb != block[run], first)
-            code = np.where(several, np.where(blocks, SEVERAL_BLOCKS, -2 - block), first_who)
-            block = np.where(blocks, _NO_BLOCK, block)
-        else:
-            code = first_who
-        episode = self.episode[first_who].astype(np.int64)
-        alone = ~several
+            self.journal.append((word, values[word]))
+        who = (g + self.base)[np.nonzero(mask)[0]]
+        block = who // self.wpb
+        code = who
+        alone = True  # every word touched by one warp of the step
+        scratch = state.scratch  # per-word grouping without a sort: scatter, then gather back
+        if len(g) > 1:
+            scratch[word] = who
+            several = scratch[word] != who
+            if several.any():
+                alone = ~self._spread(scratch, word, several)
+                scratch[word] = block
+                blocks = self._spread(scratch, word, scratch[word] != block)
+                code = np.where(alone, who, np.where(blocks, SEVERAL_BLOCKS, -2 - block))
+                block = np.where(blocks, _NO_BLOCK, block)
+        episode = self.episode[who]
 
         def ordered_after(summary: np.ndarray, summary_episode: np.ndarray) -> np.ndarray:
             return (summary == _NOBODY) | ((self._block(summary) == block) & (
-                (summary_episode < episode) | (alone & (summary == first_who))))
+                (summary_episode < episode) | (alone & (summary == who))))
 
         writer = state.writer[word]
         after_writes = ordered_after(writer, state.writer_episode[word])
@@ -316,21 +312,30 @@ class _RaceMonitor:
         if data is None:
             if not after_writes.all():
                 self._race(space, word, ~after_writes, writer, code, "a load")
+            reader_episode = state.reader_episode[word]
             same = (reader != _NOBODY) & (self._block(reader) == block)
-            fresh = (reader == _NOBODY) | (same & (episode > state.reader_episode[word]))
+            fresh = (reader == _NOBODY) | (same & (episode > reader_episode))
             state.reader[word] = np.where(fresh, code, np.where(same, self._merge(reader, code), SEVERAL_BLOCKS))
-            state.reader_episode[word] = np.where(fresh, episode, state.reader_episode[word])
+            state.reader_episode[word] = np.where(fresh, episode, reader_episode)
             return
-        stored = data[mask][order]
-        value = stored[np.append(first[1:], len(flat)) - 1]  # of one warp: its highest lane wins
+        stored = data[mask].view(np.int32)
+        scratch[word] = stored
+        value = scratch[word]  # what the word holds after the step: the last lane's of the last warp
         bad = ~ordered_after(reader, state.reader_episode[word])
-        bad |= ~after_writes & (value != values[word])
-        if several.any():
-            bad |= several & np.logical_or.reduceat(stored != value[run], first)
+        bad |= ~after_writes & (value != values[word].view(np.int32))
+        if alone is not True:
+            bad |= ~alone & (stored != value)
         if bad.any():
             self._race(space, word, bad, np.where(after_writes, reader, writer), code, "a store")
         state.writer[word] = np.where(after_writes, code, self._merge(writer, code))
         state.writer_episode[word] = episode
+
+    @staticmethod
+    def _spread(scratch: np.ndarray, word: np.ndarray, flag: np.ndarray) -> np.ndarray:
+        """Per entry: does any entry of the same word have ``flag``?"""
+        scratch[word] = 0
+        scratch[word[flag]] = 1
+        return scratch[word] == 1
 
     def _race(self, space: str, word: np.ndarray, bad: np.ndarray, other: np.ndarray, code: np.ndarray,
               what: str) -> None:
