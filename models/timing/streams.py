@@ -70,8 +70,9 @@ from .program import StaticInstruction, decode_kernel
 #: Previous accesses of a warp whose order conflicts an access records (bits of an int64).
 ORDER_DEPTH = 63
 _NOBODY = -1
+_MAX_WARPS = 2**31 - 2  # warps are named by int32 codes, and no block number may reach SEVERAL_BLOCKS's
 SEVERAL_BLOCKS = np.iinfo(np.int32).min
-_NO_BLOCK = -3  # the block of a summary spanning several blocks: equal to no real block
+_NO_BLOCK = -3  # the block of a step's entries of several blocks: equal to no summary's block
 _END = np.iinfo(np.int64).max  # sorts after every line address
 
 
@@ -162,12 +163,20 @@ def conflict_degrees(addresses: np.ndarray, mask: np.ndarray, banks: int, bank_b
     parts = -(-lanes // size)
     words = np.full((k, parts * size), _END, dtype=np.int64)
     words[:, :lanes] = np.where(mask, addresses // bank_bytes, _END)
-    words = np.sort(words.reshape(k * parts, size), axis=1)
-    distinct = words != _END
-    distinct[:, 1:] &= words[:, 1:] != words[:, :-1]
-    group, _ = np.nonzero(distinct)
-    per_bank = np.bincount(group * banks + words[distinct] % banks, minlength=k * parts * banks)
-    return per_bank.reshape(k, parts, banks).max(axis=2).sum(axis=1).astype(np.int64)
+    words = words.reshape(k * parts, size)
+    low = words.min(axis=1)
+    active = low != _END
+    high = np.where(words == _END, -1, words).max(axis=1)
+    degree = active.astype(np.int64)  # distinct words within a window of one word per bank: 1 round
+    wide = np.flatnonzero(active & (high - low >= banks))
+    if len(wide):
+        part = np.sort(words[wide], axis=1)
+        distinct = part != _END
+        distinct[:, 1:] &= part[:, 1:] != part[:, :-1]
+        group, _ = np.nonzero(distinct)
+        per_bank = np.bincount(group * banks + part[distinct] % banks, minlength=len(wide) * banks)
+        degree[wide] = per_bank.reshape(len(wide), banks).max(axis=1)
+    return degree.reshape(k, parts).sum(axis=1)
 
 
 # ---------------------------------------------------------------------- order conflicts
@@ -266,14 +275,14 @@ class _RaceMonitor:
         self.journal.clear()
 
     def _block(self, code: np.ndarray) -> np.ndarray:
+        """The block of summaries: -1 for nobody, above every block for several blocks."""
         code = code.astype(np.int64)
-        return np.where(code >= 0, code // self.wpb,
-                        np.where((code == _NOBODY) | (code == SEVERAL_BLOCKS), _NO_BLOCK, -2 - code))
+        return np.where(code >= 0, code // self.wpb, -2 - code)
 
     def _merge(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The summary of two unordered sets of warps."""
+        """The summary of two unordered sets of warps (neither nobody)."""
         ba = self._block(a)
-        several = np.where((ba == self._block(b)) & (ba >= 0), -2 - ba, SEVERAL_BLOCKS)
+        several = np.where(ba == self._block(b), -2 - ba, SEVERAL_BLOCKS)
         return np.where(a == b, a, several).astype(np.int32)
 
     def watch(self, space: str, g: np.ndarray, mask: np.ndarray, words: np.ndarray, data: np.ndarray | None) -> None:
@@ -513,6 +522,10 @@ def build_streams(kernel: Kernel, geo: Geometry, params: np.ndarray, memory: Glo
     """
     if warp_size != geo.warp_size:
         raise ValueError(f"build_streams: warp size {warp_size} differs from the launch's {geo.warp_size}")
+    if geo.num_blocks * geo.warps_per_block >= _MAX_WARPS:
+        if reasons is not None:
+            reasons.append(f"more than {_MAX_WARPS} warps: beyond the race summaries' int32 codes")
+        return None
     counts_before = warp_counts.copy(), thread_counts.copy()
     run = _PreRun(kernel, geo, params, memory, fconfig, warp_counts, thread_counts, line_bytes=line_bytes,
                   sector_bytes=sector_bytes, shared_cfg=shared_cfg, local_bytes=local_bytes)
