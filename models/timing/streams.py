@@ -139,6 +139,11 @@ def coalesce_batch(addresses: np.ndarray, mask: np.ndarray, line_bytes: int, sec
     offset = addresses & (line_bytes - 1)
     lines = np.where(mask, addresses - offset, _END)
     sectors = np.int64(1) << (offset // sector_bytes)
+    low = lines.min(axis=1)
+    active = low != _END
+    if (np.where(mask, lines, -1).max(axis=1) == np.where(active, low, -1)).all():  # one line each
+        sectors = np.bitwise_or.reduce(np.where(mask, sectors, 0), axis=1)
+        return active.astype(np.int64), low[active], sectors[active]
     order = np.argsort(lines, axis=1, kind="stable")
     lines = np.take_along_axis(lines, order, axis=1)
     sectors = np.where(lines != _END, np.take_along_axis(sectors, order, axis=1), 0)
@@ -189,20 +194,43 @@ def _conflicts(space: str, older: np.ndarray, older_mask: np.ndarray, younger: n
     return same.any(axis=(1, 2))
 
 
+def _checked_pairs(static: list[StaticInstruction]) -> np.ndarray:
+    """[older pc, younger pc]: the SM calls ``check_reorder`` when the younger passes the older
+    (``must_keep_order`` leaves them free) and it can raise (same space, a store involved)."""
+    ordered = [ins for ins in static if ins.ordered]
+    checked = np.zeros((len(static), len(static)), dtype=bool)
+    for o in ordered:
+        for y in ordered:
+            if o.space == y.space and (o.is_store or y.is_store) and not must_keep_order(o, y):
+                checked[o.pc, y.pc] = True
+    return checked
+
+
+_FACTS: dict[int, tuple[Kernel, list[StaticInstruction], np.ndarray | None]] = {}
+
+
+def _kernel_facts(kernel: Kernel) -> tuple[list[StaticInstruction], np.ndarray | None]:
+    """The kernel's decoded instructions and, when D-FLOW order conflicts need tracking, its
+    ``_checked_pairs``; kept for the last few kernels (host drivers launch the same ones again)."""
+    facts = _FACTS.get(id(kernel))
+    if facts is None or facts[0] is not kernel:
+        static = decode_kernel(kernel)
+        checked = _checked_pairs(static) if kernel.form is Form.DFLOW else None
+        facts = (kernel, static, checked if checked is not None and checked.any() else None)
+        if len(_FACTS) >= 8:
+            _FACTS.pop(next(iter(_FACTS)))
+        _FACTS[id(kernel)] = facts
+    return facts[1], facts[2]
+
+
 class _OrderHistory:
     """D-FLOW: each warp's last ``ORDER_DEPTH`` global/shared/local accesses, to find the pairs
     ``check_reorder`` would reject among those ``must_keep_order`` leaves free."""
 
-    def __init__(self, static: list[StaticInstruction], warps: int, lanes: int):
-        n = len(static)
-        # checked[o, y]: the SM calls check_reorder for an older o passed by a younger y and it can
-        # raise (same space, a store involved); row n stands for "no access"
-        self.checked = np.zeros((n + 1, n), dtype=bool)
-        for o in static:
-            for y in static:
-                if (o.ordered and y.ordered and not must_keep_order(o, y) and o.space == y.space
-                        and (o.is_store or y.is_store)):
-                    self.checked[o.pc, y.pc] = True
+    def __init__(self, checked: np.ndarray, warps: int, lanes: int):
+        n = len(checked)
+        self.checked = np.zeros((n + 1, n), dtype=bool)  # ``_checked_pairs``; row n: no access
+        self.checked[:n] = checked
         self.as_younger = self.checked.any(axis=0)
         self.as_older = self.checked[:n].any(axis=1)
         self.pc = np.full((ORDER_DEPTH, warps), n, dtype=np.int32)
@@ -210,11 +238,6 @@ class _OrderHistory:
         self.mask = np.zeros((ORDER_DEPTH, warps, lanes), dtype=bool)
         self.seen = np.zeros(warps, dtype=np.int64)
         self.depths = np.arange(ORDER_DEPTH)[:, None]
-
-    @staticmethod
-    def needed(static: list[StaticInstruction]) -> bool:
-        return any(o.ordered and y.ordered and not must_keep_order(o, y) and o.space == y.space
-                   and (o.is_store or y.is_store) for o in static for y in static)
 
     def record(self, ins: StaticInstruction, g: np.ndarray, addresses: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Bits of the accesses of warps ``g`` (batch-local) at ``ins``; remember them."""
@@ -371,11 +394,10 @@ class _PreRun:
         self.warp_counts, self.thread_counts = warp_counts, thread_counts
         self.line_bytes, self.sector_bytes, self.shared_cfg, self.local_bytes = \
             line_bytes, sector_bytes, shared_cfg, local_bytes
-        self.static = decode_kernel(kernel)
+        self.static, self.checked = _kernel_facts(kernel)
         self.dflow = kernel.form is Form.DFLOW
         self.warps = geo.num_blocks * geo.warps_per_block
         self.monitor = _RaceMonitor(memory, self.warps, geo.warps_per_block, kernel.name)
-        self.ordering = self.dflow and _OrderHistory.needed(self.static)
         self.seq = np.zeros(self.warps, dtype=np.int64)  # records so far, per warp
         # per batch step, in execution order
         self.step_warps: list[np.ndarray] = []
@@ -406,7 +428,7 @@ class _PreRun:
 
     def _run_batch(self, ex: BatchExecutor, base: int) -> None:
         self.monitor.begin_batch(ex, base)
-        history = _OrderHistory(self.static, ex.nw, ex.L) if self.ordering else None
+        history = _OrderHistory(self.checked, ex.nw, ex.L) if self.checked is not None else None
         static, handlers, episode = self.static, ex.handlers, self.monitor.episode
         while (step := ex.next_step()) is not None:
             pc, g, mask = step
