@@ -279,7 +279,7 @@ class _RaceMonitor:
 
     def __init__(self, memory: GlobalMemory, warps: int, warps_per_block: int, kernel: str):
         self.memory, self.wpb, self.kernel = memory, warps_per_block, kernel
-        self.global_words = _Summaries(len(memory.words))
+        self.global_words = _Summaries(memory.top // 4)  # accesses beyond fault before they are watched
         self.episode = np.zeros(warps, dtype=np.int32)  # bar instructions each warp executed
         self.journal: list[tuple[np.ndarray, np.ndarray]] = []  # (words, old values) per global store
         self.ex: BatchExecutor | None = None
@@ -509,9 +509,10 @@ class _PreRun:
             return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
 
         tx_count = cat(self.tx_counts)
+        tx_first = np.where(tx_count > 0, np.cumsum(tx_count) - tx_count, 0)  # 0 for shared, param, no lane
         return LaunchStreams(
             first=first.astype(np.int64), count=count.astype(np.int64), pc=pc, threads=threads, rp=rp,
-            exits=grouped(exits), access=grouped(access), tx_first=np.cumsum(tx_count) - tx_count,
+            exits=grouped(exits), access=grouped(access), tx_first=tx_first,
             tx_count=tx_count, degree=cat(self.degrees), order_conflict=cat(self.orders),
             tx_line=cat(self.tx_lines), tx_sectors=cat(self.tx_sectors))
 
