@@ -405,6 +405,35 @@ def test_order_conflicts_of_miscolored_accesses():
         assert expected_order_bits(accesses) == [0, 0b1, 0b10, 0b110]
 
 
+@pytest.mark.parametrize("mode", list(Mode))
+def test_shared_reduction_over_warps_is_ordered_by_its_barriers(mode, reference_log):
+    """Two blocks of 4 warps reduce through shared memory, a barrier between the steps."""
+    device = compare_one_launch(directed.kernel("shared_reduce", mode.form), mode, 2, 128,
+                                directed.Buffers(256, inputs=256), reference_log)
+    assert device.streams[0] is not None, device.reasons
+
+
+def test_stream_layout():
+    """The contract's dtypes; records of a warp contiguous; access rows point one-to-one."""
+    for mode in Mode:
+        streams, reasons, _, _, _, _ = pre_run(directed.kernel("shared_reduce", mode.form), mode, 1, 64,
+                                               directed.Buffers(64, inputs=64))
+        assert streams is not None, reasons
+        dtypes = {"first": np.int64, "count": np.int64, "pc": np.int32, "threads": np.int32, "rp": np.int64,
+                  "exits": np.bool_, "access": np.int64, "tx_first": np.int64, "tx_count": np.int64,
+                  "degree": np.int64, "order_conflict": np.int64, "tx_line": np.int64, "tx_sectors": np.int64}
+        for name, dtype in dtypes.items():
+            assert getattr(streams, name).dtype == dtype, name
+        assert not streams.faulted_over
+        assert np.array_equal(streams.first, np.cumsum(streams.count) - streams.count)
+        rows = streams.access[streams.access >= 0]
+        assert sorted(rows.tolist()) == list(range(len(streams.tx_count)))
+        assert streams.exits.sum() == 2  # one exit per warp makes it done
+        shared = streams.degree > 0
+        assert shared.any() and not streams.tx_first[shared].any() and not streams.tx_count[shared].any()
+        assert (streams.tx_first + streams.tx_count <= len(streams.tx_line)).all()
+
+
 LOAD_BAR_STORE = " ldg r4, [r1]\n bar\n ssy J\n brnz r0, L\n stg [r1], r0\nL:\n sync\nJ:\n stg [r3+4], r4"
 
 
