@@ -33,8 +33,9 @@ One race is allowed: stores of the same value to a word by unordered warps (bfs 
 from several frontier nodes), provided no read of the word is unordered with any of them; the
 word then ends with that value in every order.
 
-Detection is vectorised per batch step, with two summaries per word (int32 codes: -1 nobody,
-w >= 0 warp w of the launch, -2-b several warps of block b, ``SEVERAL_BLOCKS``):
+Detection is vectorised per batch step (a step's entries are grouped by word with a scatter
+and a gather, no sort), with two summaries per word: a code (nobody, one warp, several warps of
+one block, several blocks; see ``_RaceMonitor``) and an episode:
 
 - the last writer and its episode. In a race-free history every write is ordered after the
   writer summary, so a new access is ordered after all earlier writes iff it is ordered after
@@ -70,8 +71,8 @@ from .program import StaticInstruction, decode_kernel
 #: Previous accesses of a warp whose order conflicts an access records (bits of an int64).
 ORDER_DEPTH = 63
 _NOBODY = -1
-_MAX_WARPS = 2**31 - 2  # warps are named by int32 codes, and no block number may reach SEVERAL_BLOCKS's
-SEVERAL_BLOCKS = np.iinfo(np.int32).min
+SEVERAL_BLOCKS = -2
+_MAX_WARPS = 2**30 - 1  # race summaries name warp w by the int32 code 2w (see _RaceMonitor)
 _NO_BLOCK = -3  # the block of a step's entries of several blocks: equal to no summary's block
 _END = np.iinfo(np.int64).max  # sorts after every line address
 
@@ -275,10 +276,15 @@ class _Summaries:
 
 class _RaceMonitor:
     """Watches a launch's global and shared accesses (``BatchExecutor.watch``): journals global
-    stores, raises ``DataRace`` on a race."""
+    stores, raises ``DataRace`` on a race.
+
+    Summary codes (int32): ``_NOBODY``; ``2 w`` warp w of the launch; ``2 b W + 1`` several
+    warps of block b (W warps per block); ``SEVERAL_BLOCKS``. So the block of a code is
+    ``code // 2W`` (-1 for the two negative codes, never a block)."""
 
     def __init__(self, memory: GlobalMemory, warps: int, warps_per_block: int, kernel: str):
         self.memory, self.wpb, self.kernel = memory, warps_per_block, kernel
+        self.span = 2 * warps_per_block  # codes per block
         self.global_words = _Summaries(memory.top // 4)  # accesses beyond fault before they are watched
         self.episode = np.zeros(warps, dtype=np.int32)  # bar instructions each warp executed
         self.journal: list[tuple[np.ndarray, np.ndarray]] = []  # (words, old values) per global store
@@ -297,16 +303,11 @@ class _RaceMonitor:
             words[index] = old
         self.journal.clear()
 
-    def _block(self, code: np.ndarray) -> np.ndarray:
-        """The block of summaries: -1 for nobody, above every block for several blocks."""
-        code = code.astype(np.int64)
-        return np.where(code >= 0, code // self.wpb, -2 - code)
-
     def _merge(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The summary of two unordered sets of warps (neither nobody)."""
-        ba = self._block(a)
-        several = np.where(ba == self._block(b), -2 - ba, SEVERAL_BLOCKS)
-        return np.where(a == b, a, several).astype(np.int32)
+        block = a // self.span
+        several = np.where(block == b // self.span, block * self.span + 1, SEVERAL_BLOCKS)
+        return np.where(a == b, a, several)
 
     def watch(self, space: str, g: np.ndarray, mask: np.ndarray, words: np.ndarray, data: np.ndarray | None) -> None:
         if space == "global":
@@ -318,8 +319,9 @@ class _RaceMonitor:
             return
         if data is not None and space == "global":
             self.journal.append((word, values[word]))
-        who = (g + self.base)[np.nonzero(mask)[0]]
-        block = who // self.wpb
+        who = ((g + self.base) * 2).astype(np.int32)[np.nonzero(mask)[0]]  # entries' codes
+        span = self.span
+        block = who // span
         code = who
         alone = True  # every word touched by one warp of the step
         scratch = state.scratch  # per-word grouping without a sort: scatter, then gather back
@@ -330,12 +332,12 @@ class _RaceMonitor:
                 alone = ~self._spread(scratch, word, several)
                 scratch[word] = block
                 blocks = self._spread(scratch, word, scratch[word] != block)
-                code = np.where(alone, who, np.where(blocks, SEVERAL_BLOCKS, -2 - block))
+                code = np.where(alone, who, np.where(blocks, SEVERAL_BLOCKS, block * span + 1))
                 block = np.where(blocks, _NO_BLOCK, block)
-        episode = self.episode[who]
+        episode = self.episode[who >> 1]
 
         def ordered_after(summary: np.ndarray, summary_episode: np.ndarray) -> np.ndarray:
-            return (summary == _NOBODY) | ((self._block(summary) == block) & (
+            return (summary == _NOBODY) | ((summary // span == block) & (
                 (summary_episode < episode) | (alone & (summary == who))))
 
         writer = state.writer[word]
@@ -345,7 +347,7 @@ class _RaceMonitor:
             if not after_writes.all():
                 self._race(space, word, ~after_writes, writer, code, "a load")
             reader_episode = state.reader_episode[word]
-            same = (reader != _NOBODY) & (self._block(reader) == block)
+            same = (reader != _NOBODY) & (reader // span == block)
             fresh = (reader == _NOBODY) | (same & (episode > reader_episode))
             state.reader[word] = np.where(fresh, code, np.where(same, self._merge(reader, code), SEVERAL_BLOCKS))
             state.reader_episode[word] = np.where(fresh, episode, reader_episode)
@@ -376,11 +378,11 @@ class _RaceMonitor:
                        f"{self._who(int(code[i]))} is unordered with an access by {self._who(int(other[i]))}")
 
     def _who(self, code: int) -> str:
-        if code >= 0:
-            return f"warp {code % self.wpb} of block {code // self.wpb}"
         if code == SEVERAL_BLOCKS:
             return "warps of several blocks"
-        return f"several warps of block {-2 - code}"
+        if code % 2:
+            return f"several warps of block {code // self.span}"
+        return f"warp {code // 2 % self.wpb} of block {code // self.span}"
 
 
 # ---------------------------------------------------------------------- the pre-run
