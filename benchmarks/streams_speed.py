@@ -1,8 +1,9 @@
 """Speed of the timing streams' pre-run (``build_streams``) against the functional model alone.
 
 Runs workloads in both forms, several times, and prints median rates in thread-instructions per
-second of launch time (input generation and checks left out), with the size of the largest
-launch's streams. Usage: python benchmarks/streams_speed.py [--repeat N] [--size small] [names...]
+second of launch CPU time (process time, steadier than wall time on a shared machine; input
+generation and checks left out), with the size of the largest launch's streams.
+Usage: python benchmarks/streams_speed.py [--repeat N] [--size small] [names...]
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ class TimedDevice(Device):
         self.seconds = 0.0
 
     def launch(self, *args, **kwargs) -> LaunchResult:
-        start = time.perf_counter()
+        start = time.process_time()
         result = super().launch(*args, **kwargs)
-        self.seconds += time.perf_counter() - start
+        self.seconds += time.process_time() - start
         return result
 
 
@@ -51,12 +52,12 @@ class StreamsDevice(Device):
     def launch(self, kernel, grid, block, params=(), *, trace=None) -> LaunchResult:
         geo, words, warp_counts, thread_counts = self._begin_launch(kernel, grid, block, params)
         l1 = self.gpu.memory.l1
-        start = time.perf_counter()
+        start = time.process_time()
         streams = build_streams(kernel, geo, words, self.memory, self.config, warp_counts, thread_counts,
                                 line_bytes=l1.line_bytes, sector_bytes=l1.sector_bytes,
                                 shared_cfg=self.gpu.memory.shared, warp_size=geo.warp_size,
                                 local_bytes=kernel.local_bytes)
-        self.seconds += time.perf_counter() - start
+        self.seconds += time.process_time() - start
         if streams is None:
             self.fallbacks += 1
             raise RuntimeError(f"launch of {kernel.name} falls back to the reference engine")
@@ -87,7 +88,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--size", default="small")
     args = parser.parse_args()
-    print(f"streams pre-run speed, size {args.size}, median of {args.repeat} runs (launch time only)")
+    print(f"streams pre-run speed, size {args.size}, median of {args.repeat} runs (launch CPU time only)")
     print(f"{'workload':<11} {'form':<6} {'thread-instr':>13} {'functional M/s':>15} {'streams M/s':>12} "
           f"{'ratio':>6} {'largest streams MB':>19}")
     for name in args.names:
