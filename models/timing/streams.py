@@ -378,6 +378,8 @@ class _RaceMonitor:
                        f"{self._who(int(code[i]))} is unordered with an access by {self._who(int(other[i]))}")
 
     def _who(self, code: int) -> str:
+        if code == _NOBODY:  # no earlier access: the step's own warps stored different values
+            return "another warp of the same instruction storing another value"
         if code == SEVERAL_BLOCKS:
             return "warps of several blocks"
         if code % 2:
