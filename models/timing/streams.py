@@ -402,10 +402,8 @@ class _PreRun:
         self.dflow = kernel.form is Form.DFLOW
         self.warps = geo.num_blocks * geo.warps_per_block
         self.monitor = _RaceMonitor(memory, self.warps, geo.warps_per_block, kernel.name)
-        self.seq = np.zeros(self.warps, dtype=np.int64)  # records so far, per warp
         # per batch step, in execution order
         self.step_warps: list[np.ndarray] = []
-        self.step_seq: list[np.ndarray] = []
         self.step_pc: list[int] = []
         self.step_threads: list[np.ndarray] = []
         self.step_rp: list[np.ndarray] = []
@@ -440,8 +438,6 @@ class _PreRun:
             warps = g + base
             n = len(g)
             self.step_warps.append(warps.astype(np.int32))
-            self.step_seq.append(self.seq[warps].astype(np.int32))
-            self.seq[warps] += 1
             self.step_pc.append(pc)
             self.step_threads.append(np.count_nonzero(mask, axis=1).astype(np.int32))
             if self.dflow:
@@ -483,17 +479,15 @@ class _PreRun:
 
     def streams(self) -> LaunchStreams:
         """The records, grouped by warp."""
-        count = self.seq
-        first = np.cumsum(count) - count
         total = self.records
+        warps = np.concatenate(self.step_warps) if total else np.zeros(0, np.int32)
+        count = np.bincount(warps, minlength=self.warps).astype(np.int64)
+        first = np.cumsum(count) - count
         steps = np.array([len(w) for w in self.step_warps], dtype=np.int64)
-        dest = first[np.concatenate(self.step_warps)] + np.concatenate(self.step_seq) if total else \
-            np.zeros(0, np.int64)
+        order = np.argsort(warps, kind="stable")  # steps run in program order per warp
 
         def grouped(values: np.ndarray) -> np.ndarray:
-            out = np.empty_like(values)
-            out[dest] = values
-            return out
+            return values[order]
 
         pc = grouped(np.repeat(np.array(self.step_pc, dtype=np.int32), steps))
         threads = grouped(np.concatenate(self.step_threads) if total else np.zeros(0, np.int32))
@@ -515,7 +509,7 @@ class _PreRun:
         tx_count = cat(self.tx_counts)
         tx_first = np.where(tx_count > 0, np.cumsum(tx_count) - tx_count, 0)  # 0 for shared, param, no lane
         return LaunchStreams(
-            first=first.astype(np.int64), count=count.astype(np.int64), pc=pc, threads=threads, rp=rp,
+            first=first, count=count, pc=pc, threads=threads, rp=rp,
             exits=grouped(exits), access=grouped(access), tx_first=tx_first,
             tx_count=tx_count, degree=cat(self.degrees), order_conflict=cat(self.orders),
             tx_line=cat(self.tx_lines), tx_sectors=cat(self.tx_sectors))
