@@ -51,6 +51,7 @@ class ReferenceLog:
     def __init__(self):
         self.launches: list[dict] = []
         self.accesses: list[dict] = []  # per launch: warp -> [(StaticInstruction, addresses, mask)]
+        self.issues: list[list] = []  # per launch: the engine's issue log
         self.by_cu: dict[tuple[int, int], list] = {}
         self.current: list | None = None
 
@@ -104,13 +105,18 @@ def reference_log(monkeypatch):
 
 
 class LoggedTimingDevice(TimingDevice):
+    """The reference engine, logged, with its issue log (cycle, block, warp, pc) split by launch."""
+
     def __init__(self, config: GpuConfig, functional: FunctionalConfig, log: ReferenceLog):
-        super().__init__(config, functional)
+        super().__init__(config, functional, record_issue=True)
         self.log = log
 
     def launch(self, kernel, grid, block, params=(), *, trace=None):
         self.log.new_launch()
-        return super().launch(kernel, grid, block, params, trace=trace)
+        start = len(self.gpu.issue_log)
+        result = super().launch(kernel, grid, block, params, trace=trace)
+        self.log.issues.append(self.gpu.issue_log[start:])
+        return result
 
 
 class StreamsDevice(Device):
@@ -157,9 +163,16 @@ def expected_order_bits(accesses: list) -> list[int]:
     return bits
 
 
-def compare_launch(streams: LaunchStreams, geo: Geometry, reference: dict, accesses: dict, dflow: bool) -> int:
+def compare_launch(streams: LaunchStreams, geo: Geometry, reference: dict, accesses: dict, issues: list,
+                   dflow: bool) -> int:
     """Assert that one launch's streams equal the reference's log; returns the records compared."""
     wpb = geo.warps_per_block
+    issued = defaultdict(list)
+    for _, block, warp, pc in issues:
+        issued[block * wpb + warp].append(pc)
+    for g in range(len(streams.first)):  # the issue log in the engine's own words
+        lo = int(streams.first[g])
+        assert streams.pc[lo:lo + streams.count[g]].tolist() == issued.get(g, [])
     assert len(streams.first) == geo.num_blocks * wpb
     compared = 0
     for g in range(len(streams.first)):
@@ -205,9 +218,10 @@ def check_workload(name: str, size: str, mode: Mode, log: ReferenceLog) -> list[
     assert np.array_equal(device.memory.words[:top], reference.memory.words[:top])
     for mine, theirs in zip(device.history, reference.history):
         assert mine == theirs
-    for streams, geo, launch, accesses in zip(device.streams, device.geometries, log.launches, log.accesses):
+    for streams, geo, launch, accesses, issues in zip(device.streams, device.geometries, log.launches,
+                                                      log.accesses, log.issues):
         if streams is not None:
-            compare_launch(streams, geo, launch, accesses, mode.dflow)
+            compare_launch(streams, geo, launch, accesses, issues, mode.dflow)
     return device.reasons
 
 
@@ -243,7 +257,8 @@ def compare_one_launch(k: Kernel, mode: Mode, grid, block, setup, log: Reference
     assert device.history == reference.history
     streams = device.streams[0]
     if streams is not None:
-        assert compare_launch(streams, device.geometries[0], log.launches[0], log.accesses[0], mode.dflow) > 0
+        assert compare_launch(streams, device.geometries[0], log.launches[0], log.accesses[0], log.issues[0],
+                              mode.dflow) > 0
     return device
 
 
