@@ -282,6 +282,21 @@ def test_directed_programs(name, mode, reference_log):
     compare_one_launch(directed.kernel(name, mode.form), mode, prog.grid, prog.block, prog.setup, reference_log)
 
 
+@pytest.mark.parametrize("field", ["pc", "threads", "exits", "tx_sectors", "degree"])
+def test_the_comparison_catches_a_corrupted_stream(field, reference_log):
+    """Expect-fail: one wrong value in the streams is found."""
+    prog = directed.program("shared_conflict" if field == "degree" else "alu")
+    k = directed.kernel("shared_conflict" if field == "degree" else "alu", Form.REG)
+    device = compare_one_launch(k, Mode.BASE, prog.grid, prog.block, prog.setup, reference_log)
+    streams = device.streams[0]
+    values = getattr(streams, field)
+    i = int(np.flatnonzero(values)[-1]) if field in ("exits", "degree") else len(values) // 2
+    values[i] = not values[i] if field == "exits" else values[i] + 1
+    with pytest.raises(AssertionError):
+        compare_launch(streams, device.geometries[0], reference_log.launches[0], reference_log.accesses[0],
+                       reference_log.issues[0], False)
+
+
 @pytest.mark.parametrize("mode", list(Mode))
 @pytest.mark.parametrize("name", list(directed.FAULT_PROGRAMS))
 def test_faults_fall_back_with_memory_restored(name, mode):
