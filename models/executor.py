@@ -38,6 +38,7 @@ SYNC_ENTRY, DIV_ENTRY = 0, 1
 #: Tag of a ring slot this lane never wrote: below every position, including negative ones
 #: (a distance reaching before the warp's first producer).
 NEVER_WRITTEN = np.iinfo(np.int64).min
+_NO_PC = np.iinfo(np.int64).max  # the pc of a warp that cannot run, above every real one
 
 
 @dataclass
@@ -82,6 +83,7 @@ class BatchExecutor:
         self.kernel, self.geo, self.blocks, self.params = kernel, geometry, blocks, params
         self.mem, self.config, self.trace = memory, config, trace
         self.warp_counts, self.thread_counts, self.budget = warp_counts, thread_counts, budget
+        self.limit = config.instruction_budget(geometry.num_blocks * geometry.warps_per_block)
         self.dflow = kernel.form is Form.DFLOW
         L = self.L = geometry.warp_size
         wpb = geometry.warps_per_block
@@ -97,6 +99,11 @@ class BatchExecutor:
         self.stacks: list[list[StackEntry]] = [[] for _ in range(nw)]
         self.seq = np.zeros(nw, dtype=np.int64)
         self.last_access: tuple[np.ndarray, np.ndarray | None] | None = None  # (addresses, store data)
+        #: Called as ``watch(space, g, mask, words, data)`` by every global and shared load (data
+        #: None) and store just before it touches memory: the flat word indices into
+        #: ``memory.words`` (global) or ``shared`` (shared). The timing streams journal and
+        #: race-check through it; None (the default) costs one test per memory instruction.
+        self.watch: Callable[[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], None] | None = None
         if self.dflow:
             self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
             self.tag = np.full((kernel.ring, nw, L), NEVER_WRITTEN, dtype=np.int64)
@@ -292,6 +299,7 @@ class BatchExecutor:
         is_load = op in LOADS
         offset = ins.imm
         L = self.L
+        watched = space != "local"  # local memory is private to a lane: nothing to watch
 
         def addresses(g, mask):
             addr = (ra(g, mask).astype(np.int64) + offset) & 0xFFFFFFFF
@@ -339,6 +347,8 @@ class BatchExecutor:
             def load(g, mask):
                 addr = addresses(g, mask)
                 words, store = index(g, mask, addr)
+                if self.watch is not None and watched:
+                    self.watch(space, g, mask, words, None)
                 values = np.zeros((len(g), L), dtype=U32)
                 values[mask] = store[words[mask]]
                 write(g, mask, values)
@@ -350,6 +360,8 @@ class BatchExecutor:
             addr = addresses(g, mask)
             data = rb(g, mask)
             words, backing = index(g, mask, addr)
+            if self.watch is not None and watched:
+                self.watch(space, g, mask, words, data)
             # Lanes are flattened warp-major, lane-minor: on a collision the highest lane of
             # the last warp wins, deterministically.
             backing[words[mask]] = data[mask]
@@ -472,34 +484,38 @@ class BatchExecutor:
             self.waiting[warps] = False
 
     # ------------------------------------------------------------------ main loop
+    def next_step(self) -> tuple[int, np.ndarray, np.ndarray] | None:
+        """The next batch step: the lowest pc among runnable warps, the warps there and their
+        active lanes; counted per pc and charged to the launch's budget. None once every warp is
+        done. Raises the faults of a launch that cannot go on (barrier deadlock, running past the
+        end, budget exceeded). ``run`` and the timing streams (``models/timing/streams.py``) both
+        step through this one rule."""
+        runnable = ~(self.done | self.waiting)
+        if not runnable.any():
+            if self.waiting.any():
+                w = int(np.flatnonzero(self.waiting)[0])
+                raise self.fault("barrier deadlock: warps wait at a barrier that can never complete",
+                                 int(self.pc[w]) - 1, w)
+            return None
+        cand = np.where(runnable, self.pc, _NO_PC)
+        pc = int(cand.min())
+        g = np.flatnonzero(cand == pc)
+        if pc >= len(self.kernel.code):
+            raise self.ran_past_end(int(g[0]))
+        mask = self.active[g]
+        self.warp_counts[pc] += len(g)
+        self.thread_counts[pc] += int(mask.sum())
+        self.budget[0] += len(g)
+        if self.budget[0] > self.limit:
+            launch_warps = self.geo.num_blocks * self.geo.warps_per_block
+            raise self.fault(self.config.budget_exceeded(launch_warps), pc, int(g[0]))
+        return pc, g, mask
+
     def run(self) -> None:
-        pcs = self.pc
-        big = np.iinfo(np.int64).max
         handlers = self.handlers
-        warp_counts, thread_counts = self.warp_counts, self.thread_counts
-        launch_warps = self.geo.num_blocks * self.geo.warps_per_block
-        limit = self.config.instruction_budget(launch_warps)
-        trace = self.trace
-        while True:
-            runnable = ~(self.done | self.waiting)
-            if not runnable.any():
-                if self.waiting.any():
-                    w = int(np.flatnonzero(self.waiting)[0])
-                    raise self.fault("barrier deadlock: warps wait at a barrier that can never complete",
-                                     int(self.pc[w]) - 1, w)
-                return
-            cand = np.where(runnable, pcs, big)
-            pc = int(cand.min())
-            g = np.flatnonzero(cand == pc)
-            if pc >= len(self.kernel.code):
-                raise self.ran_past_end(int(g[0]))
-            mask = self.active[g]
-            warp_counts[pc] += len(g)
-            thread_counts[pc] += int(mask.sum())
-            self.budget[0] += len(g)
-            if self.budget[0] > limit:
-                raise self.fault(self.config.budget_exceeded(launch_warps), pc, int(g[0]))
-            if trace is None:
+        while (step := self.next_step()) is not None:
+            pc, g, mask = step
+            if self.trace is None:
                 handlers[pc](g, mask)
             else:
                 self._traced(pc, g, mask)

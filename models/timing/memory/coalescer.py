@@ -108,8 +108,9 @@ def local_addresses(warp_global_index: int, lanes: int, byte_offsets: np.ndarray
 
     Parameters
     ----------
-    warp_global_index : int
-        Index of the warp among all warps of the launch (distinct warps get distinct ranges).
+    warp_global_index : int or np.ndarray
+        Index of the warp among all warps of the launch (distinct warps get distinct ranges); an
+        array of shape ``[k, 1]`` maps ``k`` warps' offsets ``[k, lanes]`` at once.
     lanes : int
         Warp size.
     byte_offsets : np.ndarray
@@ -122,7 +123,7 @@ def local_addresses(warp_global_index: int, lanes: int, byte_offsets: np.ndarray
     np.ndarray of int64
         One device byte address per lane.
     """
-    if lanes <= 0 or warp_global_index < 0 or local_bytes < 0:
+    if lanes <= 0 or np.min(warp_global_index) < 0 or local_bytes < 0:
         raise ValueError(f"local_addresses: need lanes > 0, warp index >= 0, local_bytes >= 0 "
                          f"(got {lanes}, {warp_global_index}, {local_bytes})")
     offsets = np.asarray(byte_offsets).astype(np.int64)

@@ -1,0 +1,561 @@
+"""Instruction streams: one launch run functionally ahead of timing, recording what timing needs.
+
+The reference engine (``gpu.py``/``sm.py``) executes each warp instruction in the functional
+model when it issues. A warp's instructions, their active lanes and addresses do not depend on
+when they issue, unless warps communicate through memory in a way the barriers do not order (a
+data race). So a launch can be run first, in the functional model's own batched order (blocks
+in chunks of ``FunctionalConfig.batch_warps``, lowest pc first, ``BatchExecutor.next_step``),
+recording per warp the stream a timing engine consumes:
+
+- per issued instruction (a *record*, in issue order): pc, active lanes, RP at issue (D-FLOW),
+  and whether an ``exit`` made the warp done;
+- per memory instruction (an *access*, ldc included): the transactions of a global or local
+  access (``coalesce`` of the lanes' addresses, local ones through ``local_addresses``), the
+  bank-conflict degree of a shared access (``conflict_degree``), and, D-FLOW, the order
+  conflicts: bit j set when ``check_reorder`` would raise for this access and the (j+1)-th
+  previous global/shared/local access of the warp (j < 63), for the pairs ``must_keep_order``
+  leaves unordered (the only pairs the SM checks). BASE dispatches in order: no bits.
+
+Memory and the per-pc counts end as the reference engine leaves them.
+
+Fallback. ``build_streams`` returns None, with global memory and the count arrays as they were,
+when the launch must run on the reference engine: a ``DualflowError`` (kernel fault, budget
+exceeded, deadlock, ...) or a data race. Undo is a journal of the old values of the global
+words each store overwrites, replayed backwards (stores never change the allocation map).
+
+Race rule. Two accesses to one 32-bit word (global memory, or one block's shared memory) by
+different warps race when at least one is a store and no barrier orders them: warps of
+different blocks are never ordered; warps of one block are ordered when the accesses fall in
+different barrier episodes (episode = ``bar`` instructions the warp has executed; all live warps
+of a block are in the same episode, so episodes never decrease in execution order). A race-free
+launch ends the same whatever the interleaving, so the batched order stands for the engine's.
+One race is allowed: stores of the same value to a word by unordered warps (bfs marks a node
+from several frontier nodes), provided no read of the word is unordered with any of them; the
+word then ends with that value in every order.
+
+Detection is vectorised per batch step (a step's entries are grouped by word with a scatter
+and a gather, no sort), with two summaries per word: a code (nobody, one warp, several warps of
+one block, several blocks; see ``_RaceMonitor``) and an episode:
+
+- the last writer and its episode. In a race-free history every write is ordered after the
+  writer summary, so a new access is ordered after all earlier writes iff it is ordered after
+  the summary (same warp, or same block and a later episode); an unordered store of the
+  word's current value merges into the summary (several writers of one episode or of several
+  blocks), which then orders nothing but later episodes of its block;
+- the readers: their block (or several blocks), their latest episode, and who read in it.
+  Readers are never forgotten; a store is race-free iff every reader is its own warp or in its
+  block at an earlier episode, which the summary decides exactly (readers of other blocks or
+  of several blocks: a race; else only readers of the latest episode can be unordered).
+
+Within one step, several warps storing one word are unordered: allowed only when every lane's
+value is the same. Warps of one block in one step share their episode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from dualflow.errors import DualflowError
+from dualflow.isa import Form, Kernel, Opcode
+from dualflow.machine.functional import FunctionalConfig
+from dualflow.machine.memory import SharedMemoryConfig
+from dualflow.models.executor import BatchExecutor, Geometry
+from dualflow.models.memory import GlobalMemory
+
+from .memory.coalescer import local_addresses
+from .ordering import must_keep_order
+from .program import StaticInstruction, decode_kernel
+
+#: Previous accesses of a warp whose order conflicts an access records (bits of an int64).
+ORDER_DEPTH = 63
+_NOBODY = -1
+SEVERAL_BLOCKS = -2
+_MAX_WARPS = 2**30 - 1  # race summaries name warp w by the int32 code 2w (see _RaceMonitor)
+_NO_BLOCK = -3  # the block of a step's entries of several blocks: equal to no summary's block
+_END = np.iinfo(np.int64).max  # sorts after every line address
+
+
+@dataclass
+class LaunchStreams:
+    """What each warp of a launch issues, for a timing engine that does not execute.
+
+    Warps are in launch order ``g = block * warps_per_block + warp_in_block``; records are
+    grouped by warp, in issue order; see the module docstring for the meaning of each field.
+    """
+
+    first: np.ndarray  # int64[nwarps] first record of each warp
+    count: np.ndarray  # int64[nwarps] records of each warp
+    pc: np.ndarray  # int32[N]
+    threads: np.ndarray  # int32[N] active lanes at issue
+    rp: np.ndarray  # int64[N] D-FLOW: RP at issue; BASE: 0
+    exits: np.ndarray  # bool[N] this exit made the warp done
+    access: np.ndarray  # int64[N] row of the access table, or -1
+    tx_first: np.ndarray  # int64[M] global/local: first transaction; else 0
+    tx_count: np.ndarray  # int64[M] transactions (0: no active lane, or not global/local)
+    degree: np.ndarray  # int64[M] shared: conflict degree; else 0
+    order_conflict: np.ndarray  # int64[M] bit j: conflicts with the (j+1)-th previous ordered access
+    tx_line: np.ndarray  # int64[T] line byte address, in coalesce order
+    tx_sectors: np.ndarray  # int64[T] sector mask
+    faulted_over: bool = False  # never True in a returned object (faults and races fall back)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays."""
+        return sum(getattr(self, f.name).nbytes for f in fields(self) if f.name != "faulted_over")
+
+
+class DataRace(DualflowError):
+    """Two warps access a word unordered by barriers, at least one storing (see the module docstring)."""
+
+
+# ---------------------------------------------------------------------- vectorised timing inputs
+def coalesce_batch(addresses: np.ndarray, mask: np.ndarray, line_bytes: int, sector_bytes: int,
+                   access_bytes: int = 4) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``coalesce`` of k warp accesses at once.
+
+    Parameters
+    ----------
+    addresses : np.ndarray
+        ``[k, lanes]`` byte addresses.
+    mask : np.ndarray of bool
+        ``[k, lanes]`` active lanes.
+    line_bytes, sector_bytes, access_bytes : int
+        As for ``coalesce`` (line and sector sizes powers of two).
+
+    Returns
+    -------
+    counts, lines, sectors : np.ndarray of int64
+        Transactions per access (``[k]``), and the transactions' lines and sector masks, access
+        after access, each access's in ``coalesce`` order (ascending line).
+    """
+    addresses = np.asarray(addresses, dtype=np.int64)
+    mask = np.asarray(mask, dtype=bool)
+    k = mask.shape[0]
+    aligned = sector_bytes % access_bytes == 0 and not (addresses[mask] % access_bytes).any()
+    if not aligned:  # an access may span sectors or lines: take each of its bytes
+        addresses = (addresses[:, :, None] + np.arange(access_bytes)).reshape(k, -1)
+        mask = np.repeat(mask, access_bytes, axis=1)
+    offset = addresses & (line_bytes - 1)
+    lines = np.where(mask, addresses - offset, _END)
+    sectors = np.int64(1) << (offset // sector_bytes)
+    low = lines.min(axis=1)
+    active = low != _END
+    if (np.where(mask, lines, -1).max(axis=1) == np.where(active, low, -1)).all():  # one line each
+        sectors = np.bitwise_or.reduce(np.where(mask, sectors, 0), axis=1)
+        return active.astype(np.int64), low[active], sectors[active]
+    order = np.argsort(lines, axis=1, kind="stable")
+    lines = np.take_along_axis(lines, order, axis=1)
+    sectors = np.where(lines != _END, np.take_along_axis(sectors, order, axis=1), 0)
+    new = lines != _END
+    new[:, 1:] &= lines[:, 1:] != lines[:, :-1]
+    counts = np.count_nonzero(new, axis=1).astype(np.int64)
+    starts = np.flatnonzero(new)
+    if not len(starts):
+        return counts, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # a line's run ends at the next line or the next access's first line; a row's trailing
+    # inactive lanes carry no sectors, so they may fall into the run before them
+    return counts, lines.reshape(-1)[starts], np.bitwise_or.reduceat(sectors.reshape(-1), starts)
+
+
+def conflict_degrees(addresses: np.ndarray, mask: np.ndarray, banks: int, bank_bytes: int,
+                     warp_parts: int = 1) -> np.ndarray:
+    """``conflict_degree`` of k warp accesses at once (``[k, lanes]`` addresses and mask): int64[k]."""
+    addresses = np.asarray(addresses, dtype=np.int64)
+    mask = np.asarray(mask, dtype=bool)
+    k, lanes = mask.shape
+    size = -(-lanes // warp_parts)
+    parts = -(-lanes // size)
+    words = np.full((k, parts * size), _END, dtype=np.int64)
+    words[:, :lanes] = np.where(mask, addresses // bank_bytes, _END)
+    words = words.reshape(k * parts, size)
+    low = words.min(axis=1)
+    active = low != _END
+    high = np.where(words == _END, -1, words).max(axis=1)
+    degree = active.astype(np.int64)  # distinct words within a window of one word per bank: 1 round
+    wide = np.flatnonzero(active & (high - low >= banks))
+    if len(wide):
+        part = np.sort(words[wide], axis=1)
+        distinct = part != _END
+        distinct[:, 1:] &= part[:, 1:] != part[:, :-1]
+        group, _ = np.nonzero(distinct)
+        per_bank = np.bincount(group * banks + part[distinct] % banks, minlength=len(wide) * banks)
+        degree[wide] = per_bank.reshape(len(wide), banks).max(axis=1)
+    return degree.reshape(k, parts).sum(axis=1)
+
+
+# ---------------------------------------------------------------------- order conflicts
+def _conflicts(space: str, older: np.ndarray, older_mask: np.ndarray, younger: np.ndarray,
+               younger_mask: np.ndarray) -> np.ndarray:
+    """``ordering.conflicts`` of P pairs of accesses (``[P, lanes]`` words and masks): bool[P]."""
+    if space == "local":
+        return ((older == younger) & older_mask & younger_mask).any(axis=1)
+    same = (older[:, :, None] == younger[:, None, :]) & older_mask[:, :, None] & younger_mask[:, None, :]
+    return same.any(axis=(1, 2))
+
+
+def _checked_pairs(static: list[StaticInstruction]) -> np.ndarray:
+    """[older pc, younger pc]: the SM calls ``check_reorder`` when the younger passes the older
+    (``must_keep_order`` leaves them free) and it can raise (same space, a store involved)."""
+    ordered = [ins for ins in static if ins.ordered]
+    checked = np.zeros((len(static), len(static)), dtype=bool)
+    for o in ordered:
+        for y in ordered:
+            if o.space == y.space and (o.is_store or y.is_store) and not must_keep_order(o, y):
+                checked[o.pc, y.pc] = True
+    return checked
+
+
+_FACTS: dict[int, tuple[Kernel, list[StaticInstruction], np.ndarray | None]] = {}
+
+
+def _kernel_facts(kernel: Kernel) -> tuple[list[StaticInstruction], np.ndarray | None]:
+    """The kernel's decoded instructions and, when D-FLOW order conflicts need tracking, its
+    ``_checked_pairs``; kept for the last few kernels (host drivers launch the same ones again)."""
+    facts = _FACTS.get(id(kernel))
+    if facts is None or facts[0] is not kernel:
+        static = decode_kernel(kernel)
+        checked = _checked_pairs(static) if kernel.form is Form.DFLOW else None
+        facts = (kernel, static, checked if checked is not None and checked.any() else None)
+        if len(_FACTS) >= 8:
+            _FACTS.pop(next(iter(_FACTS)))
+        _FACTS[id(kernel)] = facts
+    return facts[1], facts[2]
+
+
+class _OrderHistory:
+    """D-FLOW: each warp's last ``ORDER_DEPTH`` global/shared/local accesses, to find the pairs
+    ``check_reorder`` would reject among those ``must_keep_order`` leaves free."""
+
+    def __init__(self, checked: np.ndarray, warps: int, lanes: int):
+        n = len(checked)
+        self.checked = np.zeros((n + 1, n), dtype=bool)  # ``_checked_pairs``; row n: no access
+        self.checked[:n] = checked
+        self.as_younger = self.checked.any(axis=0)
+        self.as_older = self.checked[:n].any(axis=1)
+        self.pc = np.full((ORDER_DEPTH, warps), n, dtype=np.int32)
+        self.words = np.zeros((ORDER_DEPTH, warps, lanes), dtype=np.int32)
+        self.mask = np.zeros((ORDER_DEPTH, warps, lanes), dtype=bool)
+        self.seen = np.zeros(warps, dtype=np.int64)
+        self.depths = np.arange(ORDER_DEPTH)[:, None]
+
+    def record(self, ins: StaticInstruction, g: np.ndarray, addresses: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Bits of the accesses of warps ``g`` (batch-local) at ``ins``; remember them."""
+        bits = np.zeros(len(g), dtype=np.int64)
+        words = (addresses >> 2).astype(np.int32)  # addresses are 32-bit: words fit
+        seen = self.seen[g]
+        slots = (seen[None, :] - 1 - self.depths) % ORDER_DEPTH  # [depth, k]: j-th previous access
+        if self.as_younger[ins.pc]:
+            older = self.pc[slots, g[None, :]]
+            depth, row = np.nonzero(self.checked[older, ins.pc])
+            if len(depth):
+                slot, warp = slots[depth, row], g[row]
+                hit = _conflicts(ins.space, self.words[slot, warp], self.mask[slot, warp], words[row], mask[row])
+                np.bitwise_or.at(bits, row[hit], np.int64(1) << depth[hit])
+        slot = seen % ORDER_DEPTH
+        self.pc[slot, g] = ins.pc
+        if self.as_older[ins.pc]:
+            self.words[slot, g] = words
+            self.mask[slot, g] = mask
+        self.seen[g] = seen + 1
+        return bits
+
+
+# ---------------------------------------------------------------------- races and undo
+class _Summaries:
+    """Per word: writer and reader summaries (codes as in the module docstring) and episodes."""
+
+    def __init__(self, words: int):
+        self.writer = np.full(words, _NOBODY, dtype=np.int32)
+        self.writer_episode = np.zeros(words, dtype=np.int32)
+        self.reader = np.full(words, _NOBODY, dtype=np.int32)
+        self.reader_episode = np.zeros(words, dtype=np.int32)
+        self.scratch = np.zeros(words, dtype=np.int32)  # grouping the entries of one step by word
+
+
+class _RaceMonitor:
+    """Watches a launch's global and shared accesses (``BatchExecutor.watch``): journals global
+    stores, raises ``DataRace`` on a race.
+
+    Summary codes (int32): ``_NOBODY``; ``2 w`` warp w of the launch; ``2 b W + 1`` several
+    warps of block b (W warps per block); ``SEVERAL_BLOCKS``. So the block of a code is
+    ``code // 2W`` (-1 for the two negative codes, never a block)."""
+
+    def __init__(self, memory: GlobalMemory, warps: int, warps_per_block: int, kernel: str):
+        self.memory, self.wpb, self.kernel = memory, warps_per_block, kernel
+        self.span = 2 * warps_per_block  # codes per block
+        self.global_words = _Summaries(memory.top // 4)  # accesses beyond fault before they are watched
+        self.episode = np.zeros(warps, dtype=np.int32)  # bar instructions each warp executed
+        self.journal: list[tuple[np.ndarray, np.ndarray]] = []  # (words, old values) per global store
+        self.ex: BatchExecutor | None = None
+        self.base = 0
+        self.shared_words: _Summaries | None = None
+
+    def begin_batch(self, ex: BatchExecutor, base: int) -> None:
+        self.ex, self.base = ex, base
+        self.shared_words = _Summaries(ex.shared.size)
+        ex.watch = self.watch
+
+    def undo(self) -> None:
+        words = self.memory.words
+        for index, old in reversed(self.journal):
+            words[index] = old
+        self.journal.clear()
+
+    def _merge(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The summary of two unordered sets of warps (neither nobody)."""
+        block = a // self.span
+        several = np.where(block == b // self.span, block * self.span + 1, SEVERAL_BLOCKS)
+        return np.where(a == b, a, several)
+
+    def watch(self, space: str, g: np.ndarray, mask: np.ndarray, words: np.ndarray, data: np.ndarray | None) -> None:
+        if space == "global":
+            state, values = self.global_words, self.memory.words
+        else:
+            state, values = self.shared_words, self.ex.shared.reshape(-1)
+        word = words[mask]  # one entry per active lane, warp-major: a word may repeat
+        if not len(word):
+            return
+        if data is not None and space == "global":
+            self.journal.append((word, values[word]))
+        who = ((g + self.base) * 2).astype(np.int32)[np.nonzero(mask)[0]]  # entries' codes
+        span = self.span
+        block = who // span
+        code = who
+        alone = True  # every word touched by one warp of the step
+        scratch = state.scratch  # per-word grouping without a sort: scatter, then gather back
+        if len(g) > 1:
+            scratch[word] = who
+            several = scratch[word] != who
+            if several.any():
+                alone = ~self._spread(scratch, word, several)
+                scratch[word] = block
+                blocks = self._spread(scratch, word, scratch[word] != block)
+                code = np.where(alone, who, np.where(blocks, SEVERAL_BLOCKS, block * span + 1))
+                block = np.where(blocks, _NO_BLOCK, block)
+        episode = self.episode[who >> 1]
+
+        def ordered_after(summary: np.ndarray, summary_episode: np.ndarray) -> np.ndarray:
+            return (summary == _NOBODY) | ((summary // span == block) & (
+                (summary_episode < episode) | (alone & (summary == who))))
+
+        writer = state.writer[word]
+        after_writes = ordered_after(writer, state.writer_episode[word])
+        reader = state.reader[word]
+        if data is None:
+            if not after_writes.all():
+                self._race(space, word, ~after_writes, writer, code, "a load")
+            reader_episode = state.reader_episode[word]
+            same = (reader != _NOBODY) & (reader // span == block)
+            fresh = (reader == _NOBODY) | (same & (episode > reader_episode))
+            state.reader[word] = np.where(fresh, code, np.where(same, self._merge(reader, code), SEVERAL_BLOCKS))
+            state.reader_episode[word] = np.where(fresh, episode, reader_episode)
+            return
+        stored = data[mask].view(np.int32)
+        scratch[word] = stored
+        value = scratch[word]  # what the word holds after the step: the last lane's of the last warp
+        bad = ~ordered_after(reader, state.reader_episode[word])
+        bad |= ~after_writes & (value != values[word].view(np.int32))
+        if alone is not True:
+            bad |= ~alone & (stored != value)
+        if bad.any():
+            self._race(space, word, bad, np.where(after_writes, reader, writer), code, "a store")
+        state.writer[word] = np.where(after_writes, code, self._merge(writer, code))
+        state.writer_episode[word] = episode
+
+    @staticmethod
+    def _spread(scratch: np.ndarray, word: np.ndarray, flag: np.ndarray) -> np.ndarray:
+        """Per entry: does any entry of the same word have ``flag``?"""
+        scratch[word] = 0
+        scratch[word[flag]] = 1
+        return scratch[word] == 1
+
+    def _race(self, space: str, word: np.ndarray, bad: np.ndarray, other: np.ndarray, code: np.ndarray,
+              what: str) -> None:
+        i = int(np.flatnonzero(bad)[0])
+        raise DataRace(f"kernel {self.kernel!r}: data race on {space} word {int(word[i])}: {what} by "
+                       f"{self._who(int(code[i]))} is unordered with an access by {self._who(int(other[i]))}")
+
+    def _who(self, code: int) -> str:
+        if code == _NOBODY:  # no earlier access: the step's own warps stored different values
+            return "another warp of the same instruction storing another value"
+        if code == SEVERAL_BLOCKS:
+            return "warps of several blocks"
+        if code % 2:
+            return f"several warps of block {code // self.span}"
+        return f"warp {code // 2 % self.wpb} of block {code // self.span}"
+
+
+# ---------------------------------------------------------------------- the pre-run
+class _PreRun:
+    """Runs one launch batch by batch and records its streams."""
+
+    def __init__(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
+                 fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray, *,
+                 line_bytes: int, sector_bytes: int, shared_cfg: SharedMemoryConfig, local_bytes: int):
+        self.kernel, self.geo, self.params, self.memory, self.fconfig = kernel, geo, params, memory, fconfig
+        self.warp_counts, self.thread_counts = warp_counts, thread_counts
+        self.line_bytes, self.sector_bytes, self.shared_cfg, self.local_bytes = \
+            line_bytes, sector_bytes, shared_cfg, local_bytes
+        self.static, self.checked = _kernel_facts(kernel)
+        self.dflow = kernel.form is Form.DFLOW
+        self.warps = geo.num_blocks * geo.warps_per_block
+        self.monitor = _RaceMonitor(memory, self.warps, geo.warps_per_block, kernel.name)
+        # per batch step, in execution order
+        self.step_warps: list[np.ndarray] = []
+        self.step_pc: list[int] = []
+        self.step_threads: list[np.ndarray] = []
+        self.step_rp: list[np.ndarray] = []
+        self.exit_at: list[tuple[int, np.ndarray]] = []  # (first record of the step, done after it)
+        self.access_at: list[int] = []  # first record of each memory step
+        self.access_rows: list[int] = []
+        self.tx_counts: list[np.ndarray] = []
+        self.tx_lines: list[np.ndarray] = []
+        self.tx_sectors: list[np.ndarray] = []
+        self.degrees: list[np.ndarray] = []
+        self.orders: list[np.ndarray] = []
+        self.records = 0
+
+    def run(self) -> None:
+        geo = self.geo
+        wpb = geo.warps_per_block
+        per_batch = max(1, self.fconfig.batch_warps // wpb)
+        budget = [0]
+        for start in range(0, geo.num_blocks, per_batch):
+            blocks = range(start, min(start + per_batch, geo.num_blocks))
+            ex = BatchExecutor(self.kernel, geo, blocks, self.params, self.memory, self.fconfig,
+                               self.warp_counts, self.thread_counts, budget, None)
+            self._run_batch(ex, start * wpb)
+
+    def _run_batch(self, ex: BatchExecutor, base: int) -> None:
+        self.monitor.begin_batch(ex, base)
+        history = _OrderHistory(self.checked, ex.nw, ex.L) if self.checked is not None else None
+        static, handlers, episode = self.static, ex.handlers, self.monitor.episode
+        while (step := ex.next_step()) is not None:
+            pc, g, mask = step
+            ins = static[pc]
+            warps = g + base
+            n = len(g)
+            self.step_warps.append(warps.astype(np.int32))
+            self.step_pc.append(pc)
+            self.step_threads.append(np.count_nonzero(mask, axis=1).astype(np.int32))
+            if self.dflow:
+                self.step_rp.append(ex.rp[g])
+            handlers[pc](g, mask)
+            op = ins.op
+            if op is Opcode.EXIT:
+                self.exit_at.append((self.records, ex.done[g]))
+            elif op is Opcode.BAR:
+                episode[warps] += 1
+            if ins.is_mem:
+                self._access(ins, ex, g, warps, mask, history)
+            self.records += n
+
+    def _access(self, ins: StaticInstruction, ex: BatchExecutor, g: np.ndarray, warps: np.ndarray,
+                mask: np.ndarray, history: _OrderHistory | None) -> None:
+        n = len(g)
+        self.access_at.append(self.records)
+        self.access_rows.append(n)
+        zeros = np.zeros(n, dtype=np.int64)
+        counts = degrees = orders = zeros
+        if ins.ordered:
+            addresses = ex.last_access[0]
+            if ins.space == "shared":
+                cfg = self.shared_cfg
+                degrees = conflict_degrees(addresses, mask, cfg.banks, cfg.bank_bytes, cfg.warp_parts)
+            else:
+                where = addresses
+                if ins.space == "local":
+                    where = local_addresses(warps[:, None], ex.L, addresses, self.local_bytes)
+                counts, lines, sectors = coalesce_batch(where, mask, self.line_bytes, self.sector_bytes)
+                self.tx_lines.append(lines)
+                self.tx_sectors.append(sectors)
+            if history is not None:
+                orders = history.record(ins, g, addresses, mask)
+        self.tx_counts.append(counts)
+        self.degrees.append(degrees)
+        self.orders.append(orders)
+
+    def streams(self) -> LaunchStreams:
+        """The records, grouped by warp."""
+        total = self.records
+        warps = np.concatenate(self.step_warps) if total else np.zeros(0, np.int32)
+        count = np.bincount(warps, minlength=self.warps).astype(np.int64)
+        first = np.cumsum(count) - count
+        steps = np.array([len(w) for w in self.step_warps], dtype=np.int64)
+        order = np.argsort(warps, kind="stable")  # steps run in program order per warp
+
+        def grouped(values: np.ndarray) -> np.ndarray:
+            return values[order]
+
+        pc = grouped(np.repeat(np.array(self.step_pc, dtype=np.int32), steps))
+        threads = grouped(np.concatenate(self.step_threads) if total else np.zeros(0, np.int32))
+        rp = grouped(np.concatenate(self.step_rp).astype(np.int64)) if self.dflow and total else \
+            np.zeros(total, np.int64)
+        exits = np.zeros(total, dtype=bool)
+        for at, done in self.exit_at:
+            exits[at:at + len(done)] = done
+        access = np.full(total, -1, dtype=np.int64)
+        rows = np.array(self.access_rows, dtype=np.int64)
+        if len(rows):
+            starts = np.repeat(np.array(self.access_at, dtype=np.int64), rows)
+            within = np.arange(rows.sum()) - np.repeat(np.cumsum(rows) - rows, rows)
+            access[starts + within] = np.arange(rows.sum())
+
+        def cat(parts: list[np.ndarray]) -> np.ndarray:
+            return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+
+        tx_count = cat(self.tx_counts)
+        tx_first = np.where(tx_count > 0, np.cumsum(tx_count) - tx_count, 0)  # 0 for shared, param, no lane
+        return LaunchStreams(
+            first=first, count=count, pc=pc, threads=threads, rp=rp,
+            exits=grouped(exits), access=grouped(access), tx_first=tx_first,
+            tx_count=tx_count, degree=cat(self.degrees), order_conflict=cat(self.orders),
+            tx_line=cat(self.tx_lines), tx_sectors=cat(self.tx_sectors))
+
+
+def build_streams(kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
+                  fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray, *,
+                  line_bytes: int, sector_bytes: int, shared_cfg: SharedMemoryConfig, warp_size: int,
+                  local_bytes: int, reasons: list[str] | None = None) -> LaunchStreams | None:
+    """Run one launch functionally and record its streams (see the module docstring).
+
+    Parameters
+    ----------
+    kernel, geo, params, memory, fconfig, warp_counts, thread_counts
+        As ``Gpu.run`` takes them; memory and the per-pc counts are updated as the reference
+        engine updates them.
+    line_bytes, sector_bytes : int
+        L1 line and sector sizes (coalescing).
+    shared_cfg : SharedMemoryConfig
+        Banks, bank width and warp parts (conflict degrees).
+    warp_size, local_bytes : int
+        Lanes per warp (must be ``geo.warp_size``) and local memory per thread (local addresses).
+    reasons : list of str, optional
+        On fallback, why is appended here.
+
+    Returns
+    -------
+    LaunchStreams or None
+        None when the launch must run on the reference engine (fault, budget exceeded, data
+        race); memory and the counts are then as before the call.
+    """
+    if warp_size != geo.warp_size:
+        raise ValueError(f"build_streams: warp size {warp_size} differs from the launch's {geo.warp_size}")
+    if geo.num_blocks * geo.warps_per_block >= _MAX_WARPS:
+        if reasons is not None:
+            reasons.append(f"more than {_MAX_WARPS} warps: beyond the race summaries' int32 codes")
+        return None
+    counts_before = warp_counts.copy(), thread_counts.copy()
+    run = _PreRun(kernel, geo, params, memory, fconfig, warp_counts, thread_counts, line_bytes=line_bytes,
+                  sector_bytes=sector_bytes, shared_cfg=shared_cfg, local_bytes=local_bytes)
+    try:
+        run.run()
+    except DualflowError as error:
+        run.monitor.undo()
+        warp_counts[:], thread_counts[:] = counts_before
+        if reasons is not None:
+            reasons.append(str(error))
+        return None
+    return run.streams()
