@@ -46,7 +46,7 @@ class SimResult:
 
 def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
              params: dict[str, Any] | None = None, max_instructions: int | None = None,
-             progress: bool = False, engine: str = "reference") -> SimResult:
+             progress: bool = False, engine: str = "compiled") -> SimResult:
     """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW) on the GPU ``config``;
     ``max_instructions``: each launch's instruction budget (default: ``FunctionalConfig``'s rule);
     ``progress``: a progress bar per launch on standard error (when it is a terminal);

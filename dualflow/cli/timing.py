@@ -75,7 +75,7 @@ def cmd_sim(args) -> int:
     from dualflow.experiments.simulate import simulate
 
     result = simulate(args.target, _config(args), size=args.size or "small", seed=args.seed,
-                      max_instructions=args.max_instructions, progress=True)
+                      max_instructions=args.max_instructions, progress=True, engine=args.engine)
     print(f"{result.workload} ({result.size}) on {result.config.name}, {result.config.mode}: {result.run.verdict}")
     print("\n".join(_timing_lines(result.total)))
     for name, k in result.by_kernel.items():
@@ -103,7 +103,8 @@ def _sim_program(args) -> int:
         inputs = [args.target, *(item.partition("=")[2] for item in args.input)]
         check_output(path, f"--output {name}", inputs=inputs)
     device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size,
-                                                   max_warp_instructions=args.max_instructions))
+                                                   max_warp_instructions=args.max_instructions),
+                            engine=args.engine)
     result = device.launch(launch.kernel, launch.grid, launch.block, launch.params(device))
     (t,) = device.timing
     print(f"{launch.kernel.name} ({args.target}, grid {format_shape(launch.grid)}, block "
@@ -145,6 +146,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     from dualflow.experiments.reproduce import WARPS
     from dualflow.kernels.rodinia import PAPER_FOUR
     from dualflow.machine.presets import PRESETS
+    from dualflow.models.timing.device import ENGINES
 
     p = sub.add_parser("sim", help="run one workload, or a kernel of an assembly file, on the cycle-level GPU "
                        "model and print a summary")
@@ -163,6 +165,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="override a configuration field, e.g. --set sm.max_threads=1024 (repeatable)")
     p.add_argument("--seed", type=seed, default=1, help="seed of the inputs (default 1)")
     add_max_instructions(p)
+    p.add_argument("--engine", choices=ENGINES, default="compiled",
+                   help="timing engine: compiled (default) or reference (the Python engine it is checked "
+                        "against; same results, slower)")
     p.add_argument("--json", help="write the full result (statistics with units and the configuration) here")
     launch = add_launch_options(p, block_default="the warp size", title="with an assembly file")
     launch.add_argument("--output", action="append", default=[], metavar="NAME=FILE.npy",

@@ -2,10 +2,11 @@
 
 Host drivers (the workloads' ``execute``) run unchanged: every ``launch`` is simulated on the
 GPU model, so memory results are the functional model's; the per-launch timing is kept in
-``timing``. Two engines give the same results: ``"reference"`` (models/timing/gpu.py) executes
-each instruction in the functional model when it issues; ``"compiled"``
-(models/timing/compiled/engine.py) runs the launch functionally first and times the recorded
-instruction streams in compiled code.
+``timing``. Two engines give the same results: ``"compiled"`` (the default,
+models/timing/compiled/engine.py) runs the launch functionally first and times the recorded
+instruction streams in compiled code; ``"reference"`` (models/timing/gpu.py) executes each
+instruction in the functional model when it issues, in Python, and is what the compiled engine
+is checked against.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class TimingDevice(Device):
     """A device whose launches run on the cycle-level GPU model."""
 
     def __init__(self, config: GpuConfig, functional: FunctionalConfig | None = None, *,
-                 record_issue: bool = False, engine: str = "reference"):
+                 record_issue: bool = False, engine: str = "compiled"):
         if engine not in ENGINES:
             raise ConfigError(f"unknown timing engine {engine!r} (have: {', '.join(ENGINES)})")
         functional = functional or FunctionalConfig(warp_size=config.sm.warp_size)
