@@ -19,7 +19,7 @@ iverilog:
 
 # numba compiles the timing engine into its disk cache once, not in every process that uses it
 compiled: $(STAMP)
-	$(BIN)/python -m dualflow.models.timing.compiled
+	$(BIN)/python -m dualflow.experiments.compile_engine
 
 run: compiled
 	$(BIN)/dualflow reproduce -o results

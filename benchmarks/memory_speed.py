@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     replay(empty, warmup.state)
     for name in args.workloads:
         with record_memory() as logs:
-            simulate(name, config, size=args.size)
+            simulate(name, config, size=args.size, engine="reference")
         log = logs[0]
         accesses = int(np.count_nonzero(log.kind != FLUSH))
         reference = statistics.median(_time_reference(log) for _ in range(args.repeat)) / accesses * 1e9

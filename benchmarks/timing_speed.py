@@ -1,7 +1,8 @@
 """Speed of the performance model's engines side by side, on the ``paper-rtx3080`` preset (68 SMs).
 
 For each workload, size and mode, every engine simulates the same launches in a fresh process
-(so each run's peak resident memory is its own), ``--repeat`` times; the table gives the median
+(so each run's peak resident memory is its own, and after a tiny warm-up run that loads the
+compiled code from numba's cache), ``--repeat`` times; the table gives the median
 wall seconds spent simulating launches (input generation and checks excluded), simulated cycles
 and thread-instructions per second, peak RSS, and the compiled engine's speed-up over the
 reference. Cycles and every timing statistic must be identical between the engines: a
@@ -42,6 +43,9 @@ def measure(workload: str, size: str, mode: str, engine: str, launches: int | No
     from dualflow.models.timing.device import TimingDevice
 
     config = preset("paper-rtx3080").replace(mode=mode)
+    # load the compiled code (numba's cache: about 0.7 s once per process) before timing anything
+    warm = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size), engine=engine)
+    run_workload(get_workload("nn"), size="tiny", form=config.mode.form, device=warm)
     device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size), engine=engine)
     if launches is not None:
         def stop(_stats, _seconds) -> None:

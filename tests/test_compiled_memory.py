@@ -147,7 +147,7 @@ def test_random_requests_reach_every_path():
 
 def _real_logs(workload: str, preset_name: str, mode: str) -> list[MemoryLog]:
     with record_memory() as logs:
-        simulate(workload, preset(preset_name).replace(mode=mode), size="tiny")
+        simulate(workload, preset(preset_name).replace(mode=mode), size="tiny", engine="reference")
     return logs
 
 

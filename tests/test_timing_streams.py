@@ -108,7 +108,7 @@ class LoggedTimingDevice(TimingDevice):
     """The reference engine, logged, with its issue log (cycle, block, warp, pc) split by launch."""
 
     def __init__(self, config: GpuConfig, functional: FunctionalConfig, log: ReferenceLog):
-        super().__init__(config, functional, record_issue=True)
+        super().__init__(config, functional, record_issue=True, engine="reference")
         self.log = log
 
     def launch(self, kernel, grid, block, params=(), *, trace=None):

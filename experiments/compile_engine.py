@@ -1,4 +1,4 @@
-"""``python -m dualflow.models.timing.compiled``: compile the engine once, into numba's disk cache.
+"""``python -m dualflow.experiments.compile_engine``: compile the timing engine into numba's disk cache.
 
 Numba compiles on first use (about a minute and a half of CPU from a fresh checkout) and then
 loads from its cache in under a second. ``make run`` and ``make test`` run this first, so that
