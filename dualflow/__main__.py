@@ -1,5 +1,3 @@
-import sys
+from dualflow.cli import run
 
-from dualflow.cli import main
-
-sys.exit(main())
+run()

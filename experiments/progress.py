@@ -15,6 +15,9 @@ from tqdm import tqdm
 
 from dualflow.models.timing.stats import TimingStats
 
+# no monitor thread: a thread left at exit turns a stopped run's clean one-line exit into noise
+tqdm.monitor_interval = 0
+
 
 def _rates(cycles: int, thread_instructions: int, seconds: float) -> str:
     if seconds <= 0:
