@@ -36,6 +36,28 @@ class BlockDoesNotFit(ConfigError):
 EXECUTOR_WARPS = 4096
 
 
+def check_launch(config: GpuConfig, kernel: Kernel, geo: Geometry) -> tuple[int, int]:
+    """Refuse a launch the GPU cannot run (the kernel's form is not the mode's, another warp
+    size, a block larger than an empty SM); returns the shared bytes and register-file entries
+    one block holds. Both engines call it."""
+    want = config.mode.form
+    if kernel.form is not want:
+        raise ConfigError(f"kernel {kernel.name!r} is in {kernel.form.value.upper()} form; the {config.mode} "
+                          f"GPU runs {want.value.upper()} form")
+    sm = config.sm
+    if geo.warp_size != sm.warp_size:
+        raise ConfigError(f"functional warp size {geo.warp_size} differs from the SM's {sm.warp_size}")
+    wpb = geo.warps_per_block
+    shared, registers = kernel.shared_bytes, block_registers(kernel, config.mode, sm.warp_size, wpb)
+    if not (wpb * sm.warp_size <= sm.max_threads and sm.max_ctas > 0 and shared <= sm.shared_bytes
+            and registers <= sm.registers):  # what Sm.fits says of an empty SM
+        raise BlockDoesNotFit(
+            f"launch of {kernel.name!r}: one block ({wpb} warps, {shared} B shared, {registers} registers) "
+            f"does not fit an SM ({sm.max_threads} threads, {sm.max_ctas} blocks, "
+            f"{sm.shared_bytes} B shared, {sm.registers} registers)")
+    return shared, registers
+
+
 class Gpu:
     """SMs and the memory system; ``run`` simulates one launch and returns its timing."""
 
@@ -57,20 +79,8 @@ class Gpu:
     def run(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
             fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray) -> TimingStats:
         cfg = self.config
-        want = cfg.mode.form
-        if kernel.form is not want:
-            raise ConfigError(f"kernel {kernel.name!r} is in {kernel.form.value.upper()} form; the {cfg.mode} "
-                              f"GPU runs {want.value.upper()} form")
-        if geo.warp_size != cfg.sm.warp_size:
-            raise ConfigError(f"functional warp size {geo.warp_size} differs from the SM's {cfg.sm.warp_size}")
         wpb = geo.warps_per_block
-        shared, registers = self.block_footprint(kernel, wpb)
-        probe = Sm(-1, cfg.sm, self.memory, dflow=cfg.dflow)
-        if not probe.fits(wpb, shared, registers):
-            raise BlockDoesNotFit(
-                f"launch of {kernel.name!r}: one block ({wpb} warps, {shared} B shared, {registers} registers) "
-                f"does not fit an SM ({cfg.sm.max_threads} threads, {cfg.sm.max_ctas} blocks, "
-                f"{cfg.sm.shared_bytes} B shared, {cfg.sm.registers} registers)")
+        shared, registers = check_launch(cfg, kernel, geo)
         static = decode_kernel(kernel)
         budget = [0]
         launch_warps = geo.num_blocks * wpb

@@ -41,16 +41,16 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from dualflow.errors import ConfigError, DualflowError
+from dualflow.errors import DualflowError
 from dualflow.isa import Kernel, Opcode
 from dualflow.machine import Scheduler
 from dualflow.machine.config import GpuConfig
-from dualflow.machine.footprint import block_registers, entries_per_warp
+from dualflow.machine.footprint import entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.executor import Geometry
 from dualflow.models.memory import GlobalMemory
 
-from ..gpu import BlockDoesNotFit, Gpu
+from ..gpu import Gpu, check_launch
 from ..ordering import check_reorder
 from ..program import StaticInstruction, decode_kernel
 from ..sm import UNIT_CLASSES
@@ -169,31 +169,11 @@ class CompiledGpu:
         self._bank_busy = np.full((n, sm.register_banks), -1, dtype=np.int64)
         self._reference: Gpu | None = None
 
-    # ------------------------------------------------------------------ checks (as Gpu.run's)
-    def _check(self, kernel: Kernel, geo: Geometry) -> tuple[int, int]:
-        cfg = self.config
-        want = cfg.mode.form
-        if kernel.form is not want:
-            raise ConfigError(f"kernel {kernel.name!r} is in {kernel.form.value.upper()} form; the {cfg.mode} "
-                              f"GPU runs {want.value.upper()} form")
-        if geo.warp_size != cfg.sm.warp_size:
-            raise ConfigError(f"functional warp size {geo.warp_size} differs from the SM's {cfg.sm.warp_size}")
-        wpb = geo.warps_per_block
-        shared, registers = kernel.shared_bytes, block_registers(kernel, cfg.mode, cfg.sm.warp_size, wpb)
-        sm = cfg.sm
-        if not (wpb * sm.warp_size <= sm.max_threads and sm.max_ctas > 0 and shared <= sm.shared_bytes
-                and registers <= sm.registers):  # Sm.fits on an empty SM
-            raise BlockDoesNotFit(
-                f"launch of {kernel.name!r}: one block ({wpb} warps, {shared} B shared, {registers} registers) "
-                f"does not fit an SM ({sm.max_threads} threads, {sm.max_ctas} blocks, "
-                f"{sm.shared_bytes} B shared, {sm.registers} registers)")
-        return shared, registers
-
     # ------------------------------------------------------------------ a launch
     def run(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
             fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray) -> TimingStats:
         cfg = self.config
-        shared, registers = self._check(kernel, geo)
+        shared, registers = check_launch(cfg, kernel, geo)
         mcfg = cfg.memory
         streams = build_streams(kernel, geo, params, memory, fconfig, warp_counts, thread_counts,
                                 line_bytes=mcfg.l1.line_bytes, sector_bytes=mcfg.l1.sector_bytes,
