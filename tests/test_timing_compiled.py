@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_timing import _ordering_kernel
 
 from dualflow.errors import KernelFault
 from dualflow.isa import Form, Kernel, assemble
@@ -153,21 +154,6 @@ def test_racy_launch_falls_back_and_state_carries(mode: Mode):
 
 
 # ------------------------------------------------------------------ errors
-def _ordering_kernel(load_color: int) -> Kernel:
-    """(tests/test_timing.py's) a store fed by a slow load, then a load of the stored word; with
-    different colors D-FLOW may reorder them, and here they really conflict."""
-    return assemble(f""".kernel t
-.form dflow
-.param out
- ldc out
- ldg.c0 [|1|+64]
- stg.c1 [|2|], |1|
- ldg.c{load_color} [|2|]
- stg.c3 [|3|+4], |1|
- exit
-""").only
-
-
 def test_memory_order_violation_raises_the_reference_error():
     config = GpuConfig(mode="dflow").replace(num_sms=1, **{"sm.cta_launch_latency": 0})
     messages = []
