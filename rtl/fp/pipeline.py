@@ -13,13 +13,12 @@ from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .._checks import reject
 from ..alu import alu_input_layout
 from ..layouts import lane_data
 from ..params import CoreParams
 from ..result_stages import result_stages
 from .lane import FpLane
-from .round_pack import Rounding
+from .round_pack import Rounding, check_unit_arguments
 
 __all__ = ["FpPipeline"]
 
@@ -49,12 +48,7 @@ class FpPipeline(wiring.Component):
     """
 
     def __init__(self, params: CoreParams, *, tag_width: int, rounding: Rounding = Rounding.NEAREST_EVEN):
-        if not isinstance(params, CoreParams):
-            raise reject(self, f"FpPipeline needs CoreParams, not {params!r}")
-        if not isinstance(tag_width, int) or tag_width < 1:
-            raise reject(self, f"tag width must be a positive integer, not {tag_width!r}")
-        if not isinstance(rounding, Rounding):
-            raise reject(self, f"rounding must be a Rounding, not {rounding!r}")
+        check_unit_arguments(self, params, tag_width, rounding)
         self.params, self.tag_width, self.rounding = params, tag_width, rounding
         super().__init__({
             "i_valid": In(1), "i": In(alu_input_layout(params, tag_width)), "i_ready": Out(1),

@@ -26,7 +26,7 @@ from amaranth.lib.wiring import In, Out
 from .._checks import reject
 from .fields import CANONICAL_NAN, EXP_BIAS, FRAC_BITS
 
-__all__ = ["E0_BITS", "RoundPack", "Rounding"]
+__all__ = ["E0_BITS", "RoundPack", "Rounding", "check_unit_arguments"]
 
 #: Width of the signed exponent ``e0`` (weight of ``sig``'s bit 0); the FMA's range is about -305..210.
 E0_BITS = 12
@@ -119,3 +119,15 @@ class RoundPack(wiring.Component):
         with m.Else():
             m.d.comb += self.result.eq(Cat(packed[:31], sign))
         return m
+
+
+def check_unit_arguments(component: object, params: object, tag_width: object, rounding: object) -> None:
+    """The constructor checks of an FP unit (``CoreParams``, a positive tag width, a ``Rounding``)."""
+    from ..params import CoreParams
+
+    if not isinstance(params, CoreParams):
+        raise reject(component, f"{type(component).__name__} needs CoreParams, not {params!r}")
+    if not isinstance(tag_width, int) or tag_width < 1:
+        raise reject(component, f"tag width must be a positive integer, not {tag_width!r}")
+    if not isinstance(rounding, Rounding):
+        raise reject(component, f"rounding must be a Rounding, not {rounding!r}")

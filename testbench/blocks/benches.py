@@ -64,6 +64,14 @@ def _fpu(params: dict[str, Any]) -> wiring.Component:
                       rounding=Rounding(params.get("rounding", "nearest_even")))
 
 
+def _sfu(params: dict[str, Any]) -> wiring.Component:
+    from dualflow.rtl.fp.round_pack import Rounding
+    from dualflow.rtl.fp.sfu import SpecialFunctionUnit
+
+    return SpecialFunctionUnit(CoreParams(**params["core"]), tag_width=params.get("tag_width", 4),
+                               rounding=Rounding(params.get("rounding", "nearest_even")))
+
+
 _RTL = Path(__file__).resolve().parent.parent.parent / "rtl"
 #: The files the block designs are built from (other RTL modules changing does not regenerate them).
 SOURCES = tuple(_RTL / f for f in ("params.py", "regfile.py", "collector.py", "scoreboard.py", "register_pointer.py",
@@ -77,11 +85,12 @@ BENCHES: dict[str, BlockBench] = {b.name: b for b in (
     BlockBench("register_pointer", "dualflow.testbench.blocks.register_pointer_tb", _register_pointer),
     BlockBench("simt_stack", "dualflow.testbench.blocks.simt_stack_tb", _simt_stack),
     BlockBench("fpu", "dualflow.testbench.blocks.fpu_tb", _fpu),
+    BlockBench("sfu", "dualflow.testbench.blocks.sfu_tb", _sfu),
 )}
 
 
 #: Parameters of the stimulus only (they do not change the design, so no rebuild).
-BENCH_ONLY = frozenset({"cycles", "random", "directed", "issue_rate"})
+BENCH_ONLY = frozenset({"cycles", "random", "directed", "issue_rate", "ready_rate"})
 
 
 def run_block_bench(name: str, params: dict[str, Any], *, seed: int, inject: bool = False,

@@ -51,61 +51,92 @@ def warp_instructions(ops: tuple[Opcode, ...], lanes: int, random: int, directed
     return out
 
 
-class FpuBench(BlockBench):
-    def __init__(self, dut: Any, params: dict, seed: int):
+class WarpInstructionBench(BlockBench):
+    """Shared by the FP unit benches: the shuffled warp instructions of ``ops`` still to enter
+    (``todo``), those in flight (``flight``), the port layouts, and the tag counter."""
+
+    def __init__(self, dut: Any, params: dict, seed: int, ops: tuple[Opcode, ...], issue_rate: float):
         super().__init__(dut, seed)
-        self.core = p = CoreParams(**params["core"])
+        self.core = CoreParams(**params["core"])
         ports = bench_ports()
         self.in_layout, self.out_layout = ports["i"], ports["o_result"]
         self.tag_bits = ports["o_tag"]
-        self.todo = deque(warp_instructions(FP_OPS, p.warp_size, params.get("random", 200), params.get("directed"),
-                                            seed))
-        self.issue_rate = params.get("issue_rate", 0.8)
-        self.flight: deque = deque()  # (due cycle, tag, instruction)
-        self.entered = None
+        self.todo = deque(warp_instructions(ops, self.core.warp_size, params.get("random", 200),
+                                            params.get("directed"), seed))
+        self.issue_rate = params.get("issue_rate", issue_rate)
+        self.flight: deque = deque()
         self.last_entry = -(1 << 30)
         self.tag = 0
 
     def idle(self) -> None:
-        self.set("i_valid", 0)
-        self.set("i", 0)
+        for name in ("i_valid", "i", *(["o_ready"] if "o_ready" in bench_ports() else [])):
+            self.set(name, 0)
 
     @property
     def done(self) -> bool:
         return not self.todo and not self.flight
 
-    def drive(self) -> None:
-        self.entered = None
-        if self.todo and chance(self.rng, self.issue_rate):
-            op, mod, a, b, c, _ = ins = self.todo[0]
+    def offer(self) -> bool:
+        """Maybe drive the next instruction (with the next tag) on ``i``; True if driven."""
+        offered = bool(self.todo) and chance(self.rng, self.issue_rate)
+        if offered:
+            op, mod, a, b, c, _ = self.todo[0]
             self.set("i", pack(self.in_layout, {"op": int(op), "mod": mod, "mask": (1 << self.core.warp_size) - 1,
                                                 "tag": self.tag, "a": a, "b": b, "c": c}))
-            self.set("i_valid", 1)
-            self.entered = ins
-        else:
-            self.set("i_valid", 0)
+        self.set("i_valid", int(offered))
+        return offered
+
+    def entered(self) -> tuple:
+        """The offered instruction entered this cycle: take it off ``todo``, advance the tag."""
+        self.last_entry = self.cycle
+        tag, self.tag = self.tag, (self.tag + 1) % (1 << self.tag_bits)
+        return tag, self.todo.popleft()
+
+    async def run_all(self, cycles_per_instruction: int) -> int:
+        """Start, then run until every instruction has entered and left (a failure if that takes
+        more than ``cycles_per_instruction`` per instruction); returns the instruction count."""
+        await self.start()
+        total = len(self.todo)
+        while not self.done and self.cycle < (total + 10) * cycles_per_instruction:
+            await self.run(64)
+        if not self.done:
+            self.fail(f"[MODEL] {total} instructions done [RTL] {len(self.todo)} never entered, "
+                      f"{len(self.flight)} never left")
+        return total
+
+    def check_result(self, tag: int, instruction: tuple) -> None:
+        """The result on ``o_tag``/``o_result`` against ``instruction``'s expected values."""
+        op, mod, a, b, c, exp = instruction
+        name = op.name.lower()
+        self.expect(f"{name} tag", tag, self.get("o_tag"))
+        got = unpack(self.out_layout, self.get("o_result"))
+        for n, (want, rtl) in enumerate(zip(exp, got)):
+            self.expect(f"{name} mod={mod} lane {n} a={a[n]:#010x} b={b[n]:#010x} c={c[n]:#010x}",
+                        f"{want:#010x}", f"{rtl:#010x}")
+
+
+class FpuBench(WarpInstructionBench):
+    def __init__(self, dut: Any, params: dict, seed: int):
+        super().__init__(dut, params, seed, FP_OPS, issue_rate=0.8)
+        self.offered = False  # flight: (due cycle, tag, instruction)
+
+    def drive(self) -> None:
+        self.offered = self.offer()
 
     def sample_and_check(self) -> None:
         p = self.core
         ready = bool(self.get("i_ready"))
         self.expect("i_ready", self.cycle - self.last_entry >= p.fp_interval, ready)
-        if self.entered is not None and ready:
-            self.todo.popleft()
-            self.flight.append((self.cycle + p.fp_latency, self.tag, self.entered))
-            self.last_entry = self.cycle
-            self.tag = (self.tag + 1) % (1 << self.tag_bits)
+        if self.offered and ready:
+            tag, ins = self.entered()
+            self.flight.append((self.cycle + p.fp_latency, tag, ins))
         valid = bool(self.get("o_valid"))
         due = bool(self.flight) and self.flight[0][0] == self.cycle
         self.expect("o_valid", due, valid)
-        if due and valid:
-            _, tag, (op, mod, a, b, c, exp) = self.flight.popleft()
-            self.expect(f"{op.name.lower()} tag", tag, self.get("o_tag"))
-            got = unpack(self.out_layout, self.get("o_result"))
-            for n, (want, rtl) in enumerate(zip(exp, got)):
-                self.expect(f"{op.name.lower()} mod={mod} lane {n} a={a[n]:#010x} b={b[n]:#010x} c={c[n]:#010x}",
-                            f"{want:#010x}", f"{rtl:#010x}")
-        elif due:
-            self.flight.popleft()
+        if due:
+            _, tag, ins = self.flight.popleft()
+            if valid:
+                self.check_result(tag, ins)
 
 
 @cocotb.test()
@@ -113,9 +144,6 @@ async def every_fp_opcode(dut: Any) -> None:
     """Directed and random vectors of every FP-class opcode through the pipeline."""
     params, seed, _ = bench_env()
     tb = FpuBench(dut, params, seed)
-    await tb.start()
-    total = len(tb.todo)
-    while not tb.done:
-        await tb.run(64)
+    total = await tb.run_all(4 * (tb.core.fp_interval + tb.core.fp_latency))
     dut._log.info(f"{total} warp instructions, {tb.checked} values compared")
     tb.finish()
