@@ -29,7 +29,7 @@ from dualflow.isa.opcodes import SpecialReg
 
 from ._checks import reject
 from .collector import SOURCES, alloc_layout, waiting_layout
-from .decode import DecodedLayout, Op, Unit
+from .decode import UNIT_CODES, DecodedLayout, Op, Unit
 from .params import CoreParams
 from .regfile import entry_layout
 from .register_pointer import rp_width
@@ -37,7 +37,7 @@ from .scheduler import WarpScheduler
 from .scoreboard import check_signature, peek_signature
 from .stages import COLLECTOR_TAG_BITS, SEQ_BITS, info_layout, issue_control_layout, issue_exec_layout
 from .trap import TrapCause, trap_signature
-from .units import DISPATCHED, ExecUnit, dispatch_index
+from .units import DISPATCHED, UNIT_OF_CLASS, ExecUnit, dispatch_index
 
 __all__ = ["IssueStage"]
 
@@ -165,7 +165,7 @@ class IssueStage(wiring.Component):
                 drained[w].eq(inflight[w] == 0),
                 is_ctrl[w].eq(d.unit == Unit.CTRL),
                 past_end[w].eq(~self.code_loaded | (self.ib_pc[w] > self.code_last)),
-                is_trap[w].eq(d.illegal | d.fp_trap | past_end[w]),
+                is_trap[w].eq(d.illegal | past_end[w]),
             ]
             live = self.running[w] & ~self.waiting[w] & self.ib_valid[w] & ~self.trapped
             ctrl_ok = self.control.ready & ~chk.src_pending[0]
@@ -217,7 +217,7 @@ class IssueStage(wiring.Component):
             with m.If(sel(past_end)):
                 m.d.comb += [t.cause.eq(TrapCause.PC_RANGE), t.pc.eq(i_pc - 1)]
             with m.Else():
-                m.d.comb += t.cause.eq(Mux(i_d.illegal, TrapCause.ILLEGAL, TrapCause.FP))
+                m.d.comb += t.cause.eq(TrapCause.ILLEGAL)
         with m.Else():
             m.d.comb += t.cause.eq(TrapCause.PARAM)
 
@@ -245,10 +245,16 @@ class IssueStage(wiring.Component):
         ]
         a = self.alloc.payload
         is_mem = i_d.is_load | i_d.is_store
+        with m.Switch(i_d.unit):  # the unit of the opcode's class
+            for cls, code in UNIT_CODES.items():
+                if UNIT_OF_CLASS[cls] in DISPATCHED:
+                    with m.Case(code):
+                        m.d.comb += a.unit.eq(dispatch_index(UNIT_OF_CLASS[cls]))
+        with m.If(~is_mem & (i_d.unit == Unit.MEM)):  # ldc: no memory access, the ALU moves the value
+            m.d.comb += a.unit.eq(dispatch_index(ExecUnit.ALU))
         m.d.comb += [
             self.alloc.valid.eq(i_exec),
             a.warp.eq(iw),
-            a.unit.eq(Mux(is_mem, dispatch_index(ExecUnit.LSU), dispatch_index(ExecUnit.ALU))),
             a.mem.valid.eq(is_mem), a.mem.store.eq(i_d.is_store), a.mem.color.eq(i_d.mod),
             a.payload.eq(x),
         ]
