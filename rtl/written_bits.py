@@ -29,7 +29,7 @@ encoded by a valid kernel (Dmax < ring); the check does not cover them.
 
 from __future__ import annotations
 
-from amaranth import Array, Cat, Const, Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
@@ -109,23 +109,21 @@ class WrittenBits(wiring.Component):
         written = [[Signal(p.warp_size, name=f"w{w}_slot{s}") for s in range(n)] for w in range(p.warps)]
 
         # ---- check: every active lane of every source slot wrote it
-        flat = Array(written[w][s] for w in range(p.warps) for s in range(n))  # index warp * ring + slot
+        flat = Cat(written[w][s] for w in range(p.warps) for s in range(n))  # word warp * ring + slot
         chk = self.check
-        bad = [src.valid & (chk.mask & ~flat[Cat(src.slot, chk.warp)]).any() for src in chk.src]
+        bad = [src.valid & (chk.mask & ~flat.word_select(Cat(src.slot, chk.warp), p.warp_size)).any()
+               for src in chk.src]
         m.d.comb += self.illegal.eq(Cat(bad).any())
 
-        # ---- updates
+        # ---- updates: the lanes to clear and to set in each slot, then per warp
         clr, put = self.clear, self.set
-        in_range = [((Const(s, bits) - clr.first)[:bits] < clr.count) for s in range(n)]
-        for w in range(p.warps):
-            clr_w = clr.valid & (clr.warp == w)
-            put_w = put.valid & (put.warp == w)
-            for s in range(n):
-                hit_clear = clr_w & in_range[s]
-                hit_set = put_w & (put.slot == s)
-                with m.If(self.start):
-                    m.d.sync += written[w][s].eq(0)
-                with m.Elif(hit_clear | hit_set):
-                    m.d.sync += written[w][s].eq((written[w][s] & ~Mux(hit_clear, clr.mask, 0))
-                                                 | Mux(hit_set, put.mask, 0))
+        for s in range(n):
+            in_range = clr.valid & ((Const(s, bits) - clr.first)[:bits] < clr.count)
+            clear_lanes = Mux(in_range, clr.mask, 0)
+            set_lanes = Mux(put.valid & (put.slot == s), put.mask, 0)
+            for w in range(p.warps):
+                bit = written[w][s]
+                keep = Mux(clr.warp == w, ~clear_lanes, -1)
+                new = Mux(put.warp == w, set_lanes, 0)
+                m.d.sync += bit.eq(Mux(self.start, 0, (bit & keep) | new))
         return m
