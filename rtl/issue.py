@@ -196,7 +196,8 @@ class IssueStage(wiring.Component):
             with m.If(iw == w):
                 m.d.comb += [i_d.eq(self.ib_inst[w]), i_pc.eq(self.ib_pc[w])]
         sel = lambda arr: Array(arr)[iw]  # the issuing warp's copy of a per-warp signal
-        i_bad_read = Signal()  # DFLOW: an active lane reads a slot it did not write (WrittenBits)
+        # DFLOW: an active lane reads a slot it did not write (WrittenBits)
+        i_bad_read = Signal() if p.dflow else Const(0, 1)
         i_trap = i_go & (sel(is_trap) | i_bad_read)
         i_ctrl = i_go & ~i_trap & sel(is_ctrl)
         i_exec = i_go & ~i_trap & ~i_ctrl

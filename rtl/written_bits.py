@@ -109,16 +109,19 @@ class WrittenBits(wiring.Component):
         written = [[Signal(p.warp_size, name=f"w{w}_slot{s}") for s in range(n)] for w in range(p.warps)]
 
         # ---- check: every active lane of every source slot wrote it
-        flat = Cat(written[w][s] for w in range(p.warps) for s in range(n))  # word warp * ring + slot
+        # per lane, bit warp * ring + slot: one multiplexer tree per source and lane
+        lanes = [Cat(written[w][s][lane] for w in range(p.warps) for s in range(n)) for lane in range(p.warp_size)]
         chk = self.check
-        bad = [src.valid & (chk.mask & ~flat.word_select(Cat(src.slot, chk.warp), p.warp_size)).any()
+        bad = [src.valid & (chk.mask & ~Cat(bits.bit_select(Cat(src.slot, chk.warp), 1) for bits in lanes)).any()
                for src in chk.src]
         m.d.comb += self.illegal.eq(Cat(bad).any())
 
         # ---- updates: the lanes to clear and to set in each slot, then per warp
         clr, put = self.clear, self.set
         for s in range(n):
-            in_range = clr.valid & ((Const(s, bits) - clr.first)[:bits] < clr.count)
+            # count is 0..ring: its top bit alone means every slot
+            offset = (Const(s, bits) - clr.first)[:bits]
+            in_range = clr.valid & (clr.count[bits] | (offset < clr.count[:bits]))
             clear_lanes = Mux(in_range, clr.mask, 0)
             set_lanes = Mux(put.valid & (put.slot == s), put.mask, 0)
             for w in range(p.warps):
