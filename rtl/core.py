@@ -180,7 +180,7 @@ class SimtCore(wiring.Component):
         slot_alu, slot_fpu = (FIXED_LATENCY.index(u) for u in (ExecUnit.ALU, ExecUnit.FPU))
         # A result that can wait gets its slot: nothing enters a fixed-latency unit meanwhile.
         m.d.comb += [alu.stall.eq(wb.others_waiting | ~slots.free[slot_alu]),
-                     slots.request[slot_alu].eq(to_alu.valid & ~wb.others_waiting),
+                     slots.request[slot_alu].eq(to_alu.valid), slots.hold.eq(wb.others_waiting),
                      fpu.stall.eq(wb.others_waiting), slots.request[slot_fpu].eq(fpu.slot_request),
                      fpu.slot_free.eq(slots.free[slot_fpu])]
         wiring.connect(m, coll.dispatch[dispatch_index(ExecUnit.FPU)], fpu.dispatch)

@@ -8,7 +8,7 @@ one, so no two of them complete together, and the core lets none enter while a r
 wait is waiting (``others_waiting``), so that result gets a slot within the fixed latencies.
 """
 
-from amaranth import Cat, Module, Signal
+from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -77,8 +77,10 @@ class WritebackSlots(wiring.Component):
     Members
     -------
     request: In(1).array(len(FIXED_LATENCY)), unit ``FIXED_LATENCY[i]`` has an instruction to enter.
-    free: Out(1).array(...), its completion cycle is not reserved (an entry would be granted).
-    grant: Out(1).array(...), ``request & free``: the entry happens, the cycle is reserved.
+    hold: In(1), no unit enters this cycle (the core holds them while a result that can wait is
+        waiting); nothing is reserved.
+    free: Out(1).array(...), its completion cycle is not reserved: with ``request`` the entry
+        happens and reserves that cycle.
     """
 
     def __init__(self, distance: dict[ExecUnit, int]):
@@ -86,19 +88,24 @@ class WritebackSlots(wiring.Component):
             raise reject(self, f"writeback slots need a distance >= 1 for each of {FIXED_LATENCY}, not {distance!r}")
         self.distance = [distance[u] for u in FIXED_LATENCY]
         n = len(FIXED_LATENCY)
-        super().__init__({"request": In(1).array(n), "free": Out(1).array(n), "grant": Out(1).array(n)})
+        super().__init__({"request": In(1).array(n), "hold": In(1), "free": Out(1).array(n)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        # due[k]: a fixed-latency unit completes k cycles from now (k = 1 .. max distance).
-        due = Signal(max(self.distance) + 1, name="due")
+        # due[j]: a fixed-latency unit completes lo + j cycles from now, for lo (the shortest
+        # distance) up to the longest minus one: nearer completions cannot meet a new entry's, and
+        # only a same-cycle entry can be due as far ahead as the longest distance.
+        lo, hi = min(self.distance), max(self.distance)
+        due = Signal(hi - lo, name="due")
         reserve = 0
+        grant = [self.request[i] & self.free[i] & ~self.hold for i in range(len(self.distance))]
         for i, d in enumerate(self.distance):
-            taken = due[d]
+            taken = due[d - lo] if d < hi else Const(0, 1)
             for j in range(i):  # a higher-priority entry this cycle for the same cycle
                 if self.distance[j] == d:
-                    taken = taken | self.grant[j]
-            m.d.comb += [self.free[i].eq(~taken), self.grant[i].eq(self.request[i] & ~taken)]
-            reserve = reserve | (self.grant[i] << (d - 1))  # next cycle it is d - 1 away
+                    taken = taken | grant[j]
+            m.d.comb += self.free[i].eq(~taken)
+            if d - 1 >= lo:  # next cycle it is d - 1 away
+                reserve = reserve | (grant[i] << (d - 1 - lo))
         m.d.sync += due.eq((due >> 1) | reserve)
         return m

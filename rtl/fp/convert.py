@@ -19,7 +19,7 @@ _INT_MAX, _INT_MIN, _UINT_MAX = 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF
 def float_to_int(m: Module, bits: Value, signed_result: Value) -> Signal:
     """The 32-bit integer of float ``bits``: two's complement if ``signed_result`` (``f2i``),
     else unsigned (``f2u``)."""
-    u = unpack(m, bits, "cvt")  # a flushed denormal truncates to 0 like the denormal itself
+    u = unpack(bits)  # a flushed denormal truncates to 0 like the denormal itself
     # |value| = sig * 2**(exp - 150): the integer part is (sig << e) >> 23 for e = exp - 127 in 0..31.
     e = Signal(range(32), name="cvt_shift")
     m.d.comb += e.eq(u.exp - EXP_BIAS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from amaranth import Cat, Module, Mux, Signal, Value
+from amaranth import Cat, Mux, Value
 
 from dualflow.models.fp32 import CANONICAL_NAN
 
@@ -29,18 +29,11 @@ class Unpacked(NamedTuple):
     nan: Value
 
 
-def unpack(m: Module, bits: Value, name: str) -> Unpacked:
+def unpack(bits: Value) -> Unpacked:
     """The fields of ``bits`` (32 bits) with a denormal input flushed (DAZ: exponent field 0 means
     zero, whatever the fraction)."""
     exp, frac = bits[23:31], bits[:23]
-    zero = Signal(name=f"{name}_zero")
-    inf = Signal(name=f"{name}_inf")
-    nan = Signal(name=f"{name}_nan")
-    sig = Signal(SIG_BITS, name=f"{name}_sig")
-    m.d.comb += [
-        zero.eq(exp == 0),
-        inf.eq((exp == 0xFF) & (frac == 0)),
-        nan.eq((exp == 0xFF) & (frac != 0)),
-        sig.eq(Mux(exp == 0, 0, Cat(frac, 1))),
-    ]
-    return Unpacked(bits[31], exp, sig, zero, inf, nan)
+    # Expressions, not named signals: a caller that needs only some fields (fsetp needs no
+    # significand) generates no logic for the others.
+    return Unpacked(bits[31], exp, Mux(exp == 0, 0, Cat(frac, 1)), exp == 0, (exp == 0xFF) & (frac == 0),
+                    (exp == 0xFF) & (frac != 0))

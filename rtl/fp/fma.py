@@ -56,7 +56,7 @@ class FusedSum(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        ua, ub, uc = unpack(m, self.a, "a"), unpack(m, self.b, "b"), unpack(m, self.c, "c")
+        ua, ub, uc = unpack(self.a), unpack(self.b), unpack(self.c)
         p_sign = ua.sign ^ ub.sign
         p_zero = ua.zero | ub.zero
         p_inf = ua.inf | ub.inf
@@ -81,7 +81,7 @@ class FusedSum(wiring.Component):
         x_e0 = Mux(swap, c_e0, p_e0)
         diff = Mux(swap, c_e0 - p_e0, p_e0 - c_e0)
         d = Signal(range(_WINDOW + 1), name="d")
-        m.d.comb += d.eq(Mux(diff > _WINDOW, _WINDOW, Mux(diff < 0, 0, diff)))
+        m.d.comb += d.eq(Mux(diff > _WINDOW, _WINDOW, Mux(diff[-1], 0, diff)))  # diff[-1]: diff < 0
         y_full = Cat(Const(0, GUARD), y_sig)  # Y in the window before the shift
         y_win = Signal(_WINDOW, name="y_win")
         y_sticky = Signal(name="y_sticky")
@@ -91,7 +91,7 @@ class FusedSum(wiring.Component):
         y2 = Cat(y_sticky, y_win)
         total = Signal(signed(FMA_SUM_BITS + 1), name="total")
         m.d.comb += total.eq(Mux(x_sign != y_sign, x2 - y2, x2 + y2))
-        negative = total < 0
+        negative = total[-1]
         # An exact zero sum: +0 unless both addends are -0 (round to nearest).
         zero_sign = p_sign & uc.sign
         m.d.comb += [

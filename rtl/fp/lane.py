@@ -77,7 +77,7 @@ class FpLane(wiring.Component):
             rnd.nan.eq(~from_int & fma.nan),
             rnd.inf.eq(~from_int & fma.inf),
         ]
-        ua, ub = unpack(m, a, "lane_a"), unpack(m, b, "lane_b")
+        ua, ub = unpack(a), unpack(b)
         with m.Switch(op):
             with m.Case(Op.FADD, Op.FSUB, Op.FMUL, Op.FFMA, Op.I2F, Op.U2F):
                 m.d.comb += self.result.eq(rnd.result)

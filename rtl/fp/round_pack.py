@@ -106,7 +106,7 @@ class RoundPack(wiring.Component):
         if self.rounding is Rounding.NEAREST_EVEN:
             m.d.comb += round_up.eq(guard & (sticky | kept[0]))
         # 3-4. Pack by adding: a normal result's hidden one lands on the exponent field's bit 0.
-        packed = Signal(E0_BITS + FRAC_BITS + 2, name="packed")
+        packed = Signal(E0_BITS + FRAC_BITS + 2, name="pack_sum")  # not "packed": a SystemVerilog keyword
         m.d.comb += packed.eq(Mux(normal, (biased - 1) << FRAC_BITS, 0) + kept + round_up)
         # 5. Specials, overflow and flush.
         sign = self.sign

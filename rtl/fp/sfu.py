@@ -89,7 +89,7 @@ class SfuLane(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         S = self.steps
-        ua, ub = unpack(m, self.a, "sfu_a"), unpack(m, self.b, "sfu_b")
+        ua, ub = unpack(self.a), unpack(self.b)
         # Registers: mode, specials, sign, e0, and the recurrence (remainder, quotient/root,
         # divisor, radicand bits still to bring down).
         sqrt = Signal(name="sqrt")
