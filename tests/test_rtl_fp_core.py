@@ -42,7 +42,7 @@ ADDS:
     exit
 """
 
-CORE = dict(warp_size=4, warps=2, register_banks=2, collector_units=4, alu_latency=2, fp_latency=4,
+CORE = dict(warp_size=8, warps=16, register_banks=4, collector_units=4, alu_latency=2, fp_latency=4,
             sfu_latency=21, sfu_interval=8)
 
 
@@ -52,7 +52,7 @@ def test_fp_adds_retire_while_another_warp_divides(mode: str):
     k = assemble(FDIV_AND_FADDS).only
     if params.dflow:
         k, _ = convert_kernel(k, dmax=params.dmax, ring=params.ring)
-    (r,) = run_cosim(params, [CosimCase("fdiv_and_fadds", k, 8, lambda dev: [dev.alloc(32)])])
+    (r,) = run_cosim(params, [CosimCase("fdiv_and_fadds", k, 2 * params.warp_size, lambda dev: [dev.alloc(64)])])
     assert r.ok and r.compare.matched == r.compare.model_records > 0, r.summary()
     order = [(rec.warp, rec.op, cycle) for rec, cycle in zip(r.rtl.records, r.retire_cycles)]
     (div_at,) = [cycle for warp, op, cycle in order if op == "fdiv"]
