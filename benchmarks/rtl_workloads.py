@@ -3,7 +3,8 @@ golden model, and what does it cost to simulate?
 
 For each workload and mode, all launches of the host driver run in one simulator process
 (``testbench/workload_cosim.py``, as ``dualflow cosim --workload NAME`` does) on the smallest core of
-8 lanes whose warps hold the workload's largest block (16, 32 or 64 warps). Prints one row per
+8 lanes and at least 16 warps that holds the workload's largest block and, in BASE, its registers
+(``workload_cosim.core_for``). Prints one row per
 (workload, mode): launches matched, warp instructions (records), core cycles, the simulated run's
 seconds and rate (cycles per second, cocotb bench included), and the wall time including the golden
 model and any build. Usage:
@@ -16,30 +17,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 
 from dualflow.atomic_write import atomic_write
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.cosim import run_cosim
-from dualflow.testbench.workload_cosim import workload_cases
+from dualflow.testbench.workload_cosim import core_for, workload_cases
 
 WORKLOADS = ["gaussian", "lud", "pathfinder", "nn", "bfs", "hotspot", "nw", "vadd", "reduce", "divloop"]
 LANES = 8
 
 
-def core_for(name: str, mode: str, size: str) -> CoreParams:
-    """8 lanes and the fewest warps (at least 16, a power of two) that hold the largest block."""
-    probe = workload_cases(name, CoreParams(mode=mode, warp_size=LANES, warps=64), size=size)
-    threads = max(math.prod(c.block) if isinstance(c.block, tuple) else c.block for c in probe.cases)
-    warps = max(16, 1 << math.ceil(math.log2(math.ceil(threads / LANES))))
-    return CoreParams(mode=mode, warp_size=LANES, warps=warps)
-
-
 def measure(name: str, mode: str, size: str, simulator: str) -> dict:
     started = time.perf_counter()
-    params = core_for(name, mode, size)
-    wc = workload_cases(name, params, size=size)
+    wc = workload_cases(name, CoreParams(mode=mode, warp_size=LANES, warps=16), size=size)
+    params = core_for(wc, CoreParams(mode=mode, warp_size=LANES, warps=16))
     results = run_cosim(params, wc.cases, simulator=simulator)
     wall = time.perf_counter() - started
     cycles = sum(r.cycles for r in results)

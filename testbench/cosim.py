@@ -123,7 +123,7 @@ class CaseResult:
         return "\n".join(lines)
 
 
-def _dim3(block: int | tuple[int, ...]) -> tuple[int, int, int]:
+def dim3(block: int | tuple[int, ...]) -> tuple[int, int, int]:
     dims = (block,) if isinstance(block, int) else tuple(block)
     return tuple(dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
 
@@ -136,9 +136,9 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
         raise ConfigError(f"{case.name}: kernel {k.name!r} is {k.form.value.upper()} form; a {params.mode} core "
                           f"runs {want.value.upper()} form")
     for what, dims in (("block", case.block), ("grid", case.grid)):
-        if not all(isinstance(d, int) and d >= 1 for d in _dim3(dims)) or len(_dim3(dims)) != 3:
+        if not all(isinstance(d, int) and d >= 1 for d in dim3(dims)) or len(dim3(dims)) != 3:
             raise ConfigError(f"{case.name}: {what} {dims!r} must be 1 to 3 positive integers")
-    bx, by, bz = _dim3(case.block)
+    bx, by, bz = dim3(case.block)
     if bx * by * bz > params.warp_size * params.warps:
         raise ConfigError(f"{case.name}: block of {bx * by * bz} threads exceeds the core's "
                           f"{params.warps} warps x {params.warp_size} lanes")
@@ -164,8 +164,8 @@ def golden_budget(case: CosimCase, warp_size: int) -> int:
     most the functional model's default; so an endless loop ends in both, not only in the RTL."""
     if case.max_instructions is not None:
         return case.max_instructions
-    gx, gy, gz = _dim3(case.grid)
-    bx, by, bz = _dim3(case.block)
+    gx, gy, gz = dim3(case.grid)
+    bx, by, bz = dim3(case.block)
     warps = gx * gy * gz * -(-(bx * by * bz) // warp_size)
     return min(case.max_cycles * gx * gy * gz, FunctionalConfig(warp_size=warp_size).instruction_budget(warps))
 
@@ -180,14 +180,14 @@ def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Devi
     before = Device(config)  # the memory image the RTL starts from
     before.memory.words = dev.memory.words.copy()
     before.memory.valid = dev.memory.valid.copy()
-    gx, gy, gz = _dim3(case.grid)
+    gx, gy, gz = dim3(case.grid)
     fault = None
     try:
-        trace = dev.launch(case.kernel, grid=(gx, gy, gz), block=_dim3(case.block), params=launch_params,
+        trace = dev.launch(case.kernel, grid=(gx, gy, gz), block=dim3(case.block), params=launch_params,
                            trace=True).trace
     except KernelFault as exc:  # the RTL must stop alike; the records before the fault still compare
         fault, trace = exc, dev.traces[-1]
-    bx, by, bz = _dim3(case.block)
+    bx, by, bz = dim3(case.block)
     threads = bx * by * bz
     nwarps = -(-threads // L)
     cfg = {int(SpecialReg.NTID_X): bx, int(SpecialReg.NTID_Y): by, int(SpecialReg.NTID_Z): bz,

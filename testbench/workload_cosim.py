@@ -11,7 +11,9 @@ instructions included).
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import dataclasses
+import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,9 +26,9 @@ from dualflow.models.device import Device
 from dualflow.models.memory import GlobalMemory
 from dualflow.rtl.params import CoreParams
 
-from .cosim import CaseResult, CosimCase
+from .cosim import CaseResult, CosimCase, dim3
 
-__all__ = ["WorkloadCases", "workload_cases", "summary"]
+__all__ = ["WorkloadCases", "core_for", "workload_cases", "summary"]
 
 
 class _RecordingDevice(Device):
@@ -83,6 +85,20 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
                                max_instructions=max_instructions,
                                min_latency=latency[0], max_latency=latency[1], grid=grid))
     return WorkloadCases(run.workload, run.size, form, run.verdict, cases)
+
+
+def core_for(wc: WorkloadCases, params: CoreParams, *, keep: Collection[str] = ()) -> CoreParams:
+    """``params`` grown to run every launch of ``wc``: ``warps`` raised to the fewest (a power of
+    two) that hold the largest block, and in BASE ``regs`` to the kernels' largest register count.
+    Nothing is lowered; the fields named in ``keep`` (the ones a user gave) are left as they are,
+    for ``check_case`` to refuse if they do not fit."""
+    threads = max((math.prod(dim3(c.block)) for c in wc.cases), default=1)
+    grown = {}
+    if "warps" not in keep:
+        grown["warps"] = max(params.warps, 1 << max(1, math.ceil(math.log2(-(-threads // params.warp_size)))))
+    if not params.dflow and "regs" not in keep:
+        grown["regs"] = max([params.regs] + [c.kernel.regs for c in wc.cases])
+    return dataclasses.replace(params, **grown)
 
 
 def _restore(memory: GlobalMemory, launch_params: Sequence[int]):

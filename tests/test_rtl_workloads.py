@@ -11,18 +11,20 @@ per launch.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from dualflow.rtl.params import CoreParams
-from dualflow.testbench.cosim import run_cosim
-from dualflow.testbench.workload_cosim import workload_cases
+from dualflow.testbench.cosim import dim3, run_cosim
+from dualflow.testbench.workload_cosim import core_for, workload_cases
 
 CORE = dict(warp_size=4, warps=4, register_banks=4, collector_units=4, alu_latency=2)
-#: Cores of 8 lanes by the workload's largest block (threads): 16, 32 or 64 warps.
-L8 = {warps: dict(warp_size=8, warps=warps) for warps in (16, 32, 64)}
-#: tiny workload -> warps of its core; the default suite's and the slow suite's.
-DEFAULT_TINY = {"vadd": 16, "divloop": 16}
-SLOW_TINY = {"reduce": 16, "lud": 16, "bfs": 16, "nn": 32, "hotspot": 32, "gaussian": 64}
+#: At tiny, on 8 lanes and at least 16 warps, grown to the workload's largest block and, in BASE, its
+#: registers (``core_for``); the default suite's and the slow suite's.
+L8 = dict(warp_size=8, warps=16)
+DEFAULT_TINY = {"vadd", "divloop"}
+SLOW_TINY = {"reduce", "lud", "bfs", "nn", "hotspot", "gaussian"}
 #: tiny workloads with a test of their own below (launch structure checked too)
 OWN_TEST = {"nw", "pathfinder"}
 
@@ -30,6 +32,7 @@ OWN_TEST = {"nw", "pathfinder"}
 def _run(name: str, mode: str, core: dict = CORE, **kwargs):
     params = CoreParams(mode=mode, **core)
     wc = workload_cases(name, params, **kwargs)
+    params = core_for(wc, params)
     results = run_cosim(params, wc.cases)
     failed = [r for r in results if not r.ok]
     assert not failed, "\n\n".join(r.summary() for r in failed)
@@ -50,7 +53,7 @@ def test_bfs_every_launch(mode: str):
 @pytest.mark.parametrize("mode", ["dflow", "base"])
 @pytest.mark.parametrize("name", sorted(DEFAULT_TINY))
 def test_tiny_workload(name: str, mode: str):
-    wc, _ = _run(name, mode, L8[DEFAULT_TINY[name]], size="tiny")
+    wc, _ = _run(name, mode, L8, size="tiny")
     assert wc.cases
 
 
@@ -58,14 +61,14 @@ def test_tiny_workload(name: str, mode: str):
 @pytest.mark.parametrize("mode", ["dflow", "base"])
 @pytest.mark.parametrize("name", sorted(SLOW_TINY))
 def test_tiny_workload_slow(name: str, mode: str):
-    wc, _ = _run(name, mode, L8[SLOW_TINY[name]], size="tiny")
+    wc, _ = _run(name, mode, L8, size="tiny")
     assert wc.cases
 
 
 def test_every_workload_is_covered():
     from dualflow.kernels.registry import WORKLOADS
 
-    assert set(DEFAULT_TINY) | set(SLOW_TINY) | OWN_TEST == set(WORKLOADS)
+    assert DEFAULT_TINY | SLOW_TINY | OWN_TEST == set(WORKLOADS)
 
 
 @pytest.mark.slow
@@ -82,3 +85,15 @@ def test_nw_every_launch(mode: str):
 def test_pathfinder_every_launch(mode: str):
     wc, results = _run("pathfinder", mode, dict(CORE, warp_size=8, warps=32), size="tiny")
     assert [c.grid for c in wc.cases] == [2, 2, 2] and all(r.blocks == 2 for r in results)
+
+
+def test_core_for_grows_warps_and_registers_unless_given():
+    params = CoreParams(mode="base", warp_size=8, warps=16)
+    wc = workload_cases("gaussian", params, size="tiny")
+    threads = max(math.prod(dim3(c.block)) for c in wc.cases)
+    regs = max(c.kernel.regs for c in wc.cases)
+    assert regs > params.regs  # the case that needs growing (Fan2)
+    grown = core_for(wc, params)
+    assert grown.regs == regs and grown.warps * 8 >= threads > grown.warps * 4
+    assert core_for(wc, params, keep=["regs", "warps"]) == params
+    assert core_for(wc, CoreParams(mode="base", warp_size=8, warps=64, regs=64)).regs == 64  # never lowered

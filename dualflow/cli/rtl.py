@@ -83,7 +83,7 @@ def cmd_cosim(args) -> int:
     if (args.program is None) == (args.workload is None):
         raise ConfigError("cosim: give either an assembly file or --workload NAME")
     if args.workload is not None:
-        from dualflow.testbench.workload_cosim import summary, workload_cases
+        from dualflow.testbench.workload_cosim import core_for, summary, workload_cases
 
         given = given_launch_options(args, allowed=("--value",))
         if given:
@@ -91,6 +91,7 @@ def cmd_cosim(args) -> int:
         wc = workload_cases(args.workload, params, size=args.size, seed=args.seed,
                             values=parse_values(args.value), max_cycles=args.max_cycles,
                             max_instructions=args.max_instructions)
+        params = core_for(wc, params, keep=[name for name in ("warps", "regs") if getattr(args, name) is not None])
         results = run_cosim(params, wc.cases, report_dir=args.report, max_print=args.max_print,
                             simulator=args.simulator)
         print(summary(wc, results))
@@ -163,7 +164,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("cosim", help="run a program or a workload on the RTL core and compare with the golden model")
     p.add_argument("program", nargs="?", help="assembly file (.s); a REG-form kernel is converted for a dflow core")
     p.add_argument("--workload", metavar="NAME",
-                   help="instead of a program: every launch of a workload's host driver (integer kernels)")
+                   help="instead of a program: every launch of a workload's host driver, on a core grown to "
+                        "hold its largest block (--warps) and, in BASE, its registers (--regs) unless given")
     p.add_argument("--size", default="tiny", help="workload size (default tiny)")
     _add_param_options(p)
     p.add_argument("--seed", type=seed, default=1, help="seed of the inputs and of the memory latencies")
