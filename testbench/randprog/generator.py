@@ -111,7 +111,9 @@ class GenConfig:
     max_depth: int = 3  #: nesting of if/else and loops
     max_statements: int = 14  #: per straight-line sequence
     fp: bool = True  #: FP32 and SFU values and instructions (off: integer programs only)
-    unwritten: int | None = UNWRITTEN  #: a register read now and then, never written; None: no such reads
+    #: a register read now and then, never written (reads 0); None: no register is read before
+    #: it is written (the RTL's register file is not cleared at launch: docs/rtl.md)
+    unwritten: int | None = UNWRITTEN
     launches: tuple[Launch, ...] | None = None  #: launch shapes to choose from (None: ``LAUNCHES``)
 
 
@@ -283,6 +285,9 @@ class Generator:
         self.budget = cfg.max_instructions
         self.shared_phases = 0
         self.top_loops = 0  #: open loops with a block-uniform trip count in converged code
+        #: Without a never-written register (``cfg.unwritten`` None) no register is read before it
+        #: is written: the pool registers given a value so far, while ``initial`` runs.
+        self.defined: set[int] | None = None if cfg.unwritten is not None else set()
 
     # ---- operands
     def ints(self) -> list[int]:
@@ -297,9 +302,10 @@ class Generator:
         k = self.src.int(0, 99)
         if k < 2 and self.cfg.unwritten is not None:
             return self.cfg.unwritten
-        if k < 17:
+        ints = self.ints() if self.defined is None else [r for r in self.ints() if r in self.defined]
+        if k < 17 or not ints:
             return self.src.choice((TID, CTAID, NTID, GID, NREG))
-        return self.src.choice(self.ints())
+        return self.src.choice(ints)
 
     def float_src(self) -> int | None:
         fl = self.floats()
@@ -564,6 +570,9 @@ class Generator:
                 lines.append(f"s2r r{r}, {self.src.choice(SREGS)}")
             else:
                 lines.append(f"mov r{r}, {self.small_imm()}")
+            if self.defined is not None:
+                self.defined.add(r)
+        self.defined = None
         return lines
 
 
@@ -736,14 +745,19 @@ def make_inputs(seed: int) -> np.ndarray:
 RUN_BUDGET = 3_000_000
 
 
+def upload(dev: Device, inputs: np.ndarray, launch: Launch, n: int, slots: int) -> list[int]:
+    """Allocate and fill ``in`` and ``out`` on ``dev``; the kernel's parameters (in, out, n)."""
+    din = dev.upload(inputs)
+    dout = dev.upload(np.full(launch.threads * slots, OUT_FILL, np.uint32))
+    return [din, dout, n]
+
+
 def run(kernel: Kernel, launch: Launch, n: int, slots: int, inputs: np.ndarray) -> np.ndarray:
     """Launch ``kernel`` on a fresh device; returns ``out`` as uint32 words."""
     dev = Device(FunctionalConfig(warp_size=launch.warp_size, max_warp_instructions=RUN_BUDGET))
-    din = dev.upload(inputs)
-    words = launch.threads * slots
-    dout = dev.upload(np.full(words, OUT_FILL, np.uint32))
-    dev.launch(kernel, grid=launch.grid, block=launch.block, params=[din, dout, n])
-    return dev.copy_out(dout, words, np.uint32)
+    params = upload(dev, inputs, launch, n, slots)
+    dev.launch(kernel, grid=launch.grid, block=launch.block, params=params)
+    return dev.copy_out(params[1], launch.threads * slots, np.uint32)
 
 
 def run_program(prog: Program, kernel: Kernel | None = None) -> np.ndarray:
