@@ -152,6 +152,8 @@ def run_campaign(target: int, seed: int, *, modes: Sequence[str] = ("base", "dfl
         tally = camp.tallies.setdefault(mode, ModeTally())
         started = time.monotonic()
         index, round_ = 0, 0
+        if progress is not None:
+            progress(mode, 0, target)
         while tally.compared < target:
             name = param_sets[round_ % len(param_sets)]
             params = cores[(mode, name)]

@@ -39,6 +39,10 @@ __all__ = ["CoreProgram", "core_program", "gen_config", "core_launches", "form_k
 
 #: Threads of a block the generator's shared-memory phases have a word for (one word each).
 MAX_BLOCK = SHARED_PHASE_BYTES // 4
+#: Nesting of if/else and loops (the converter's tests use 3): deeper SIMT stacks.
+RTL_MAX_DEPTH = 4
+#: Extra chance of a shared-memory phase with barriers per converged statement (warps wait at them).
+SHARED_PHASE_PERCENT = 6
 #: Cycles per block before the bench gives up: far above what a generated program needs.
 MAX_CYCLES = 200_000
 
@@ -61,7 +65,8 @@ def gen_config(params: CoreParams, *, fp: bool = False, read_unwritten: bool = F
     top = min(UNWRITTEN, params.regs - 1)
     max_pool = max(4, min(GenConfig.max_pool, top - POOL_BASE))
     return GenConfig(min_pool=min(GenConfig.min_pool, max_pool), max_pool=max_pool, fp=fp,
-                     unwritten=top if read_unwritten else None, launches=core_launches(params))
+                     unwritten=top if read_unwritten else None, launches=core_launches(params),
+                     max_depth=RTL_MAX_DEPTH, shared_phase_percent=SHARED_PHASE_PERCENT)
 
 
 def form_kernel(text: str, params: CoreParams, where: str = "<random>") -> Kernel:
@@ -112,3 +117,29 @@ def core_program(params: CoreParams, seed: int, *, fp: bool = False, read_unwrit
     prog = generate(RandomSource(seed), gen_config(params, fp=fp, read_unwritten=read_unwritten))
     text = prog.text
     return CoreProgram(seed, prog, text, form_kernel(text, params, f"<random seed {seed}>"))
+
+
+def core_runs_fp(params: CoreParams) -> bool:
+    """Does the core execute FP32 and SFU instructions? Asked of the core's own decoder (Amaranth's
+    simulator, a fraction of a second): true unless it flags an FP instruction (``fadd``) and an
+    SFU one (``fdiv``) as ``fp_trap`` (this core has no FP units yet; rtl/decode.py). A decoder
+    without the ``fp_trap`` field traps no FP opcode."""
+    from amaranth.sim import Simulator
+
+    from dualflow.isa import Instruction, Opcode
+    from dualflow.rtl.decode import DecodedLayout, Decoder
+
+    if "fp_trap" not in dict(DecodedLayout()):
+        return True
+    dut = Decoder(dflow=params.dflow)
+    trapped = []
+
+    async def bench(ctx):
+        for op in (Opcode.FADD, Opcode.FDIV):
+            ctx.set(dut.word, Instruction(op, dst=1, a=1, b=2).encode())
+            trapped.append(ctx.get(dut.out.fp_trap))
+
+    sim = Simulator(dut)
+    sim.add_testbench(bench)
+    sim.run()
+    return not any(trapped)

@@ -111,7 +111,7 @@ def fault_program(params: CoreParams, seed: int, cause: TrapCause, *, fp: bool =
     src = RandomSource(seed)
     prog = generate(src, gen_config(params, fp=fp))
     if cause in TREE_MAKERS:
-        at = 0 if src.chance(50) else src.int(0, len(prog.body.items))
+        at = 0 if src.chance(70) else src.int(0, len(prog.body.items))
         prog.body.items.insert(at, TREE_MAKERS[cause](src, prog))
     text = render(prog)
     kernel = form_kernel(text, params, f"<random seed {seed} {cause.name}>")

@@ -115,6 +115,9 @@ class GenConfig:
     #: it is written (the RTL's register file is not cleared at launch: docs/rtl.md)
     unwritten: int | None = UNWRITTEN
     launches: tuple[Launch, ...] | None = None  #: launch shapes to choose from (None: ``LAUNCHES``)
+    #: chance (percent) that a statement of converged code is a shared-memory phase with barriers,
+    #: on top of the 2 % every generator has (0: no extra draw, the converter tests' programs)
+    shared_phase_percent: int = 0
 
 
 @dataclass(frozen=True)
@@ -366,6 +369,9 @@ class Generator:
     def statement(self, top: bool) -> list[str]:
         src = self.src
         has_f = bool(self.floats())
+        phases_left = top and self.shared_phases < MAX_SHARED_PHASES
+        if self.cfg.shared_phase_percent and phases_left and src.chance(self.cfg.shared_phase_percent):
+            return self.shared_phase()
         kind = src.int(0, 99)
         if kind < 30:  # integer op
             d = self.dest("i")
