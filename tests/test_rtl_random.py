@@ -150,7 +150,7 @@ def test_random_program_command_reproduces_one_program(capsys):
             "--warp-size", "4", "--warps", "4"]
     assert main(argv) == 0
     assert "MISMATCH" not in capsys.readouterr().out
-    assert main(argv[:2] + ["--fault", "MISALIGNED"] + argv[2:]) == 0
+    assert main(argv[:3] + ["--fault", "MISALIGNED"] + argv[3:]) == 0
     assert "the RTL trapped alike (MISALIGNED" in capsys.readouterr().out
 
 
