@@ -1,7 +1,7 @@
 """Checking and shrinking for the converter's property tests (tests/test_convert_property.py).
 
 The random structured REG-form programs themselves come from the package
-(``dualflow.testbench.randprog.generator``, re-exported here). ``check_dmax`` converts and
+(``dualflow.testbench.randprog.generator``). ``check_dmax`` converts and
 compares one program at one Dmax; ``shrink`` reduces a failing program on its tree (drop
 statements, flatten regions, drop stores, smaller launches) while the kind of failure stays the
 same. Not a test module (no ``test_`` prefix).
@@ -23,25 +23,7 @@ import numpy as np
 from dualflow.errors import KernelFault
 from dualflow.isa import Kernel, assemble
 from dualflow.isa.convert import ConvertError, convert_kernel
-from dualflow.testbench.randprog.generator import (  # noqa: F401 - re-exported for the tests
-    TCOND,
-    DrawSource,
-    GenConfig,
-    If,
-    Launch,
-    Loop,
-    Node,
-    Program,
-    RandomSource,
-    Seq,
-    Straight,
-    count_instructions,
-    features,
-    generate,
-    make_inputs,
-    run,
-    run_program,
-)
+from dualflow.testbench.randprog.generator import TCOND, If, Launch, Loop, Node, Program, Seq, Straight, run_program
 
 #: Seconds one conversion may take (they take a few hundredths) before it counts as a hang.
 CONVERT_SECONDS = 5
