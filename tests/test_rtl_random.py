@@ -201,3 +201,18 @@ def test_instruction_patch_keeps_pcs():
         diff = [pc for pc, (x, y) in enumerate(zip(patched.code, clean.kernel.code)) if x != y]
         assert len(diff) == 1
         assert patched.code[diff[0]] in (Instruction(Opcode.SYNC), Instruction(Opcode.NOP))
+
+
+@pytest.mark.slow
+def test_a_campaign_over_every_parameter_set_under_verilator():
+    """About 20,000 compared warp instructions per mode over the three parameter sets (the
+    recorded 10^6 campaign in docs/rtl.md is the command line's)."""
+    camp = run_campaign(20_000, 11, simulator="verilator", batch=24)
+    try:
+        assert camp.ok, camp.report()
+        for mode in ("base", "dflow"):
+            assert camp.tallies[mode].compared >= 20_000 and camp.tallies[mode].faults_met > 0
+            hits = camp.coverage.bins(mode)
+            assert all(n > 0 for label, n in hits["events"].items() if label != "barrier with warps waiting")
+    finally:
+        camp.coverage.close()
