@@ -30,7 +30,7 @@ from dualflow.rtl.trap import TrapCause
 
 from .cosim import CaseResult
 
-__all__ = ["Coverage", "EVENT_BINS", "case_events"]
+__all__ = ["Coverage", "EVENT_BINS", "POINTS", "case_events"]
 
 #: Event bins, in report order: (label, ``events`` port field or None when derived otherwise).
 EVENT_BINS = (
@@ -42,6 +42,8 @@ EVENT_BINS = (
     ("younger retires before older", None),
 )
 _DFLOW_ONLY = {"ring-guard stall"}
+#: The cover points of a mode, in report order.
+POINTS = ("events", "SIMT-stack depth", "trap kind")
 _ids = itertools.count()
 
 
@@ -81,14 +83,9 @@ class Coverage:
         traps = [c.name for c in TrapCause if c is not TrapCause.NONE]
         for mode in modes:
             events = [label for label, _ in EVENT_BINS if mode == "dflow" or label not in _DFLOW_ONLY]
-            points = (
-                ("events", events),
-                ("SIMT-stack depth", list(range(stack_depth + 1))),
-                ("trap kind", traps),
-            )
-            self.samplers[mode] = [self._point(f"{self.top}.{mode}.{name.replace(' ', '_')}", bins)
-                                   for name, bins in points]
-        self.names = [name for name, _ in points]
+            bins = (events, list(range(stack_depth + 1)), traps)
+            self.samplers[mode] = [self._point(f"{self.top}.{mode}.{name.replace(' ', '_')}", b)
+                                   for name, b in zip(POINTS, bins)]
 
     @staticmethod
     def _point(name: str, bins: list):
@@ -110,7 +107,7 @@ class Coverage:
     def bins(self, mode: str) -> dict[str, dict]:
         """Per cover point of ``mode``: cases per bin."""
         return {label: dict(coverage_db[name].detailed_coverage)
-                for label, (name, _) in zip(self.names, self.samplers[mode])}
+                for label, (name, _) in zip(POINTS, self.samplers[mode])}
 
     def never_hit(self, mode: str) -> dict[str, list]:
         """Per cover point of ``mode``: the bins no case hit."""

@@ -106,6 +106,38 @@ def test_fault_kinds_come_from_trapcause():
     assert program_seed(1, 3) == program_seed(1, 3) != program_seed(2, 3)
 
 
+def test_coverage_bins_what_a_case_shows():
+    """Each observation of a case lands in its bin (a synthetic result: no simulation)."""
+    from dualflow.models.trace import Trace, TraceRecord
+    from dualflow.testbench.cosim import CaseResult
+
+    def rec(warp, seq):
+        return TraceRecord(block=0, warp=warp, seq=seq, pc=seq, op="nop", rp=None, mask=1, dst=None, values=None,
+                           addrs=None, data=None)
+
+    quiet = CaseResult("a", 1, None, events={"bank_conflict": 0, "cu_full": 0, "stack_depth": {"0": 9}},
+                       mem_stats={"reordered": 0})
+    quiet.rtl = Trace("k", "reg", 4, {}, [rec(0, 0), rec(0, 1), rec(1, 0)])
+    busy = CaseResult("b", 2, None, trap="BARRIER at pc 3 block 0 warp 1",
+                      events={"bank_conflict": 2, "cu_full": 1, "ring_guard": 4, "barrier_wait": 3,
+                              "stack_depth": {"0": 5, "2": 1, "3": 0}}, mem_stats={"reordered": 1})
+    busy.rtl = Trace("k", "dflow", 4, {}, [rec(0, 1), rec(0, 0)])
+    cov = Coverage(["base", "dflow"], 3)
+    try:
+        cov.sample("base", quiet)
+        cov.sample("dflow", quiet)
+        cov.sample("dflow", busy)
+        base, dflow = cov.bins("base"), cov.bins("dflow")
+        assert set(base["events"].values()) == {0} and base["SIMT-stack depth"] == {0: 1, 1: 0, 2: 0, 3: 0}
+        assert all(n == 1 for n in dflow["events"].values()), dflow["events"]
+        assert dflow["SIMT-stack depth"] == {0: 2, 1: 0, 2: 1, 3: 0}
+        assert dflow["trap kind"]["BARRIER"] == 1 and sum(dflow["trap kind"].values()) == 1
+        assert cov.never_hit("dflow")["SIMT-stack depth"] == [1, 3]
+        assert "never hit: events register-bank conflict" in cov.report()
+    finally:
+        cov.close()
+
+
 def test_fp_programs_follow_the_decoder():
     """Today's decoder traps FP opcodes, so the campaign runs integer programs (--fp auto)."""
     from dualflow.rtl.decode import DecodedLayout
