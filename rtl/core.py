@@ -221,7 +221,8 @@ class SimtCore(wiring.Component):
         m.d.comb += [ev.bank_conflict.eq(rf.conflict), ev.cu_free.eq(coll.alloc.ready),
                      ev.head_valid.eq(fetch.ib_valid), ev.running.eq(ctrl.running), ev.waiting.eq(ctrl.waiting),
                      self.events.eq(ev.events)]
-        m.d.comb += [ev.head_blocked[w].eq(sb.check[w].blocked) for w in range(p.warps)]
+        if p.dflow:
+            m.d.comb += [ev.head_blocked[w].eq(sb.check[w].blocked) for w in range(p.warps)]
         m.d.comb += [ev.stack_depth[w].eq(ctrl.stack_depth[w]) for w in range(p.warps)]
 
         # ---- launch and completion

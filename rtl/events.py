@@ -38,7 +38,7 @@ class EventMonitor(wiring.Component):
     -------
     bank_conflict: In(1), the register file refused a read. cu_free: In(1), a collector unit is free.
     head_valid: In(warps), a warp has an instruction at the head of its buffer.
-    head_blocked: In(warps), the scoreboard blocks that instruction (DFLOW: its destination slot).
+    head_blocked: In(warps), DFLOW only: the scoreboard blocks that instruction (its destination slot).
     running, waiting: In(warps), the control unit's warp state. stack_depth: In.array(warps).
     events: Out(event_layout(params)), registered.
     """
@@ -49,7 +49,8 @@ class EventMonitor(wiring.Component):
         self.params = params
         W = params.warps
         super().__init__({
-            "bank_conflict": In(1), "cu_free": In(1), "head_valid": In(W), "head_blocked": In(W),
+            "bank_conflict": In(1), "cu_free": In(1), "head_valid": In(W),
+            **({"head_blocked": In(W)} if params.dflow else {}),
             "running": In(W), "waiting": In(W), "stack_depth": In(range(params.stack_depth + 1)).array(W),
             "events": Out(event_layout(params)),
         })
