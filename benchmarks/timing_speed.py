@@ -10,7 +10,9 @@ difference is printed as MISMATCH and the exit status is 1.
 
 The reference engine needs hours at paper sizes, so ``--launches N`` stops both engines after the
 first N launches of a workload (the ratio is then measured on those launches, side by side);
-``--compiled-only`` measures the compiled engine alone on whole runs.
+``--compiled-only`` measures the compiled engine alone on whole runs. ``--golden`` adds a column:
+the golden functional model alone on the same launches (its ``BatchExecutor``s, built and run,
+no timing), the floor of any engine that gets its results from the golden model.
 
     python benchmarks/timing_speed.py [--size paper] [--launches 1] [--repeat 3] [workload ...]
 """
@@ -35,6 +37,8 @@ class _Enough(Exception):
 
 def measure(workload: str, size: str, mode: str, engine: str, launches: int | None) -> dict:
     """One run in this process: its launches' merged timing, wall seconds and peak RSS."""
+    if engine == "golden":
+        return measure_golden(workload, size, mode, launches)
     from dualflow.kernels.registry import get_workload
     from dualflow.kernels.workload import run_workload
     from dualflow.machine.functional import FunctionalConfig
@@ -65,6 +69,50 @@ def measure(workload: str, size: str, mode: str, engine: str, launches: int | No
             "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def measure_golden(workload: str, size: str, mode: str, launches: int | None) -> dict:
+    """The golden functional model alone: seconds in its batch executors (built and run)."""
+    import time
+
+    from dualflow.kernels.registry import get_workload
+    from dualflow.kernels.workload import run_workload
+    from dualflow.machine.functional import FunctionalConfig
+    from dualflow.machine.presets import preset
+    from dualflow.models import device as functional
+
+    seconds = [0.0]
+
+    class TimedExecutor(functional.BatchExecutor):
+        def __init__(self, *args, **kwargs):
+            start = time.perf_counter()
+            super().__init__(*args, **kwargs)
+            seconds[0] += time.perf_counter() - start
+
+        def run(self) -> None:
+            start = time.perf_counter()
+            try:
+                super().run()
+            finally:
+                seconds[0] += time.perf_counter() - start
+
+    functional.BatchExecutor = TimedExecutor
+    config = preset("paper-rtx3080").replace(mode=mode)
+    device = functional.Device(FunctionalConfig(warp_size=config.sm.warp_size))
+    if launches is not None:
+        launch = device.launch
+
+        def stop_after(*args, **kwargs):
+            if len(device.history) >= launches:
+                raise _Enough
+            return launch(*args, **kwargs)
+        device.launch = stop_after
+    try:
+        run_workload(get_workload(workload), size=size, form=config.mode.form, device=device)
+    except _Enough:
+        pass
+    return {"seconds": seconds[0], "launches": len(device.history),
+            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
 def in_fresh_process(*args) -> dict:
     out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(args)], check=True,
                          capture_output=True, text=True)
@@ -79,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--launches", type=int, default=None, help="stop after this many launches")
     parser.add_argument("--compiled-only", action="store_true", help="measure only the compiled engine")
+    parser.add_argument("--golden", action="store_true",
+                        help="also time the golden functional model alone on the same launches")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -90,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     head = f"{'workload':<11}{'mode':<6}{'launch':>7}{'cycles':>12}{'thread-instr':>15}"
     for engine in engines:
         head += f" | {engine + ' s':>12}{'cycles/s':>11}{'thr-instr/s':>13}{'RSS MiB':>8}"
+    if args.golden:
+        head += f" | {'golden s':>9}{'floor x':>8}"
     print(head + ("" if len(engines) == 1 else f" | {'speed-up':>8}"))
     status = 0
     ratios, rates = [], []
@@ -106,6 +158,11 @@ def main(argv: list[str] | None = None) -> int:
                 rss = max(r["rss_mib"] for r in runs[e])
                 line += (f" | {wall[e]:>12.2f}{first['cycles'] / wall[e]:>11,.0f}"
                          f"{first['thread_instructions'] / wall[e]:>13,.0f}{rss:>8,.0f}")
+            if args.golden:  # reference / golden model alone: the best speed-up an engine fed by it can have
+                golden = statistics.median(in_fresh_process(name, args.size, mode, "golden", args.launches)["seconds"]
+                                           for _ in range(args.repeat))
+                floor = f"{wall['reference'] / golden:>7.1f}x" if "reference" in wall else f"{'-':>8}"
+                line += f" | {golden:>9.3f}{floor}"
             rates.append(first["thread_instructions"] / wall[engines[-1]])
             if len(engines) > 1:
                 ratios.append(wall["reference"] / wall["compiled"])

@@ -9,7 +9,8 @@ stated without any model: ``reference`` computes, with numpy, the words of its o
 from its input words; a faulting program names the fault instead (``ExpectedFault``: the kind,
 as the message of the ``KernelFault`` starts, and the REG-source pc of the faulting
 instruction). ``output_mismatches`` and ``fault_mismatch`` hold a run to these expectations.
-Only integer instructions: the core has no FP units yet.
+The programs use integer instructions only; FP32 and SFU instructions on the core are covered by
+the workloads (tests/test_rtl_workloads.py) and tests/test_rtl_fp_core.py.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from ._checks import reject
 from .decode import Op
 from .layouts import lane_data
 from .params import CoreParams
+from .result_stages import result_stages
 
 __all__ = ["IntegerAlu", "alu_input_layout", "ALU_OPCODES"]
 
@@ -136,13 +137,8 @@ class IntegerAlu(wiring.Component):
                     m.d.comb += r.eq(0)
 
         # Stage registers: x1 .. x<latency>; the last one is the output.
-        valid, tag, value = self.i_valid, i.tag, result
-        for stage in range(1, p.alu_latency + 1):
-            v = Signal(name=f"x{stage}_valid")
-            t = Signal(self.tag_width, name=f"x{stage}_tag")
-            r = Signal(lane_data(lanes), name=f"x{stage}_result")
-            m.d.sync += [v.eq(valid), t.eq(tag), r.eq(value)]
-            valid, tag, value = v, t, r
+        valid, tag, value = result_stages(m, self.i_valid, i.tag, result, stages=p.alu_latency,
+                                          tag_width=self.tag_width, layout=lane_data(lanes))
         m.d.comb += [self.o_valid.eq(valid), self.o_tag.eq(tag), self.o_result.eq(value)]
         return m
 

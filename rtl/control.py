@@ -32,6 +32,7 @@ from .simt_stack import Status as StackStatus
 from .simt_stack import Trap as StackTrap
 from .stages import completion_layout, info_layout, issue_control_layout
 from .trap import TrapCause, trap_signature
+from .written_bits import clear_layout, request_clear
 
 __all__ = ["ControlUnit"]
 
@@ -67,6 +68,8 @@ class ControlUnit(wiring.Component):
     trap: Out(trap_signature), BARRIER. stack_trap: Out(trap_signature), the SIMT stack's trap.
     start: In(1), init_mask: In(warp_size).array(warps), launch: masks, RP 0, warps with lanes run.
     advance_rp_valid, advance_rp_warp: In, DFLOW only: an instruction that produces a value issued.
+    ring_clear: Out(clear_layout), DFLOW only: ring positions the warp's lanes skip (``rpinc``, and
+        the SIMT stack's at ``sync``): their written bits are cleared (``written_bits.py``).
     active: Out(warp_size).array(warps), rp: Out(rp_width).array(warps), running: Out(warps),
         waiting: Out(warps) (at the block barrier): the warps' control state.
     stack_depth: Out(range(stack_depth + 1)).array(warps), each warp's SIMT-stack entries (coverage).
@@ -91,7 +94,8 @@ class ControlUnit(wiring.Component):
             "stack_depth": Out(range(params.stack_depth + 1)).array(W),
         }
         if params.dflow:
-            members.update({"advance_rp_valid": In(1), "advance_rp_warp": In(range(W))})
+            members.update({"advance_rp_valid": In(1), "advance_rp_warp": In(range(W)),
+                            "ring_clear": Out(clear_layout(params))})
         super().__init__(members)
 
     def elaborate(self, platform) -> Module:  # noqa: C901 - one state machine
@@ -179,7 +183,7 @@ class ControlUnit(wiring.Component):
                         m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.SSY), cmd.pc.eq(c_target),
                                      cmd.mask.eq(active[c_warp])]
                     with m.Case(Op.SYNC):
-                        m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.SYNC)]
+                        m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.SYNC), cmd.mask.eq(mask)]
                         m.next = "RESUME"
                     with m.Case(Op.EXIT):
                         m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.EXIT),
@@ -191,6 +195,9 @@ class ControlUnit(wiring.Component):
                         m.d.sync += waiting.bit_select(c_warp, 1).eq(1)
                     with m.Case(Op.RPINC):
                         m.d.sync += rp[c_warp].eq(rp[c_warp] + c_imm)
+                        if p.dflow:
+                            m.d.comb += request_clear(p, self.ring_clear, warp=c_warp, first_rp=rp[c_warp],
+                                                      length=c_imm, mask=mask)
             with m.State("RESUME"):
                 m.d.comb += stack.resp.ready.eq(1)
                 with m.If(stack.resp.valid):
@@ -211,6 +218,8 @@ class ControlUnit(wiring.Component):
 
         # RP advances at issue of a producer (DFLOW); this unit owns it otherwise.
         if p.dflow:
+            with m.If(stack.clear.valid):  # never in the cycle of an rpinc (one instruction at a time)
+                m.d.comb += self.ring_clear.eq(stack.clear)
             with m.If(self.advance_rp_valid):
                 m.d.sync += rp[self.advance_rp_warp].eq(rp[self.advance_rp_warp] + 1)
 

@@ -11,9 +11,12 @@ Pipeline (stage prefixes as signal names; one component each)::
       |             BASE dispatches in program order per warp, DFLOW out of order;
       |             one dispatch stream per dispatched ExecUnit (units.py)
       +--> AluStage: read (r_) -> IntegerAlu (x1_..xN_)     s2r/ldc values enter here
+      +--> FpuStage: read (r_) -> FpPipeline (x1_..xN_)     FP32, fixed latency
+      +--> SfuStage: read (r_) -> SpecialFunctionUnit     fdiv/fsqrt, iterative, may wait
       +--> LoadStoreUnit (shared banks; tagged global/local port, any latency, any order)
-    writeback (w_) WritebackArbiter over every ExecUnit (ALU > LSU > control): register-file
-                   write, wakeup, scoreboard clear, retirement-trace record
+    writeback (w_) WritebackArbiter over every ExecUnit (ALU > FPU > SFU > LSU > control; units.py
+                   says why): register-file write, wakeup, scoreboard clear, retirement-trace
+                   record; WritebackSlots reserves the cycles of the fixed-latency ALU and FPU
 
 Beside the pipeline: ``ConfigRegisters`` (what the host writes before ``start``), the
 ``ControlUnit`` (branches, reconvergence on the ``SimtStack``, exit, barriers; the warps' control
@@ -39,6 +42,7 @@ from .configuration import TID_ROWS, ConfigRegisters
 from .control import ControlUnit
 from .events import EventMonitor, event_layout
 from .fetch import FetchUnit
+from .fp.stages import FpuStage, SfuStage
 from .issue import IssueStage
 from .layouts import lane_data
 from .lsu import LoadStoreUnit, LsuFault, mem_request_layout, mem_response_layout
@@ -47,8 +51,8 @@ from .regfile import BankedRegisterFile
 from .scoreboard import Scoreboard
 from .stages import COLLECTOR_TAG_BITS, TraceSignature, completion_layout, info_layout
 from .trap import TrapCause, TrapCollector
-from .units import DISPATCHED, ExecUnit, dispatch_index
-from .writeback import WritebackArbiter
+from .units import DISPATCHED, FIXED_LATENCY, ExecUnit, dispatch_index
+from .writeback import WritebackArbiter, WritebackSlots
 
 __all__ = ["SimtCore"]
 
@@ -113,6 +117,11 @@ class SimtCore(wiring.Component):
         m.submodules.collector = coll = OperandCollector(p, payload_width=issue.exec_layout.size,
                                                          tag_width=COLLECTOR_TAG_BITS, units=len(DISPATCHED))
         m.submodules.alu = alu = AluStage(p)
+        m.submodules.fpu = fpu = FpuStage(p)
+        m.submodules.sfu = sfu = SfuStage(p)
+        # Writeback cycles of the fixed-latency units, from the entry the slot decides on: the ALU's
+        # dispatch (its read stage, then alu_latency), the FP pipeline's entry (fp_latency).
+        m.submodules.slots = slots = WritebackSlots({ExecUnit.ALU: 1 + p.alu_latency, ExecUnit.FPU: p.fp_latency})
         m.submodules.lsu = lsu = LoadStoreUnit(p, info_width=info_layout(p).size)
         m.submodules.wb = wb = WritebackArbiter(completion_layout(p))
         m.submodules.traps = traps = TrapCollector(p)
@@ -142,7 +151,7 @@ class SimtCore(wiring.Component):
             m.d.comb += [issue.cu_waiting[c].eq(coll.waiting[c]) for c in range(p.collector_units)]
             m.d.comb += [sb.reads[r].eq(coll.pending[r]) for r in range(n_req)]
             m.d.comb += [ctrl.advance_rp_valid.eq(issue.advance_rp_valid),
-                         ctrl.advance_rp_warp.eq(issue.advance_rp_warp)]
+                         ctrl.advance_rp_warp.eq(issue.advance_rp_warp), issue.ring_clear.eq(ctrl.ring_clear)]
         m.d.comb += [
             sb.issue.eq(issue.sb_issue), issue.running.eq(ctrl.running), issue.waiting.eq(ctrl.waiting),
             issue.sreg_value.eq(cfg.sreg_value), cfg.sreg_index.eq(issue.sreg_index),
@@ -172,7 +181,14 @@ class SimtCore(wiring.Component):
         # ---- execution units: one collector dispatch stream each, one writeback source each
         to_alu = coll.dispatch[dispatch_index(ExecUnit.ALU)]
         wiring.connect(m, to_alu, alu.dispatch)
-        m.d.comb += alu.stall.eq(wb.others_waiting)  # a result that can wait gets its slot
+        slot_alu, slot_fpu = (FIXED_LATENCY.index(u) for u in (ExecUnit.ALU, ExecUnit.FPU))
+        # A result that can wait gets its slot: nothing enters a fixed-latency unit meanwhile.
+        m.d.comb += [alu.stall.eq(wb.others_waiting | ~slots.free[slot_alu]),
+                     slots.request[slot_alu].eq(to_alu.valid), slots.hold.eq(wb.others_waiting),
+                     fpu.stall.eq(wb.others_waiting), slots.request[slot_fpu].eq(fpu.slot_request),
+                     fpu.slot_free.eq(slots.free[slot_fpu])]
+        wiring.connect(m, coll.dispatch[dispatch_index(ExecUnit.FPU)], fpu.dispatch)
+        wiring.connect(m, coll.dispatch[dispatch_index(ExecUnit.SFU)], sfu.dispatch)
         to_lsu = coll.dispatch[dispatch_index(ExecUnit.LSU)]
         lx = issue.exec_layout(to_lsu.payload.payload)
         li = lsu.i.payload
@@ -183,6 +199,8 @@ class SimtCore(wiring.Component):
             li.a.eq(to_lsu.payload.operands[0]), li.b.eq(to_lsu.payload.operands[1]), li.info.eq(lx.info),
         ]
         wiring.connect(m, alu.complete, wb.source_port(ExecUnit.ALU))
+        wiring.connect(m, fpu.complete, wb.source_port(ExecUnit.FPU))
+        wiring.connect(m, sfu.complete, wb.source_port(ExecUnit.SFU))
         m.d.comb += [wb.lsu.valid.eq(lsu.o.valid), lsu.o.ready.eq(wb.lsu.ready),
                      wb.lsu.payload.info.eq(lsu.o.payload.info), wb.lsu.payload.values.eq(lsu.o.payload.values),
                      wb.lsu.payload.addrs.eq(lsu.o.payload.addrs), wb.lsu.payload.data.eq(lsu.o.payload.data)]

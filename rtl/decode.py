@@ -6,8 +6,7 @@ field legality rules are all built from ``isa.opcodes.SPECS`` and the word layou
 the decoder is purely combinational.
 
 Illegal words (unknown opcode, reserved bits set, a field the opcode does not use, an undefined
-``mod`` value, ``rpinc`` in a BASE core) raise ``illegal``; FP32 and SFU opcodes decode normally
-but raise ``fp_trap`` because this core has no FP units yet.
+``mod`` value, ``rpinc`` in a BASE core) raise ``illegal``.
 """
 
 
@@ -54,14 +53,14 @@ class DecodedLayout(data.StructLayout):
     ``bimm``), so "field != 0" means "operand present" in both forms. imm: the 32-bit
     immediate when ``bimm``, else the sign-extended 16-bit memory offset. bimm: source B is
     ``imm``. is_load, is_store, space: memory access kind. illegal: the word is not a valid
-    instruction for this core. fp_trap: a valid FP32 or SFU instruction (no FP units yet).
+    instruction for this core.
     """
 
     def __init__(self):
         super().__init__({
             "op": Op, "unit": Unit, "produces": 1, "mod": _width("mod"), "dst": _width("dst"),
             "a": _width("a"), "b": _width("b"), "c": _width("c"), "imm": 32, "bimm": 1,
-            "is_load": 1, "is_store": 1, "space": Space, "illegal": 1, "fp_trap": 1,
+            "is_load": 1, "is_store": 1, "space": Space, "illegal": 1,
         })
 
 
@@ -133,7 +132,6 @@ class Decoder(wiring.Component):
                         out.c.eq(Mux(bimm, 0, raw["c"]) if reads_c else 0),
                         out.is_load.eq(op in LOADS), out.is_store.eq(op in STORES),
                         out.space.eq(SPACE_CODES[LOADS.get(op) or STORES.get(op) or "global"]),
-                        out.fp_trap.eq(spec.unit in (UnitClass.FP, UnitClass.SFU)),
                     ]
                     mods = _legal_mods(op)
                     mod_ok = 1 if len(mods) == 1 << _width("mod") else 0

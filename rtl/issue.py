@@ -5,7 +5,7 @@ registers, in order; DFLOW, destination slot free and the ring guard, sources ma
 The ``WarpScheduler`` (GTO/LRR) picks one warp among those that can issue; its instruction goes
 to the control unit (control instructions), to a collector unit (everything else), or stops the
 core (``trap``: a word that is not a valid instruction, an FP32 opcode, a pc past the program,
-an ``ldc`` past the parameters).
+an ``ldc`` past the parameters, DFLOW: a source an active lane did not write, ``WrittenBits``).
 
 DFLOW issue policy (docs/rtl.md, "Issue"; the performance model's rule): the scheduler prefers
 warps whose instruction has its operands ready; an instruction with a source in flight is sent
@@ -29,7 +29,7 @@ from dualflow.isa.opcodes import SpecialReg
 
 from ._checks import reject
 from .collector import SOURCES, alloc_layout, waiting_layout
-from .decode import DecodedLayout, Op, Unit
+from .decode import UNIT_CODES, DecodedLayout, Op, Unit
 from .params import CoreParams
 from .regfile import entry_layout
 from .register_pointer import rp_width
@@ -37,7 +37,8 @@ from .scheduler import WarpScheduler
 from .scoreboard import check_signature, peek_signature
 from .stages import COLLECTOR_TAG_BITS, SEQ_BITS, info_layout, issue_control_layout, issue_exec_layout
 from .trap import TrapCause, trap_signature
-from .units import DISPATCHED, ExecUnit, dispatch_index
+from .units import DISPATCHED, UNIT_OF_CLASS, ExecUnit, dispatch_index
+from .written_bits import WrittenBits, clear_layout
 
 __all__ = ["IssueStage"]
 
@@ -61,6 +62,7 @@ class IssueStage(wiring.Component):
     cu_waiting: In(waiting_layout).array(collector_units), DFLOW: CUs waiting for operands.
     control: Out(stream.Signature(issue_control_layout)), a control instruction.
     advance_rp_valid, advance_rp_warp: Out, DFLOW only: the issued instruction produces (RP + 1).
+    ring_clear: In(clear_layout), DFLOW only: the control unit's clears of the ``WrittenBits``.
     active, rp, running, waiting: In, the warps' control state (``ControlUnit``).
     sreg_index: Out(4), sreg_value: In(32); param_index: Out(param_bits), param_value: In(32):
         the configuration registers an ``s2r`` or ``ldc`` reads at issue.
@@ -94,6 +96,7 @@ class IssueStage(wiring.Component):
             members.update({"ib_next_valid": In(W), "ib_next": In(DecodedLayout()).array(W),
                             "peek": Out(peek_signature(params)).array(W),
                             "advance_rp_valid": Out(1), "advance_rp_warp": Out(range(W)),
+                            "ring_clear": In(clear_layout(params)),
                             "cu_waiting": In(waiting_layout(params)).array(params.collector_units)})
         super().__init__(members)
 
@@ -165,7 +168,7 @@ class IssueStage(wiring.Component):
                 drained[w].eq(inflight[w] == 0),
                 is_ctrl[w].eq(d.unit == Unit.CTRL),
                 past_end[w].eq(~self.code_loaded | (self.ib_pc[w] > self.code_last)),
-                is_trap[w].eq(d.illegal | d.fp_trap | past_end[w]),
+                is_trap[w].eq(d.illegal | past_end[w]),
             ]
             live = self.running[w] & ~self.waiting[w] & self.ib_valid[w] & ~self.trapped
             ctrl_ok = self.control.ready & ~chk.src_pending[0]
@@ -193,7 +196,9 @@ class IssueStage(wiring.Component):
             with m.If(iw == w):
                 m.d.comb += [i_d.eq(self.ib_inst[w]), i_pc.eq(self.ib_pc[w])]
         sel = lambda arr: Array(arr)[iw]  # the issuing warp's copy of a per-warp signal
-        i_trap = i_go & sel(is_trap)
+        # DFLOW: an active lane reads a slot it did not write (WrittenBits)
+        i_bad_read = Signal() if p.dflow else Const(0, 1)
+        i_trap = i_go & (sel(is_trap) | i_bad_read)
         i_ctrl = i_go & ~i_trap & sel(is_ctrl)
         i_exec = i_go & ~i_trap & ~i_ctrl
         m.d.comb += [sched.issue.eq(i_go), self.consume.eq(Mux(i_go & ~i_trap, sched.grant, 0))]
@@ -216,8 +221,10 @@ class IssueStage(wiring.Component):
         with m.If(i_trap):
             with m.If(sel(past_end)):
                 m.d.comb += [t.cause.eq(TrapCause.PC_RANGE), t.pc.eq(i_pc - 1)]
+            with m.Elif(~sel(is_trap)):
+                m.d.comb += t.cause.eq(TrapCause.DFLOW_READ)
             with m.Else():
-                m.d.comb += t.cause.eq(Mux(i_d.illegal, TrapCause.ILLEGAL, TrapCause.FP))
+                m.d.comb += t.cause.eq(TrapCause.ILLEGAL)
         with m.Else():
             m.d.comb += t.cause.eq(TrapCause.PARAM)
 
@@ -245,10 +252,16 @@ class IssueStage(wiring.Component):
         ]
         a = self.alloc.payload
         is_mem = i_d.is_load | i_d.is_store
+        with m.Switch(i_d.unit):  # the unit of the opcode's class
+            for cls, code in UNIT_CODES.items():
+                if UNIT_OF_CLASS[cls] in DISPATCHED:
+                    with m.Case(code):
+                        m.d.comb += a.unit.eq(dispatch_index(UNIT_OF_CLASS[cls]))
+        with m.If(~is_mem & (i_d.unit == Unit.MEM)):  # ldc: no memory access, the ALU moves the value
+            m.d.comb += a.unit.eq(dispatch_index(ExecUnit.ALU))
         m.d.comb += [
             self.alloc.valid.eq(i_exec),
             a.warp.eq(iw),
-            a.unit.eq(Mux(is_mem, dispatch_index(ExecUnit.LSU), dispatch_index(ExecUnit.ALU))),
             a.mem.valid.eq(is_mem), a.mem.store.eq(i_d.is_store), a.mem.color.eq(i_d.mod),
             a.payload.eq(x),
         ]
@@ -260,9 +273,19 @@ class IssueStage(wiring.Component):
         m.d.comb += [self.sb_issue.valid.eq(i_exec & sel(i_writes)), self.sb_issue.warp.eq(iw),
                      self.sb_issue.index.eq(sel(i_dst))]
 
-        # RP advances at issue of a producer (DFLOW); the control unit holds it.
+        # RP advances at issue of a producer (DFLOW); the control unit holds it. The written bits
+        # follow at issue too: sources checked, the destination slot set for the active lanes.
         if p.dflow:
             m.d.comb += [self.advance_rp_valid.eq(i_exec & i_d.produces), self.advance_rp_warp.eq(iw)]
+            m.submodules.written = written = WrittenBits(p)
+            i_mask = Array(self.active)[iw]
+            wc, ws = written.check, written.set
+            m.d.comb += [written.start.eq(self.start), written.clear.eq(self.ring_clear),
+                         wc.warp.eq(iw), wc.mask.eq(i_mask), i_bad_read.eq(~sel(is_trap) & written.illegal),
+                         ws.valid.eq(i_exec & i_d.produces), ws.warp.eq(iw), ws.slot.eq(sel(i_dst)), ws.mask.eq(i_mask)]
+            for k in range(SOURCES):
+                m.d.comb += [wc.src[k].valid.eq(sel([i_has[w][k] for w in range(W)])),
+                             wc.src[k].slot.eq(sel([i_src[w][k] for w in range(W)]))]
 
         # Dispatched instructions in flight per warp.
         for w in range(W):

@@ -10,6 +10,12 @@ search through the memory. Operations, exactly as the executor does them:
   with the taken lanes.
 - ``SYNC``: (DFLOW) the nearest SYNC entry's rp becomes max(its rp, current RP), compared modulo
   the RP width; then resume. A sync with no SYNC entry on the stack is a trap.
+  DFLOW also keeps the written bits exact (``written_bits.py``): ``clear`` names the ring
+  positions that lanes parked at that entry will skip when they resume at the max (from the
+  path's RP up to the entry's rp for the arriving lanes ``mask``; from the entry's rp up to the
+  path's RP for the lanes parked there before), and the arriving lanes join the warp's *parked*
+  lanes (lanes waiting at a SYNC entry; they are in no entry above it: ``sync`` always meets
+  the nearest one) until an entry resumes them.
 - ``EXIT``: the caller has retired the active lanes (``alive`` is the warp's remaining lanes);
   resume.
 - resume: pop entries until one has lanes still alive (entry mask & alive): answer RESUME with
@@ -39,6 +45,7 @@ from dualflow.errors import ConfigError
 
 from .params import CoreParams
 from .register_pointer import rp_width
+from .written_bits import clear_layout, request_clear
 
 __all__ = ["Op", "SimtStack", "Status", "Trap", "cmd_layout", "resp_layout"]
 
@@ -69,8 +76,9 @@ def pc_width(params: CoreParams) -> int:
 
 def cmd_layout(params: CoreParams) -> data.StructLayout:
     """A stack operation of one warp. ``pc``: SSY target or DIV fall-through; ``mask``: SSY active
-    mask or DIV not-taken lanes; ``rp``: the warp's current RP (DFLOW); ``alive``: the warp's
-    lanes that have not exited (after the EXIT), used by SYNC and EXIT."""
+    mask or DIV not-taken lanes, SYNC (DFLOW) the path's active lanes; ``rp``: the warp's current
+    RP (DFLOW); ``alive``: the warp's lanes that have not exited (after the EXIT), used by SYNC
+    and EXIT."""
     return data.StructLayout({
         "op": 2, "warp": range(params.warps), "pc": pc_width(params), "mask": params.warp_size,
         "rp": rp_width(params), "alive": params.warp_size,
@@ -100,6 +108,8 @@ class SimtStack(wiring.Component):
     trap : Out(1), sticky.
     trap_cause : Out(2), a ``Trap`` (the first one).
     trap_warp : Out(range(warps)).
+    clear : Out(written_bits.clear_layout), DFLOW only: written bits to clear (in the cycle after
+        a SYNC is accepted).
     depth_of : Out(range(depth + 1)).array(warps), the entries each warp's stack holds (coverage).
     """
 
@@ -115,6 +125,7 @@ class SimtStack(wiring.Component):
             "trap": Out(1),
             "trap_cause": Out(2),
             "trap_warp": Out(range(params.warps)),
+            **({"clear": Out(clear_layout(params))} if params.dflow else {}),
             "depth_of": Out(range(depth + 1)).array(params.warps),
         })
 
@@ -142,6 +153,8 @@ class SimtStack(wiring.Component):
         warp = Signal(range(p.warps))
         alive = Signal(p.warp_size)
         cur_rp = Signal(rpw)
+        path_mask = Signal(p.warp_size)
+        parked = Array(Signal(p.warp_size, name=f"parked{w}") for w in range(p.warps)) if dflow else None
         sync_level = Signal(range(depth))
         result = Signal(resp_layout(p))
         m.d.comb += self.resp.payload.eq(result)
@@ -166,6 +179,8 @@ class SimtStack(wiring.Component):
                 m.d.comb += self.cmd.ready.eq(1)
                 with m.If(self.cmd.valid):
                     m.d.sync += [warp.eq(c.warp), alive.eq(c.alive), cur_rp.eq(c.rp), sync_level.eq(nearest)]
+                    if dflow:
+                        m.d.sync += path_mask.eq(c.mask)
                     with m.Switch(c.op):
                         with m.Case(Op.SSY, Op.DIV):
                             with m.If(sp[c.warp] == depth):
@@ -207,6 +222,15 @@ class SimtStack(wiring.Component):
                         wr.addr.eq(base(warp) + sync_level), wr.en.eq(1),
                         wr.data.pc.eq(entry.pc), wr.data.mask.eq(entry.mask), wr.data.rp.eq(later),
                     ]
+                    # written bits: the positions between the two RPs are skipped by whichever side is behind
+                    behind = (cur_rp - entry.rp)[rpw - 1]  # the arriving path is behind the entry
+                    with m.If(behind):
+                        m.d.comb += request_clear(p, self.clear, warp=warp, first_rp=cur_rp,
+                                                  length=(entry.rp - cur_rp)[:rpw], mask=path_mask)
+                    with m.Elif(cur_rp != entry.rp):
+                        m.d.comb += request_clear(p, self.clear, warp=warp, first_rp=entry.rp,
+                                                  length=(cur_rp - entry.rp)[:rpw], mask=parked[warp] & entry.mask)
+                    m.d.sync += parked[warp].eq(parked[warp] | path_mask)
                     m.next = "POP"
             with m.State("POP"):
                 with m.If(sp[warp] == 0):
@@ -227,6 +251,8 @@ class SimtStack(wiring.Component):
                 with m.If(live.any()):
                     m.d.sync += [result.warp.eq(warp), result.status.eq(Status.RESUME), result.pc.eq(entry.pc),
                                  result.mask.eq(live), result.rp.eq(entry.rp if dflow else 0)]
+                    if dflow:
+                        m.d.sync += parked[warp].eq(parked[warp] & ~live)
                     m.next = "RESP"
                 with m.Else():  # every lane of this entry has exited: drop it
                     m.next = "POP"

@@ -8,7 +8,8 @@ first (``TRAP_SOURCES``):
 1. ``control``: the control unit found a ``bar`` in a diverged warp (BARRIER).
 2. ``lsu``: the load/store unit refused an access (MISALIGNED, SHARED_BOUNDS).
 3. ``stack``: the SIMT stack overflowed or ran dry (STACK_OVERFLOW, STACK_EMPTY).
-4. ``issue``: the issue stage met an instruction it cannot run (PC_RANGE, ILLEGAL, FP, PARAM).
+4. ``issue``: the issue stage met an instruction it cannot run (PC_RANGE, ILLEGAL, PARAM,
+   DFLOW_READ).
 
 Only the issue stage names the trapping warp's pc at issue; the others name the instruction
 that was being executed.
@@ -34,14 +35,14 @@ class TrapCause(enum.Enum, shape=4):
 
     NONE = 0
     ILLEGAL = 1  #: not a valid instruction word for this core
-    FP = 2  #: an FP32 or SFU instruction (no FP units yet)
-    STACK_OVERFLOW = 3  #: more than ``params.stack_depth`` nested divergence entries
-    STACK_EMPTY = 4  #: sync without ssy, or the stack ran dry with lanes alive
-    BARRIER = 5  #: bar reached by a diverged warp (a deadlock in the functional model)
-    PARAM = 6  #: ldc beyond ``params.param_words``
-    MISALIGNED = 7  #: a load or store address not a multiple of 4 (any space)
-    SHARED_BOUNDS = 8  #: a shared access at or past the block's ``.shared`` size
-    PC_RANGE = 9  #: a warp ran past the last instruction loaded (a path without ``exit``)
+    STACK_OVERFLOW = 2  #: more than ``params.stack_depth`` nested divergence entries
+    STACK_EMPTY = 3  #: sync without ssy, or the stack ran dry with lanes alive
+    BARRIER = 4  #: bar reached by a diverged warp (a deadlock in the functional model)
+    PARAM = 5  #: ldc beyond ``params.param_words``
+    MISALIGNED = 6  #: a load or store address not a multiple of 4 (any space)
+    SHARED_BOUNDS = 7  #: a shared access at or past the block's ``.shared`` size
+    PC_RANGE = 8  #: a warp ran past the last instruction loaded (a path without ``exit``)
+    DFLOW_READ = 9  #: a DFLOW source slot an active lane did not write at that position (written_bits.py)
 
 
 def trap_request_layout(params: CoreParams) -> data.StructLayout:

@@ -83,6 +83,8 @@ class CaseResult:
     error: str | None = None
     mem_stats: dict = field(default_factory=dict)
     rtl: Trace | None = None  #: the RTL's records in retirement order (out of order within a warp)
+    #: the core cycle (of the launch, blocks added up) at which each record of ``rtl`` retired
+    retire_cycles: list[int] = field(default_factory=list)
     waves: str | None = None  #: waveform file of the run (``waves=True``)
     sim_seconds: float = 0.0  #: wall time of the simulated run (from start to done, in the simulator)
     blocks: int = 0  #: blocks the core ran (all of the grid unless it stopped early)
@@ -291,6 +293,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
                          timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
         trace = rtl_trace(case.kernel, params.warp_size, out.get("trace", []), params)
         res.rtl = trace
+        res.retire_cycles = [int(r["cycle"]) for r in out.get("trace", [])]
         res.sim_seconds = float(out.get("sim_seconds", 0.0))
         res.blocks = int(out.get("blocks", 0))
         res.bank_conflicts = int(out.get("bank_conflicts", 0))

@@ -2,14 +2,19 @@
 
 The functional model raises a ``KernelFault`` naming the kernel, pc, block, warp and lane. The
 core stops with a trap (``TrapCause``, pc, warp, block): misaligned accesses, shared memory past
-the block's size, stack and barrier errors, a path running past the last instruction. The
+the block's size, stack and barrier errors, a path running past the last instruction, an illegal
+DFLOW read (a source slot an active lane did not write at that position). The
 bench's global-memory model reports the accesses it cannot perform (outside every allocation,
 outside a thread's local memory). Both sides are reduced to a *kind* and compared by kind and,
 for traps, pc. The warp and block may differ: the two machines interleave warps and blocks
 differently, so when several threads fault, each may meet a different one first.
 
-Kinds the core does not detect (illegal DFLOW reads, barriers that can never complete, the
-instruction budget) never agree: the case fails and says so.
+Both of the model's barrier deadlocks are BARRIER: a diverged warp at ``bar`` (the core traps
+it), and warps left waiting at a barrier that can never complete, which the model checks after
+every step but cannot reach: it releases a barrier as soon as every warp of the block that has
+not exited waits (at every ``bar`` and every warp's final ``exit``), and the core the same way.
+The kind the core does not detect, the instruction budget, never agrees: the case fails and
+says so.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ __all__ = ["FaultCheck", "golden_kind", "check_fault"]
 _GOLDEN_PREFIXES = (
     ("sync with no pending ssy", TrapCause.STACK_EMPTY.name),
     ("divergence stack empty", TrapCause.STACK_EMPTY.name),
-    ("barrier deadlock: bar reached by a diverged warp", TrapCause.BARRIER.name),
+    ("barrier deadlock: ", TrapCause.BARRIER.name),
+    ("illegal DFLOW read", TrapCause.DFLOW_READ.name),
     ("execution ran past the end of the kernel", TrapCause.PC_RANGE.name),
     ("misaligned ", TrapCause.MISALIGNED.name),
     ("out-of-bounds shared access", TrapCause.SHARED_BOUNDS.name),

@@ -4,19 +4,19 @@ The host driver (``dualflow.kernels``) runs once on a recording functional devic
 workload's own check against its reference must pass. Each launch becomes a co-simulation case
 (``testbench/cosim.py``) that starts from the global-memory image that launch saw, so the launches
 are independent and run in one simulator process; the RTL's trace and final memory are compared
-with the golden model's, launch by launch. Launches of kernels with FP32 or SFU instructions are
-left out, by name: this core has no FP units yet (they would trap).
+with the golden model's, launch by launch. Every launch of every workload runs (FP32 and SFU
+instructions included).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from dualflow.errors import ConfigError
-from dualflow.isa import SPECS, Form, Kernel, UnitClass
+from dualflow.isa import Form, Kernel
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import run_workload
 from dualflow.machine.functional import FunctionalConfig
@@ -26,14 +26,7 @@ from dualflow.rtl.params import CoreParams
 
 from .cosim import CaseResult, CosimCase
 
-__all__ = ["WorkloadCases", "workload_cases", "has_fp", "summary"]
-
-_FP_UNITS = (UnitClass.FP, UnitClass.SFU)
-
-
-def has_fp(kernel: Kernel) -> bool:
-    """Does the kernel contain an instruction this core cannot execute yet (FP32 or SFU)?"""
-    return any(SPECS[ins.op].unit in _FP_UNITS for ins in kernel.code)
+__all__ = ["WorkloadCases", "workload_cases", "summary"]
 
 
 class _RecordingDevice(Device):
@@ -56,8 +49,7 @@ class WorkloadCases:
     Attributes
     ----------
     workload, size, form: what ran. verdict: the workload's own check of the golden run.
-    cases: one per launch the core can run, in launch order. skipped: ``"kernel (reason)"`` per
-    kernel left out, with how many launches.
+    cases: one per launch, in launch order.
     """
 
     workload: str
@@ -65,7 +57,6 @@ class WorkloadCases:
     form: Form
     verdict: str
     cases: list[CosimCase]
-    skipped: list[str] = field(default_factory=list)
 
 
 def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: int = 1,
@@ -86,18 +77,12 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
     dev = _RecordingDevice(FunctionalConfig(max_warp_instructions=max_instructions))
     run = run_workload(get_workload(name), size, form, seed=seed, params=values, device=dev)
     cases: list[CosimCase] = []
-    skipped: dict[str, int] = {}
     for index, (kernel, grid, block, launch_params, memory) in enumerate(dev.replays):
-        if has_fp(kernel):
-            skipped[kernel.name] = skipped.get(kernel.name, 0) + 1
-            continue
         cases.append(CosimCase(f"{name}-{index}-{kernel.name}", kernel, block,
                                _restore(memory, launch_params), seed=seed + index, max_cycles=max_cycles,
                                max_instructions=max_instructions,
                                min_latency=latency[0], max_latency=latency[1], grid=grid))
-    notes = [f"{k} ({n} launch{'es' if n > 1 else ''}: FP32/SFU instructions, no FP units yet)"
-             for k, n in skipped.items()]
-    return WorkloadCases(run.workload, run.size, form, run.verdict, cases, notes)
+    return WorkloadCases(run.workload, run.size, form, run.verdict, cases)
 
 
 def _restore(memory: GlobalMemory, launch_params: Sequence[int]):
@@ -111,7 +96,7 @@ def _restore(memory: GlobalMemory, launch_params: Sequence[int]):
 
 
 def summary(wc: WorkloadCases, results: Sequence[CaseResult]) -> str:
-    """One line per launch (the failing ones in full), then the totals and what was left out."""
+    """One line per launch (the failing ones in full), then the totals."""
     lines = []
     for r in results:
         lines.append(r.summary() if not r.ok else f"PASS {r.name}: {r.compare.matched} records matched, "
@@ -122,6 +107,4 @@ def summary(wc: WorkloadCases, results: Sequence[CaseResult]) -> str:
     cycles = sum(r.cycles for r in results)
     lines.append(f"{wc.workload} {wc.size} {wc.form.value}: {passed} of {len(results)} launches match the golden "
                  f"model ({records} records, {cycles} core cycles); golden check: {wc.verdict}")
-    for note in wc.skipped:
-        lines.append(f"left out: {note}")
     return "\n".join(lines)

@@ -19,8 +19,6 @@ from dualflow.kernels.directed import PROGRAMS
     (["cosim", "missing.s"], "cannot read missing.s: No such file or directory"),
     (["cosim"], "cosim: give one of an assembly file, --workload NAME, --random N or --random-program SEED"),
     (["cosim", "--workload", "bfs", "--value", "edges=3"], "workload bfs: no parameter edges (have: nodes)"),
-    (["cosim", "--workload", "nn", "--warp-size", "4", "--warps", "4"],
-     "workload nn: no launch the core can run (euclid (1 launch: FP32/SFU instructions, no FP units yet))"),
     (["cosim", "--workload", "nope"], "unknown workload"),
 ])
 def test_bad_input_is_one_error_line(argv, message, capsys, tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ from amaranth.sim import Simulator
 
 from dualflow.isa import FIELDS, SPECS, Form, Instruction, Opcode
 from dualflow.isa.encoding import EncodingError
-from dualflow.isa.opcodes import LOADS, STORES, UnitClass
+from dualflow.isa.opcodes import LOADS, STORES
 from dualflow.rtl.decode import SPACE_CODES, UNIT_CODES, Decoder
 
 
@@ -65,8 +65,7 @@ def _expected(word: int, form: Form) -> dict | None:
     space = LOADS.get(ins.op) or STORES.get(ins.op) or "global"
     return {"op": int(ins.op), "unit": UNIT_CODES[spec.unit], "produces": int(spec.produces), "mod": ins.mod,
             "dst": ins.dst, "a": ins.a, "b": ins.b, "c": ins.c, "imm": ins.imm & 0xFFFFFFFF, "bimm": int(ins.bimm),
-            "is_load": int(ins.op in LOADS), "is_store": int(ins.op in STORES), "space": SPACE_CODES[space],
-            "fp_trap": int(spec.unit in (UnitClass.FP, UnitClass.SFU))}
+            "is_load": int(ins.op in LOADS), "is_store": int(ins.op in STORES), "space": SPACE_CODES[space]}
 
 
 @pytest.mark.parametrize("form", [Form.REG, Form.DFLOW])
@@ -90,8 +89,7 @@ def test_decoder_matches_python_decoder(form: Form):
                 continue
             got = {"op": out.op.value, "unit": out.unit.value, "produces": out.produces, "mod": out.mod,
                    "dst": out.dst, "a": out.a, "b": out.b, "c": out.c, "imm": out.imm, "bimm": out.bimm,
-                   "is_load": out.is_load, "is_store": out.is_store, "space": out.space.value,
-                   "fp_trap": out.fp_trap}
+                   "is_load": out.is_load, "is_store": out.is_store, "space": out.space.value}
             diff = {k: (want[k], got[k]) for k in want if int(want[k]) != int(got[k])}
             if diff:
                 failures.append(f"{word:#018x}: (python, rtl) differ in {diff}")

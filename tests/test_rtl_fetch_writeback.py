@@ -8,7 +8,8 @@ from amaranth.sim import Simulator
 from dualflow.isa import Instruction, Opcode
 from dualflow.rtl.fetch import FetchUnit
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.writeback import WritebackArbiter
+from dualflow.rtl.units import FIXED_LATENCY, UNITS, ExecUnit
+from dualflow.rtl.writeback import WritebackArbiter, WritebackSlots
 
 PROGRAM = [
     Instruction(Opcode.IADD, dst=1, a=1, bimm=True, imm=1),
@@ -108,26 +109,61 @@ def test_fetch_two_entry_buffer_shows_the_next_instruction():
 
 
 def test_writeback_priority_and_waiting_flag():
+    """Table order ALU > FPU > SFU > LSU > CTRL; only the units that can wait see ``ready``, and
+    ``others_waiting`` counts those alone (the fixed-latency ALU and FPU are never waiting)."""
     layout = data.StructLayout({"id": 8})
     dut = WritebackArbiter(layout)
-    log: list[tuple[int, int, int]] = []
+    order = [row.unit for row in UNITS]
+    assert order == [ExecUnit.ALU, ExecUnit.FPU, ExecUnit.SFU, ExecUnit.LSU, ExecUnit.CTRL]
+    # per cycle: the set of units with a completion offered
+    offers = [set(order), set(order[1:]), set(order[2:]), set(order[3:]), {ExecUnit.CTRL},
+              {ExecUnit.ALU, ExecUnit.FPU}, {ExecUnit.FPU}, set()]
+    log: list[tuple[str | None, int, int]] = []
 
     async def bench(ctx):
-        # cycle: (alu_valid, lsu_valid, ctrl_valid)
-        for cycle, (av, lv, cv) in enumerate([(1, 1, 1), (0, 1, 1), (0, 0, 1), (1, 0, 0), (0, 0, 0)]):
-            ctx.set(dut.alu.valid, av)
-            ctx.set(dut.alu.payload, {"id": 10 + cycle})
-            ctx.set(dut.lsu.valid, lv)
-            ctx.set(dut.lsu.payload, {"id": 20 + cycle})
-            ctx.set(dut.ctrl.valid, cv)
-            ctx.set(dut.ctrl.payload, {"id": 30 + cycle})
+        for cycle, valid in enumerate(offers):
+            for k, unit in enumerate(order):
+                port = dut.source_port(unit)
+                ctx.set(port.valid, unit in valid)
+                ctx.set(port.payload, {"id": 10 * k + cycle})
+            winner = next((u for u in order if u in valid), None)
             if ctx.get(dut.out.valid):
-                log.append((ctx.get(dut.source).value, ctx.get(dut.out.payload.id), ctx.get(dut.others_waiting)))
+                log.append((ctx.get(dut.source).name, ctx.get(dut.out.payload.id), ctx.get(dut.others_waiting)))
             else:
-                log.append((-1, 0, ctx.get(dut.others_waiting)))
-            assert ctx.get(dut.lsu.ready) == (lv and not av)
-            assert ctx.get(dut.ctrl.ready) == (cv and not av and not lv)
+                log.append((None, 0, ctx.get(dut.others_waiting)))
+            for row in UNITS:
+                if row.waits:
+                    assert ctx.get(dut.source_port(row.unit).ready) == (row.unit == winner), (cycle, row.unit)
             await ctx.delay(1e-6)
 
     _run(dut, bench, clock=False)
-    assert log == [(0, 10, 1), (1, 21, 1), (2, 32, 1), (0, 13, 0), (-1, 0, 0)]
+    assert log == [("ALU", 0, 1), ("FPU", 11, 1), ("SFU", 22, 1), ("LSU", 33, 1), ("CTRL", 44, 1),
+                   ("ALU", 5, 0), ("FPU", 16, 0), (None, 0, 0)]
+
+
+def test_writeback_slots_reserve_the_completion_cycle():
+    """An entry into a fixed-latency unit reserves its completion cycle: a later entry due in the
+    same cycle is held, the ALU wins a same-cycle tie, and no two completions ever coincide."""
+    distance = {ExecUnit.ALU: 3, ExecUnit.FPU: 4}
+    dut = WritebackSlots(distance)
+    alu, fpu = FIXED_LATENCY.index(ExecUnit.ALU), FIXED_LATENCY.index(ExecUnit.FPU)
+    # per cycle: (ALU request, FPU request)
+    requests = [(0, 1), (1, 0), (1, 1), (1, 1), (0, 0), (1, 1), (0, 1), (0, 0), (0, 0), (0, 0)]
+    grants: list[tuple[int, int]] = []
+
+    async def bench(ctx):
+        for ra, rf in requests:
+            ctx.set(dut.request[alu], ra)
+            ctx.set(dut.request[fpu], rf)
+            await ctx.delay(1e-7)
+            grants.append((ra & ctx.get(dut.free[alu]), rf & ctx.get(dut.free[fpu])))
+            await ctx.tick()
+
+    _run(dut, bench)
+    # cycle 0: FPU enters, due at 4; cycle 1: the ALU's entry would be due at 4 too: held;
+    # cycle 2: both enter (due 5 and 6); cycle 3: ALU due 6 is taken, FPU due 7 enters;
+    # cycle 5: ALU due 8 enters, the FPU's due 9 too; cycle 6: FPU due 10 enters.
+    assert grants == [(0, 1), (0, 0), (1, 1), (0, 1), (0, 0), (1, 1), (0, 1), (0, 0), (0, 0), (0, 0)]
+    done = [c + (distance[ExecUnit.ALU] if u == alu else distance[ExecUnit.FPU])
+            for c, g in enumerate(grants) for u in (alu, fpu) if g[u]]
+    assert len(done) == len(set(done))

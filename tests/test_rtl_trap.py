@@ -58,12 +58,12 @@ def test_clear_wins_over_a_request():
     async def bench(ctx):
         ctx.set(dut.clear, 1)
         ctx.set(dut.issue.valid, 1)
-        ctx.set(dut.issue.payload, {"cause": TrapCause.FP, "pc": 1, "warp": 0})
+        ctx.set(dut.issue.payload, {"cause": TrapCause.PARAM, "pc": 1, "warp": 0})
         await ctx.tick()
         assert not ctx.get(dut.trap) and ctx.get(dut.cause) == TrapCause.NONE
         ctx.set(dut.clear, 0)
         await ctx.tick()
-        assert ctx.get(dut.trap) and ctx.get(dut.cause) == TrapCause.FP
+        assert ctx.get(dut.trap) and ctx.get(dut.cause) == TrapCause.PARAM
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)

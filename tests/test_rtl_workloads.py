@@ -1,9 +1,12 @@
 """Whole Rodinia workloads on the RTL core: every launch of the host driver, against the golden model.
 
-The integer workloads: bfs on a 16-node graph (8 launches of two kernels, one block each) in the
-default suite; in the slow suite nw on its tiny 32 x 32 matrix (3 launches, one of them a grid of
-2 blocks, thousands of cycles per block) and pathfinder tiny (3 launches of 2 blocks of 256
-threads, on a core of 8 lanes x 32 warps).
+Every workload runs at ``tiny`` in both modes, FP32 and SFU kernels included, on the smallest core
+of 8 lanes that holds its largest block (benchmarks/rtl_workloads.py prints what each costs). The
+default suite: bfs on a 16-node graph (8 launches of two kernels, one block each, 4 lanes), and
+vadd (``fadd``) and divloop (``i2f``, ``fmul``) at tiny on 8 lanes x 16 warps, a few seconds of
+simulation each. The slow suite: the others (reduce, lud, bfs tiny on 8 x 16; nn, hotspot,
+pathfinder on 8 x 32; gaussian on 8 x 64; nw on 4 x 4), thousands to tens of thousands of cycles
+per launch.
 """
 
 from __future__ import annotations
@@ -15,6 +18,13 @@ from dualflow.testbench.cosim import run_cosim
 from dualflow.testbench.workload_cosim import workload_cases
 
 CORE = dict(warp_size=4, warps=4, register_banks=4, collector_units=4, alu_latency=2)
+#: Cores of 8 lanes by the workload's largest block (threads): 16, 32 or 64 warps.
+L8 = {warps: dict(warp_size=8, warps=warps) for warps in (16, 32, 64)}
+#: tiny workload -> warps of its core; the default suite's and the slow suite's.
+DEFAULT_TINY = {"vadd": 16, "divloop": 16}
+SLOW_TINY = {"reduce": 16, "lud": 16, "bfs": 16, "nn": 32, "hotspot": 32, "gaussian": 64}
+#: tiny workloads with a test of their own below (launch structure checked too)
+OWN_TEST = {"nw", "pathfinder"}
 
 
 def _run(name: str, mode: str, core: dict = CORE, **kwargs):
@@ -31,15 +41,31 @@ def _run(name: str, mode: str, core: dict = CORE, **kwargs):
 @pytest.mark.parametrize("mode", ["dflow", "base"])
 def test_bfs_every_launch(mode: str):
     wc, results = _run("bfs", mode, values={"nodes": 16})
-    assert "16 nodes exact" in wc.verdict and not wc.skipped
+    assert "16 nodes exact" in wc.verdict
     # Kernel and Kernel2 alternate until no node changes: 4 iterations on this graph
     assert [c.kernel.name for c in wc.cases] == ["Kernel", "Kernel2"] * 4
     assert all(r.blocks == 1 for r in results)
 
 
-def test_fp_kernels_are_left_out_by_name():
-    wc = workload_cases("nn", CoreParams(mode="base", **CORE))
-    assert wc.cases == [] and wc.skipped == ["euclid (1 launch: FP32/SFU instructions, no FP units yet)"]
+@pytest.mark.parametrize("mode", ["dflow", "base"])
+@pytest.mark.parametrize("name", sorted(DEFAULT_TINY))
+def test_tiny_workload(name: str, mode: str):
+    wc, _ = _run(name, mode, L8[DEFAULT_TINY[name]], size="tiny")
+    assert wc.cases
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["dflow", "base"])
+@pytest.mark.parametrize("name", sorted(SLOW_TINY))
+def test_tiny_workload_slow(name: str, mode: str):
+    wc, _ = _run(name, mode, L8[SLOW_TINY[name]], size="tiny")
+    assert wc.cases
+
+
+def test_every_workload_is_covered():
+    from dualflow.kernels.registry import WORKLOADS
+
+    assert set(DEFAULT_TINY) | set(SLOW_TINY) | OWN_TEST == set(WORKLOADS)
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ import pytest
 from test_timing import _ordering_kernel
 
 from dualflow.errors import KernelFault
-from dualflow.isa import Form, Kernel, assemble
+from dualflow.isa import Form, Kernel, Opcode, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.kernels.directed import FAULT_PROGRAMS, PROGRAMS, program
 from dualflow.kernels.directed import kernel as directed_kernel
@@ -25,16 +25,17 @@ from dualflow.kernels.registry import WORKLOADS, get_workload
 from dualflow.kernels.workload import run_workload
 from dualflow.machine.banks import register_bank
 from dualflow.machine.config import GpuConfig
+from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 from dualflow.models.timing.compiled.collector import register_bank as compiled_register_bank
-from dualflow.models.timing.compiled.core import Code, code_ref
+from dualflow.models.timing.compiled.core import Code, SmState, SmStates, code_ref, make_sm_state
 from dualflow.models.timing.compiled.engine import encode_code
 from dualflow.models.timing.compiled.sm import must_keep_order
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.ordering import MemoryOrderViolation
 from dualflow.models.timing.ordering import must_keep_order as reference_must_keep_order
-from dualflow.models.timing.program import decode_kernel
+from dualflow.models.timing.program import decode_kernel, decoded
 
 ENGINES = ("reference", "compiled")
 PRESETS = ("paper-rtx3080", "ampere-rtx3070", "fermi-gtx480")
@@ -180,3 +181,33 @@ def test_unknown_engine_is_refused():
 
     with pytest.raises(ConfigError, match="unknown timing engine"):
         TimingDevice(preset("paper-rtx3080"), engine="fast")
+
+
+def test_reused_sm_state_is_fresh(monkeypatch):
+    """A launch leaves the kept SM state dirty; the next launch of the same shape gets it back
+    equal, array by array, to a newly made one (``SmStates``)."""
+    calls = []
+    fresh = SmStates.fresh
+    monkeypatch.setattr(SmStates, "fresh", lambda self, s, pipes: calls.append((s, pipes)) or fresh(self, s, pipes))
+    config = preset("paper-rtx3080").replace(mode="dflow")
+    device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size))
+    run_workload(get_workload("gaussian"), size="tiny", form=Form.DFLOW, device=device)
+    states = device.gpu._states
+    used = states._state
+    fields = [f for f in SmState._fields if f != "heaps"]  # heaps: read only below their counts
+    assert any(not np.array_equal(getattr(used, f), getattr(states._pristine, f)) for f in fields)
+    settings, pipes = calls[-1]
+    again, _ = states.fresh(settings, pipes)
+    made = make_sm_state(settings, pipes)
+    assert again is used
+    for f in fields:
+        assert np.array_equal(getattr(again, f), getattr(made, f)), f
+
+
+def test_decoded_facts_follow_a_mutated_kernel():
+    """``PerKernel`` keeps decoded facts per kernel object, but not past a change of its code."""
+    kernel = assemble(".kernel k\n.form reg\n.regs 2\nmov r1, 1\nexit\n").kernels["k"]
+    first = decoded(kernel)
+    assert decoded(kernel) is first
+    kernel.code[0] = kernel.code[1]
+    assert decoded(kernel) is not first and decoded(kernel)[0].op is Opcode.EXIT

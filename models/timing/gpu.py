@@ -22,7 +22,7 @@ from dualflow.models.executor import BatchExecutor, Geometry
 from dualflow.models.memory import GlobalMemory
 
 from .memory.system import MemorySystem
-from .program import decode_kernel
+from .program import decoded
 from .sm import Sm
 from .stats import TimingStats, diff_memory, launch_counts, sm_totals
 from .warp import Cta
@@ -81,7 +81,7 @@ class Gpu:
         cfg = self.config
         wpb = geo.warps_per_block
         shared, registers = check_launch(cfg, kernel, geo)
-        static = decode_kernel(kernel)
+        static = decoded(kernel)
         budget = [0]
         launch_warps = geo.num_blocks * wpb
         limit = fconfig.instruction_budget(launch_warps)

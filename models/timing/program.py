@@ -8,7 +8,9 @@ instruction executes) and with issue (``OpSpec.issue_only``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from dualflow.isa import SPECS, Form, Kernel, Opcode
 from dualflow.isa.opcodes import LOADS, STORES, ModKind, UnitClass
@@ -76,3 +78,30 @@ def decode_kernel(kernel: Kernel) -> list[StaticInstruction]:
             ordered=space in ("global", "shared", "local"),
             needs_cu=not issue_only and (bool(sources) or not redirect)))
     return out
+
+
+T = TypeVar("T")
+
+
+class PerKernel(Generic[T]):
+    """``derive(kernel)``, kept for the last ``keep`` kernels: host drivers launch the same kernels
+    again and again (gaussian: two kernels, 2 (n - 1) launches). A kernel is mutable, so a kept
+    result is used only while the kernel's form and code are still those it was derived from."""
+
+    def __init__(self, derive: Callable[[Kernel], T], keep: int = 8):
+        self._derive, self._keep = derive, keep
+        self._kept: dict[int, tuple[Kernel, Form, tuple, T]] = {}
+
+    def __call__(self, kernel: Kernel) -> T:
+        kept = self._kept.get(id(kernel))
+        if kept is not None and kept[0] is kernel and kept[1] is kernel.form and kept[2] == tuple(kernel.code):
+            return kept[3]
+        value = self._derive(kernel)
+        if len(self._kept) >= self._keep:
+            self._kept.pop(next(iter(self._kept)))
+        self._kept[id(kernel)] = (kernel, kernel.form, tuple(kernel.code), value)
+        return value
+
+
+#: ``decode_kernel``, kept per kernel.
+decoded = PerKernel(decode_kernel)

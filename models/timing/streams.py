@@ -66,7 +66,7 @@ from dualflow.models.memory import GlobalMemory
 
 from .memory.coalescer import local_addresses
 from .ordering import must_keep_order
-from .program import StaticInstruction, decode_kernel
+from .program import PerKernel, StaticInstruction, decoded
 
 #: Previous accesses of a warp whose order conflicts an access records (bits of an int64).
 ORDER_DEPTH = 63
@@ -207,21 +207,15 @@ def _checked_pairs(static: list[StaticInstruction]) -> np.ndarray:
     return checked
 
 
-_FACTS: dict[int, tuple[Kernel, list[StaticInstruction], np.ndarray | None]] = {}
-
-
-def _kernel_facts(kernel: Kernel) -> tuple[list[StaticInstruction], np.ndarray | None]:
+def _derive_facts(kernel: Kernel) -> tuple[list[StaticInstruction], np.ndarray | None]:
     """The kernel's decoded instructions and, when D-FLOW order conflicts need tracking, its
-    ``_checked_pairs``; kept for the last few kernels (host drivers launch the same ones again)."""
-    facts = _FACTS.get(id(kernel))
-    if facts is None or facts[0] is not kernel:
-        static = decode_kernel(kernel)
-        checked = _checked_pairs(static) if kernel.form is Form.DFLOW else None
-        facts = (kernel, static, checked if checked is not None and checked.any() else None)
-        if len(_FACTS) >= 8:
-            _FACTS.pop(next(iter(_FACTS)))
-        _FACTS[id(kernel)] = facts
-    return facts[1], facts[2]
+    ``_checked_pairs``."""
+    static = decoded(kernel)
+    checked = _checked_pairs(static) if kernel.form is Form.DFLOW else None
+    return static, (checked if checked is not None and checked.any() else None)
+
+
+_kernel_facts = PerKernel(_derive_facts)
 
 
 class _OrderHistory:

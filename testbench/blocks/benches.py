@@ -56,10 +56,27 @@ def _simt_stack(params: dict[str, Any]) -> wiring.Component:
     return SimtStack(CoreParams(**params["core"]), depth=params.get("depth", 8))
 
 
+def _fpu(params: dict[str, Any]) -> wiring.Component:
+    from dualflow.rtl.fp.pipeline import FpPipeline
+    from dualflow.rtl.fp.round_pack import Rounding
+
+    return FpPipeline(CoreParams(**params["core"]), tag_width=params.get("tag_width", 4),
+                      rounding=Rounding(params.get("rounding", "nearest_even")))
+
+
+def _sfu(params: dict[str, Any]) -> wiring.Component:
+    from dualflow.rtl.fp.round_pack import Rounding
+    from dualflow.rtl.fp.sfu import SpecialFunctionUnit
+
+    return SpecialFunctionUnit(CoreParams(**params["core"]), tag_width=params.get("tag_width", 4),
+                               rounding=Rounding(params.get("rounding", "nearest_even")))
+
+
 _RTL = Path(__file__).resolve().parent.parent.parent / "rtl"
 #: The files the block designs are built from (other RTL modules changing does not regenerate them).
 SOURCES = tuple(_RTL / f for f in ("params.py", "regfile.py", "collector.py", "scoreboard.py", "register_pointer.py",
-                                   "simt_stack.py")) + (Path(__file__).resolve().parent / "tops.py",)
+                                   "simt_stack.py", "fp", "alu.py", "decode.py", "layouts.py", "result_stages.py")
+                ) + (Path(__file__).resolve().parent / "tops.py",)
 
 BENCHES: dict[str, BlockBench] = {b.name: b for b in (
     BlockBench("regfile", "dualflow.testbench.blocks.regfile_tb", _regfile),
@@ -67,12 +84,19 @@ BENCHES: dict[str, BlockBench] = {b.name: b for b in (
     BlockBench("scoreboard", "dualflow.testbench.blocks.scoreboard_tb", _scoreboard),
     BlockBench("register_pointer", "dualflow.testbench.blocks.register_pointer_tb", _register_pointer),
     BlockBench("simt_stack", "dualflow.testbench.blocks.simt_stack_tb", _simt_stack),
+    BlockBench("fpu", "dualflow.testbench.blocks.fpu_tb", _fpu),
+    BlockBench("sfu", "dualflow.testbench.blocks.sfu_tb", _sfu),
 )}
 
 
-def run_block_bench(name: str, params: dict[str, Any], *, seed: int, inject: bool = False) -> BenchResult:
+#: Parameters of the stimulus only (they do not change the design, so no rebuild).
+BENCH_ONLY = frozenset({"cycles", "random", "directed", "issue_rate", "ready_rate"})
+
+
+def run_block_bench(name: str, params: dict[str, Any], *, seed: int, inject: bool = False,
+                    simulator: str = "icarus") -> BenchResult:
     """Build (once per parameter set) and run one block bench."""
     bench = BENCHES[name]
-    design = {k: v for k, v in params.items() if k != "cycles"}
+    design = {k: v for k, v in params.items() if k not in BENCH_ONLY}
     return run_bench(name=name, make_component=lambda: bench.build(params), params=params, test_module=bench.module,
-                     seed=seed, inject=inject, design=design, sources=SOURCES)
+                     seed=seed, inject=inject, design=design, sources=SOURCES, simulator=simulator)

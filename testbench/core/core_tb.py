@@ -174,6 +174,7 @@ class CoreBench:
                 if self.get("trace__valid"):
                     record = unpack(self.trace_desc, self.dut.trace__payload.value)
                     record["block"] = index
+                    record["cycle"] = out["cycles"] + cycles  # core cycle of the launch it retired in
                     if self.inject and record["info"]["writes"] and "injected" not in out:
                         lane = (record["info"]["mask"] & -record["info"]["mask"]).bit_length() - 1
                         record["values"][lane] ^= 1  # the expect-fail run: one wrong bit

@@ -220,6 +220,37 @@ def make_sm_state(s: Settings, pipe_count: int, heap_capacity: int = 64) -> SmSt
         log_n=z(1), err=z(8))
 
 
+def state_shape(s: Settings, pipe_count: int) -> tuple:
+    """What fixes the shapes of ``make_sm_state(s, pipe_count)``'s arrays: launches that agree on
+    it can share one state (``SmStates``)."""
+    return (s.num_sms, s.max_warps, s.ibuffer_entries, s.entries, s.collector_units, s.schedulers,
+            s.banks, s.max_ctas, s.warps_per_block, s.record_issue, pipe_count)
+
+
+class SmStates:
+    """Fresh SM state for each launch without building it anew: the last state and its
+    ``SmStateRef`` are kept and reset in place from a pristine copy when the next launch has the
+    same shapes. Building a ``SmStateRef`` costs numba a type check of every array (about 1.5 ms,
+    much of a small launch)."""
+
+    def __init__(self):
+        self._shape: tuple | None = None
+
+    def fresh(self, s: Settings, pipe_count: int) -> tuple[SmState, SmStateRef]:
+        """A state equal to ``make_sm_state(s, pipe_count)`` and its structref."""
+        shape = state_shape(s, pipe_count)
+        if shape != self._shape:
+            self._pristine = make_sm_state(s, pipe_count)
+            self._state = make_sm_state(s, pipe_count)
+            self._ref = sm_state_ref(self._state)
+            self._shape = shape
+            return self._state, self._ref
+        for name, array in zip(SmState._fields, self._state):
+            if name != "heaps":  # heaps: only read below their counts (in ``sv``), and may have grown
+                np.copyto(array, getattr(self._pristine, name))
+        return self._state, self._ref
+
+
 # ------------------------------------------------------------------ heaps
 # Array binary heaps. The reference uses heapq; only the order of pops matters, and it is fixed
 # by the keys: completions pop by (cycle, seq), which are unique; wake entries are bare cycles.

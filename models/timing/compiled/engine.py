@@ -52,7 +52,7 @@ from dualflow.models.memory import GlobalMemory
 
 from ..gpu import Gpu, check_launch
 from ..ordering import check_reorder
-from ..program import StaticInstruction, decode_kernel
+from ..program import PerKernel, StaticInstruction, decoded
 from ..sm import UNIT_CLASSES
 from ..stats import STALL_REASONS, SmCounters, TimingStats, diff_memory, sm_totals
 from ..streams import LaunchStreams, build_streams
@@ -96,10 +96,9 @@ from .core import (
     W_WID,
     Code,
     Settings,
+    SmStates,
     Streams,
     code_ref,
-    make_sm_state,
-    sm_state_ref,
     streams_ref,
 )
 from .gpu import run_launch
@@ -128,6 +127,9 @@ def encode_code(static: list[StaticInstruction]) -> np.ndarray:
         row[ST_OP] = _OPS.get(ins.op, OP_OTHER)
         row[ST_COLOR] = ins.color
     return st
+
+
+_encoded = PerKernel(lambda kernel: encode_code(decoded(kernel)))
 
 
 def encode_streams(streams: LaunchStreams, st: np.ndarray) -> Streams:
@@ -168,6 +170,7 @@ class CompiledGpu:
         self._pipes = np.zeros((n, len(UNIT_CLASSES), self._pipe_count), dtype=np.int64)
         self._bank_busy = np.full((n, sm.register_banks), -1, dtype=np.int64)
         self._reference: Gpu | None = None
+        self._states = SmStates()
 
     # ------------------------------------------------------------------ a launch
     def run(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
@@ -180,8 +183,8 @@ class CompiledGpu:
                                 shared_cfg=mcfg.shared, warp_size=cfg.sm.warp_size, local_bytes=kernel.local_bytes)
         if streams is None:
             return self._run_reference(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
-        static = decode_kernel(kernel)
-        code = Code(table=encode_code(static), units=self._units)
+        static = decoded(kernel)
+        code = Code(table=_encoded(kernel), units=self._units)
         sm = cfg.sm
         settings = Settings(
             dflow=int(cfg.dflow), lrr=int(Scheduler.parse(sm.scheduler, "warp scheduler") is Scheduler.LRR),
@@ -194,7 +197,7 @@ class CompiledGpu:
             code_length=len(static), warps_per_block=geo.warps_per_block, num_blocks=geo.num_blocks,
             block_shared=shared, block_registers=registers, entries=entries_per_warp(kernel, cfg.mode),
             num_sms=cfg.num_sms, record_issue=int(self.issue_log is not None))
-        state = make_sm_state(settings, self._pipe_count)  # its arrays, read here; njit code gets a SmStateRef
+        state, state_ref = self._states.fresh(settings, self._pipe_count)  # arrays read here; njit code gets the ref
         state.sv[:, SV_FETCH_RR], state.sv[:, SV_SEQ], state.sv[:, SV_WARP_AGE] = \
             self._fetch_rr, self._seq, self._warp_age
         state.pipes[:] = self._pipes
@@ -202,7 +205,7 @@ class CompiledGpu:
         start = self.cycle
         self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
         mem_before = self.memory.stats()
-        refs = sm_state_ref(state), code_ref(code), streams_ref(encode_streams(streams, code.table))
+        refs = state_ref, code_ref(code), streams_ref(encode_streams(streams, code.table))
         end = run_launch(refs[0], settings, refs[1], refs[2], self.memory.state, start)
         if state.err[0]:
             self._raise(kernel, static, streams, state)

@@ -1,0 +1,79 @@
+"""Every Rodinia-style workload at ``tiny`` on the RTL core, both modes: does every launch match the
+golden model, and what does it cost to simulate?
+
+For each workload and mode, all launches of the host driver run in one simulator process
+(``testbench/workload_cosim.py``, as ``dualflow cosim --workload NAME`` does) on the smallest core of
+8 lanes whose warps hold the workload's largest block (16, 32 or 64 warps). Prints one row per
+(workload, mode): launches matched, warp instructions (records), core cycles, the simulated run's
+seconds and rate (cycles per second, cocotb bench included), and the wall time including the golden
+model and any build. Usage:
+
+    python benchmarks/rtl_workloads.py [--workloads vadd,reduce] [--modes dflow,base]
+                                       [--simulator icarus|verilator] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+from dualflow.atomic_write import atomic_write
+from dualflow.rtl.params import CoreParams
+from dualflow.testbench.cosim import run_cosim
+from dualflow.testbench.workload_cosim import workload_cases
+
+WORKLOADS = ["gaussian", "lud", "pathfinder", "nn", "bfs", "hotspot", "nw", "vadd", "reduce", "divloop"]
+LANES = 8
+
+
+def core_for(name: str, mode: str, size: str) -> CoreParams:
+    """8 lanes and the fewest warps (at least 16, a power of two) that hold the largest block."""
+    probe = workload_cases(name, CoreParams(mode=mode, warp_size=LANES, warps=64), size=size)
+    threads = max(math.prod(c.block) if isinstance(c.block, tuple) else c.block for c in probe.cases)
+    warps = max(16, 1 << math.ceil(math.log2(math.ceil(threads / LANES))))
+    return CoreParams(mode=mode, warp_size=LANES, warps=warps)
+
+
+def measure(name: str, mode: str, size: str, simulator: str) -> dict:
+    started = time.perf_counter()
+    params = core_for(name, mode, size)
+    wc = workload_cases(name, params, size=size)
+    results = run_cosim(params, wc.cases, simulator=simulator)
+    wall = time.perf_counter() - started
+    cycles = sum(r.cycles for r in results)
+    sim = sum(r.sim_seconds for r in results)
+    return {"workload": name, "mode": mode, "size": size, "simulator": simulator, "warps": params.warps,
+            "launches": len(results), "matched": sum(r.ok for r in results),
+            "records": sum(r.compare.rtl_records for r in results if r.compare), "cycles": cycles,
+            "sim_seconds": round(sim, 1), "cycles_per_second": round(cycles / max(sim, 1e-9)),
+            "wall_seconds": round(wall, 1), "failures": [r.summary() for r in results if not r.ok][:2]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--modes", default="dflow,base")
+    ap.add_argument("--size", default="tiny")
+    ap.add_argument("--simulator", default="icarus")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    rows = []
+    print(f"{'workload':<11}{'mode':<6}{'core':>6}{'launches':>10}{'records':>9}{'cycles':>9}"
+          f"{'sim s':>8}{'cyc/s':>7}{'wall s':>8}")
+    for name in args.workloads.split(","):
+        for mode in args.modes.split(","):
+            row = measure(name, mode, args.size, args.simulator)
+            rows.append(row)
+            print(f"{name:<11}{mode:<6}{'8x' + str(row['warps']):>6}{row['matched']:>5} of {row['launches']:<2}"
+                  f"{row['records']:>9}{row['cycles']:>9}{row['sim_seconds']:>8}{row['cycles_per_second']:>7}"
+                  f"{row['wall_seconds']:>8}", flush=True)
+            for failure in row["failures"]:
+                print("   ", failure.replace("\n", "\n    "))
+    if args.json:
+        atomic_write(args.json, json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
