@@ -2,8 +2,8 @@
 instructions has been compared with the golden model, with functional coverage.
 
 Program ``i`` of a campaign with seed ``S`` has the program seed ``program_seed(S, i)``; every
-``FAULT_EVERY``-th program faults on purpose (``fault_of(i)``: the ``fault_programs.MAKERS``
-kinds in turn). A mode's programs run in batches of ``batch`` (one simulator process each), the
+``FAULT_EVERY``-th program faults on purpose (``fault_of(i, params)``: the kinds of
+``fault_programs.makers_for`` in turn). A mode's programs run in batches of ``batch`` (one simulator process each), the
 batches taking the core parameter sets in turn (``PARAM_SETS``); the REG program of a seed is the
 same in both modes (a DFLOW core runs its conversion). A mode stops once ``target`` warp
 instructions (trace records equal in both runs) have been compared. Everything follows from
@@ -28,7 +28,7 @@ from dualflow.rtl.trap import TrapCause
 from .cosim import CaseResult, run_cosim
 from .coverage import Coverage
 from .randprog.core_programs import CoreProgram, core_program
-from .randprog.fault_programs import MAKERS, fault_program
+from .randprog.fault_programs import fault_program, makers_for
 
 __all__ = ["PARAM_SETS", "Campaign", "Failure", "program_for", "run_campaign", "program_seed", "fault_of"]
 
@@ -52,20 +52,18 @@ def program_seed(seed: int, index: int) -> int:
     return random.Random(f"campaign {seed} program {index}").randrange(1 << 31)
 
 
-def fault_of(index: int) -> TrapCause | None:
-    """The trap program ``index`` is made to meet, or None."""
+def fault_of(index: int, params: CoreParams) -> TrapCause | None:
+    """The trap program ``index`` is made to meet on a core of ``params``'s mode, or None."""
     if index % FAULT_EVERY != FAULT_EVERY - 1:
         return None
-    return MAKERS[(index // FAULT_EVERY) % len(MAKERS)]
+    kinds = makers_for(params)
+    return kinds[(index // FAULT_EVERY) % len(kinds)]
 
 
 def program_for(params: CoreParams, seed: int, fault: TrapCause | None, *, fp: bool = False) -> CoreProgram:
     """The program of a seed for a core (faulting on purpose when ``fault`` is given)."""
     if fault is None:
         return core_program(params, seed, fp=fp)
-    if fault not in MAKERS:
-        raise ConfigError(f"no program can be made to meet trap {fault.name} (have: "
-                          f"{', '.join(c.name for c in MAKERS)})")
     return fault_program(params, seed, fault, fp=fp)
 
 
@@ -157,7 +155,7 @@ def run_campaign(target: int, seed: int, *, modes: Sequence[str] = ("base", "dfl
         while tally.compared < target:
             name = param_sets[round_ % len(param_sets)]
             params = cores[(mode, name)]
-            progs = [(program_seed(seed, i), fault_of(i)) for i in range(index, index + batch)]
+            progs = [(program_seed(seed, i), fault_of(i, params)) for i in range(index, index + batch)]
             cases = [program_for(params, s, f, fp=fp).case() for s, f in progs]
             results = run_cosim(params, cases, simulator=simulator, inject=inject, max_print=5)
             for (s, fault), res in zip(progs, results):

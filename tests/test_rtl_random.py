@@ -19,7 +19,7 @@ from dualflow.testbench.cosim import CosimCase, run_cosim
 from dualflow.testbench.coverage import EVENT_BINS, Coverage
 from dualflow.testbench.faults import golden_kind
 from dualflow.testbench.randprog.core_programs import core_program, core_runs_fp
-from dualflow.testbench.randprog.fault_programs import MAKERS, fault_kinds, fault_program, unmade_kinds
+from dualflow.testbench.randprog.fault_programs import MAKERS, fault_kinds, fault_program, makers_for, unmade_kinds
 from dualflow.testbench.randprog.generator import features, make_inputs, run
 
 #: The core of the co-simulated tests: the 4 x 4 core of the other RTL tests (the same builds).
@@ -80,7 +80,7 @@ def test_generated_programs_run_on_the_golden_model_in_both_forms(fp):
 def test_fault_programs_meet_their_fault_on_the_golden_model():
     for mode in ("base", "dflow"):
         params = CoreParams(mode=mode, **SMALL)
-        for cause in MAKERS:
+        for cause in makers_for(params):
             met = 0
             for seed in range(6):
                 prog = fault_program(params, seed, cause)
@@ -101,8 +101,11 @@ def test_fault_kinds_come_from_trapcause():
         assert "ring-guard stall" not in cov.bins("base")["events"]
     finally:
         cov.close()
-    faults = [fault_of(i) for i in range(200)]
-    assert {f for f in faults if f is not None} == set(MAKERS) and faults.count(None) > 150
+    for mode in ("base", "dflow"):
+        params = CoreParams(mode=mode)
+        faults = [fault_of(i, params) for i in range(200)]
+        assert {f for f in faults if f is not None} == set(makers_for(params)) and faults.count(None) > 150
+    assert set(MAKERS) - set(makers_for(CoreParams(mode="base"))) == {TrapCause.DFLOW_READ}
     assert program_seed(1, 3) == program_seed(1, 3) != program_seed(2, 3)
 
 
@@ -192,7 +195,9 @@ def test_random_program_command_reproduces_one_program(capsys):
     (["cosim", "--random-program", "3", "--fault", "BOGUS", "--mode", "base", "--params", "default"],
      "--fault BOGUS: not a trap cause"),
     (["cosim", "--random-program", "3", "--fault", "PARAM", "--mode", "base", "--params", "default"],
-     "no program can be made to meet trap PARAM"),
+     "no program can be made to meet trap PARAM on a base core"),
+    (["cosim", "--random-program", "3", "--fault", "DFLOW_READ", "--mode", "base", "--params", "default"],
+     "no program can be made to meet trap DFLOW_READ on a base core"),
     (["cosim", "--random-program", "3"], "give one --mode (base or dflow) and one --params set"),
     (["cosim", "--random", "10", "--fault", "MISALIGNED"], "--fault: an option of --random-program"),
     (["cosim", "x.s", "--mode", "both"], "--mode both, --params and --fault are options of --random"),

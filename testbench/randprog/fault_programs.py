@@ -6,9 +6,10 @@ statement put at a random place of its top level, or one instruction of its kern
 alike (testbench/faults.py compares the kind and pc). The kinds come from ``rtl.trap.TrapCause``:
 ``fault_kinds()`` lists every cause but NONE, so a cause another part adds later shows up at
 once; ``MAKERS`` holds the causes a program can be made for, and ``unmade_kinds()`` names the
-rest (the golden model has no counterpart for them: an FP instruction runs there, the
-functional model's stack has no depth limit and no parameter-word limit, and the assembler
-writes no illegal word), which the coverage report then lists as never hit.
+rest (the golden model has no counterpart for them: the functional model's stack has no depth limit
+and no parameter-word limit, and the assembler writes no illegal word), which the coverage
+report then lists as never hit. DFLOW_READ (an early source reaching back Dmax, before any
+write) is made for DFLOW cores only (``makers_for``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from dualflow.errors import ConfigError
 from dualflow.isa import Instruction, Opcode
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.trap import TrapCause
@@ -40,7 +42,7 @@ from .generator import (
     render,
 )
 
-__all__ = ["MAKERS", "fault_kinds", "unmade_kinds", "fault_program"]
+__all__ = ["MAKERS", "fault_kinds", "unmade_kinds", "fault_program", "makers_for"]
 
 def _misaligned(src: Source, prog: Program) -> Node:
     k = src.int(0, 2)
@@ -79,19 +81,39 @@ def _pc_range(src: Source, code: list[Instruction]) -> None:
     code[-1] = Instruction(Opcode.NOP)
 
 
+#: Instructions from the start among which ``_dflow_read`` picks one (fewer producers than the
+#: converter's smallest Dmax, so the longest distance reaches back before the first write).
+_EARLY = 8
+
+
+def _dflow_read(src: Source, code: list[Instruction], dmax: int) -> None:
+    """DFLOW only: an early instruction's first source reaches back ``dmax``, before any write."""
+    pcs = [pc for pc, ins in enumerate(code[:_EARLY]) if ins.a != 0]
+    pc = src.choice(pcs)
+    code[pc] = dataclasses.replace(code[pc], a=dmax)
+
+
 #: Trap cause -> maker of a faulting statement put in the program's tree.
 TREE_MAKERS: dict[TrapCause, Callable[[Source, Program], Node]] = {
     TrapCause.MISALIGNED: _misaligned,
     TrapCause.SHARED_BOUNDS: _shared_bounds,
     TrapCause.BARRIER: _barrier,
 }
-#: Trap cause -> patch of the kernel's code.
-KERNEL_PATCHES: dict[TrapCause, Callable[[Source, list[Instruction]], None]] = {
-    TrapCause.STACK_EMPTY: _stack_empty,
-    TrapCause.PC_RANGE: _pc_range,
+#: Trap cause -> patch of the kernel's code (given the code and the kernel's Dmax).
+KERNEL_PATCHES: dict[TrapCause, Callable[[Source, list[Instruction], int], None]] = {
+    TrapCause.STACK_EMPTY: lambda src, code, dmax: _stack_empty(src, code),
+    TrapCause.PC_RANGE: lambda src, code, dmax: _pc_range(src, code),
+    TrapCause.DFLOW_READ: _dflow_read,
 }
+#: Causes only a DFLOW core can meet.
+DFLOW_ONLY = (TrapCause.DFLOW_READ,)
 #: Every trap cause a program can be made for.
 MAKERS = (*TREE_MAKERS, *KERNEL_PATCHES)
+
+
+def makers_for(params: CoreParams) -> tuple[TrapCause, ...]:
+    """The causes a program can be made for on a core of ``params``'s mode."""
+    return tuple(c for c in MAKERS if params.dflow or c not in DFLOW_ONLY)
 
 
 def fault_kinds() -> list[TrapCause]:
@@ -108,6 +130,9 @@ def fault_program(params: CoreParams, seed: int, cause: TrapCause, *, fp: bool =
     """The program of ``seed`` with a statement that meets ``cause`` (one of ``MAKERS``) put at a
     random place of its top level (deterministic). A program whose conversion the DFLOW
     converter refuses raises its ``ConvertError``."""
+    if cause not in makers_for(params):
+        raise ConfigError(f"no program can be made to meet trap {cause.name} on a {params.mode} core (have: "
+                          f"{', '.join(c.name for c in makers_for(params))})")
     src = RandomSource(seed)
     prog = generate(src, gen_config(params, fp=fp))
     if cause in TREE_MAKERS:
@@ -117,6 +142,6 @@ def fault_program(params: CoreParams, seed: int, cause: TrapCause, *, fp: bool =
     kernel = form_kernel(text, params, f"<random seed {seed} {cause.name}>")
     if cause in KERNEL_PATCHES:
         code = list(kernel.code)
-        KERNEL_PATCHES[cause](src, code)
+        KERNEL_PATCHES[cause](src, code, kernel.dmax)
         kernel = dataclasses.replace(kernel, code=code)
     return CoreProgram(seed, prog, text, kernel, cause)
