@@ -12,7 +12,7 @@ What is observed, per co-simulated case (``CaseResult``), and where it comes fro
 | out-of-order load return | the bench's memory model (``mem_stats['reordered']``) |
 | younger retires before older | the RTL trace: a record of a warp retires after one with a higher ``seq`` |
 | SIMT-stack depth d (one bin per depth 0..stack_depth) | ``events.stack_depth`` |
-| trap kind (one bin per ``TrapCause`` but NONE) | the core's trap |
+| trap kind (one bin per ``TrapCause`` but NONE; DFLOW_READ on DFLOW cores only) | the core's trap |
 
 A bin counts the cases that hit it (``at_least`` 1). The ``events`` port is a port of the core,
 so Icarus (flattened) and Verilator see it alike. Each ``Coverage`` object owns its own names in
@@ -26,9 +26,8 @@ from collections.abc import Iterable
 
 from cocotb_coverage.coverage import CoverPoint, coverage_db
 
-from dualflow.rtl.trap import TrapCause
-
 from .cosim import CaseResult
+from .randprog.fault_programs import DFLOW_ONLY, fault_kinds
 
 __all__ = ["Coverage", "EVENT_BINS", "POINTS", "case_events"]
 
@@ -80,8 +79,8 @@ class Coverage:
     def __init__(self, modes: Iterable[str], stack_depth: int):
         self.top = f"cosim_coverage{next(_ids)}"
         self.samplers = {}
-        traps = [c.name for c in TrapCause if c is not TrapCause.NONE]
         for mode in modes:
+            traps = [c.name for c in fault_kinds() if mode == "dflow" or c not in DFLOW_ONLY]
             events = [label for label, _ in EVENT_BINS if mode == "dflow" or label not in _DFLOW_ONLY]
             bins = (events, list(range(stack_depth + 1)), traps)
             self.samplers[mode] = [self._point(f"{self.top}.{mode}.{name.replace(' ', '_')}", b)

@@ -97,7 +97,7 @@ def test_fault_kinds_come_from_trapcause():
     assert set(MAKERS) | set(unmade_kinds()) == set(fault_kinds()) and not set(MAKERS) & set(unmade_kinds())
     cov = Coverage(["base"], 4)
     try:
-        assert list(cov.bins("base")["trap kind"]) == [c.name for c in fault_kinds()]
+        assert list(cov.bins("base")["trap kind"]) == [c.name for c in fault_kinds() if c is not TrapCause.DFLOW_READ]
         assert "ring-guard stall" not in cov.bins("base")["events"]
     finally:
         cov.close()
