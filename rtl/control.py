@@ -72,6 +72,7 @@ class ControlUnit(wiring.Component):
         the SIMT stack's at ``sync``): their written bits are cleared (``written_bits.py``).
     active: Out(warp_size).array(warps), rp: Out(rp_width).array(warps), running: Out(warps),
         waiting: Out(warps) (at the block barrier): the warps' control state.
+    stack_depth: Out(range(stack_depth + 1)).array(warps), each warp's SIMT-stack entries (coverage).
     """
 
     def __init__(self, params: CoreParams, *, requesters: int, requester: int):
@@ -90,6 +91,7 @@ class ControlUnit(wiring.Component):
             "trap": Out(trap_signature(params)), "stack_trap": Out(trap_signature(params)),
             "start": In(1), "init_mask": In(L).array(W),
             "active": Out(L).array(W), "rp": Out(rp_width(params)).array(W), "running": Out(W), "waiting": Out(W),
+            "stack_depth": Out(range(params.stack_depth + 1)).array(W),
         }
         if params.dflow:
             members.update({"advance_rp_valid": In(1), "advance_rp_warp": In(range(W)),
@@ -102,6 +104,7 @@ class ControlUnit(wiring.Component):
         W, L = p.warps, p.warp_size
         m.submodules.stack = stack = SimtStack(p, depth=p.stack_depth)
 
+        m.d.comb += [self.stack_depth[w].eq(stack.depth_of[w]) for w in range(W)]
         running, waiting = self.running, self.waiting
         active = Array(Signal(L, name=f"w{w}_active") for w in range(W))
         alive = Array(Signal(L, name=f"w{w}_alive") for w in range(W))

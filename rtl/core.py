@@ -40,6 +40,7 @@ from .alu_stage import AluStage
 from .collector import SOURCES, OperandCollector
 from .configuration import TID_ROWS, ConfigRegisters
 from .control import ControlUnit
+from .events import EventMonitor, event_layout
 from .fetch import FetchUnit
 from .fp.stages import FpuStage, SfuStage
 from .issue import IssueStage
@@ -80,6 +81,8 @@ class SimtCore(wiring.Component):
         (valid for the one cycle after writeback).
     bank_conflicts: Out(32), register-file read requests that lost their bank, counted per
         request and cycle since ``start`` (the timing model's ``rf_bank_conflicts``).
+    events: Out(event_layout(params)), the micro-architectural events of the cycle before
+        (``EventMonitor``: functional coverage of co-simulation).
     """
 
     def __init__(self, params: CoreParams):
@@ -98,6 +101,7 @@ class SimtCore(wiring.Component):
             "mem_req": Out(stream.Signature(mem_request_layout(params, self.lsu_tag_width))),
             "mem_resp": In(stream.Signature(mem_response_layout(params, self.lsu_tag_width))),
             "trace": Out(TraceSignature(params)), "bank_conflicts": Out(32),
+            "events": Out(event_layout(params)),
         })
 
     def elaborate(self, platform) -> Module:
@@ -229,6 +233,15 @@ class SimtCore(wiring.Component):
         wiring.connect(m, issue.trap, traps.issue)
         m.d.comb += [traps.clear.eq(self.start), issue.trapped.eq(traps.trap), self.trap.eq(traps.trap),
                      self.trap_cause.eq(traps.cause), self.trap_pc.eq(traps.pc), self.trap_warp.eq(traps.warp)]
+
+        # ---- coverage events (observation only)
+        m.submodules.events = ev = EventMonitor(p)
+        m.d.comb += [ev.bank_conflict.eq(rf.conflict), ev.cu_free.eq(coll.alloc.ready),
+                     ev.head_valid.eq(fetch.ib_valid), ev.running.eq(ctrl.running), ev.waiting.eq(ctrl.waiting),
+                     self.events.eq(ev.events)]
+        if p.dflow:
+            m.d.comb += [ev.head_blocked[w].eq(sb.check[w].blocked) for w in range(p.warps)]
+        m.d.comb += [ev.stack_depth[w].eq(ctrl.stack_depth[w]) for w in range(p.warps)]
 
         # ---- launch and completion
         launched = Signal()

@@ -110,6 +110,7 @@ class SimtStack(wiring.Component):
     trap_warp : Out(range(warps)).
     clear : Out(written_bits.clear_layout), DFLOW only: written bits to clear (in the cycle after
         a SYNC is accepted).
+    depth_of : Out(range(depth + 1)).array(warps), the entries each warp's stack holds (coverage).
     """
 
     def __init__(self, params: CoreParams, *, depth: int = 8):
@@ -125,6 +126,7 @@ class SimtStack(wiring.Component):
             "trap_cause": Out(2),
             "trap_warp": Out(range(params.warps)),
             **({"clear": Out(clear_layout(params))} if params.dflow else {}),
+            "depth_of": Out(range(depth + 1)).array(params.warps),
         })
 
     def elaborate(self, platform) -> Module:
@@ -140,6 +142,7 @@ class SimtStack(wiring.Component):
         sp_regs = [Signal(range(depth + 1), name=f"sp{w}") for w in range(p.warps)]
         kind_regs = [Signal(depth, name=f"kinds{w}") for w in range(p.warps)]  # bit set: SYNC entry
         sp, kinds = Array(sp_regs), Array(kind_regs)
+        m.d.comb += [self.depth_of[w].eq(sp_regs[w]) for w in range(p.warps)]
 
         def set_sp(w, value):
             for i, reg in enumerate(sp_regs):

@@ -94,6 +94,9 @@ class CaseResult:
     #: register-file read requests that lost their bank, per request and cycle (the timing
     #: model's ``rf_bank_conflicts``), over every block
     bank_conflicts: int = 0
+    #: cycles of each event of the core's ``events`` port (rtl/events.py), and ``stack_depth``:
+    #: cycles per deepest SIMT-stack depth, over every block
+    events: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -294,6 +297,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
         res.sim_seconds = float(out.get("sim_seconds", 0.0))
         res.blocks = int(out.get("blocks", 0))
         res.bank_conflicts = int(out.get("bank_conflicts", 0))
+        res.events = out.get("events", {})
         res.waves = wave_file
         res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
                                      rp_bits=rp_width(params) if params.dflow else None, stopped=fault is not None)

@@ -14,26 +14,23 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from random_programs import (
+from random_programs import Failure, check_conversion, check_dmax, shrink
+
+from dualflow.isa import Opcode, assemble
+from dualflow.isa.convert import convert_kernel
+from dualflow.testbench.randprog.generator import (
     DrawSource,
-    Failure,
     GenConfig,
     Launch,
     Program,
     RandomSource,
-    check_conversion,
-    check_dmax,
     count_instructions,
     features,
     generate,
     make_inputs,
     run,
     run_program,
-    shrink,
 )
-
-from dualflow.isa import Opcode, assemble
-from dualflow.isa.convert import convert_kernel
 
 #: (Dmax, ring): the smallest the converter accepts, two in between, the default, a large one.
 DMAX_RING = [(12, 13), (16, 20), (31, 32), (100, 128)]

@@ -6,11 +6,11 @@ saves back-edge relays."""
 from __future__ import annotations
 
 import numpy as np
-from random_programs import Launch, make_inputs, run
 
 from dualflow.isa import Opcode, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.isa.convert.unroll import Loop, unroll, unrollable_loops
+from dualflow.testbench.randprog.generator import Launch, make_inputs, run
 
 # Each lane loops (tid % 7) + 1 times: odd and even trip counts in one warp, lanes leaving at
 # every iteration (the divergent-loop idiom: the exit falls through to the region's sync). Two

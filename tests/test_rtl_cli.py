@@ -17,7 +17,7 @@ from dualflow.kernels.directed import PROGRAMS
      "core parameter dmax must be an integer in 1..ring-1"),
     (["synth", "--warps", "3"], "core parameter warps must be a power of two in 2..64, not 3"),
     (["cosim", "missing.s"], "cannot read missing.s: No such file or directory"),
-    (["cosim"], "cosim: give either an assembly file or --workload NAME"),
+    (["cosim"], "cosim: give one of an assembly file, --workload NAME, --random N or --random-program SEED"),
     (["cosim", "--workload", "bfs", "--value", "edges=3"], "workload bfs: no parameter edges (have: nodes)"),
     (["cosim", "--workload", "nope"], "unknown workload"),
 ])

@@ -22,7 +22,8 @@ _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 _DERIVED = {"shared_banks": "default one per lane, min(warp_size, shared_bytes / 4)"}
 
 
-def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
+def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = (),
+                       mode_choices: tuple[str, ...] = MODES) -> None:
     p.add_argument("--config", metavar="FILE",
                    help="build the core as one SM of this GPU configuration (JSON, as `dualflow sim --json` "
                         "writes it): warp size, banks, collector units, scheduler, ALU latency and issue limits "
@@ -31,7 +32,9 @@ def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()
         if f.name in skip:
             continue
         flag = "--" + f.name.replace("_", "-")
-        if f.name in _CHOICES:
+        if f.name == "mode":
+            p.add_argument(flag, choices=mode_choices, default=None, help=f"default {f.default}")
+        elif f.name in _CHOICES:
             p.add_argument(flag, choices=_CHOICES[f.name], default=None, help=f"default {f.default}")
         else:
             p.add_argument(flag, type=int, default=None, metavar="N", help=_DERIVED.get(f.name, f"default {f.default}"))
@@ -79,9 +82,19 @@ def cmd_cosim(args) -> int:
 
     from .launch import parse_values, program_launch
 
+    chosen = [name for name, value in (("an assembly file", args.program), ("--workload", args.workload),
+                                       ("--random", args.random), ("--random-program", args.random_program))
+              if value is not None]
+    if len(chosen) != 1:
+        raise ConfigError("cosim: give one of an assembly file, --workload NAME, --random N or --random-program SEED"
+                          + (f" (not {' and '.join(chosen)})" if chosen else ""))
+    if args.random is not None or args.random_program is not None:
+        from .rtl_random import cmd_random
+
+        return cmd_random(args)
+    if args.mode == "both" or args.params is not None or args.fault is not None:
+        raise ConfigError("--mode both, --params and --fault are options of --random and --random-program")
     params = _params(args)
-    if (args.program is None) == (args.workload is None):
-        raise ConfigError("cosim: give either an assembly file or --workload NAME")
     if args.workload is not None:
         from dualflow.testbench.workload_cosim import core_for, summary, workload_cases
 
@@ -167,7 +180,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="instead of a program: every launch of a workload's host driver, on a core grown to "
                         "hold its largest block (--warps) and, in BASE, its registers (--regs) unless given")
     p.add_argument("--size", default="tiny", help="workload size (default tiny)")
-    _add_param_options(p)
+    from .rtl_random import add_random_options
+
+    add_random_options(p)
+    _add_param_options(p, mode_choices=(*MODES, "both"))
     p.add_argument("--seed", type=seed, default=1, help="seed of the inputs and of the memory latencies")
     p.add_argument("--simulator", default="icarus", choices=SIMULATORS,
                    help="HDL simulator (default icarus: the core flattened by Yosys; icarus-hier: as generated)")

@@ -7,8 +7,9 @@ masks and the tid table through the configuration ports, pulse ``start``, then s
 cycle: the global-memory model (random latency, out of order, backpressure) answers the core's
 requests, and every record on the retirement-trace port is collected. A block ends when the core
 reports ``done`` (or traps, or runs out of cycles); global memory carries over to the next block.
-Results (trace records, cycles, register-file bank conflicts, trap, final global memory) go to the
-JSON file the host names; the host compares them with the golden model, so this bench only fails
+Results (trace records, cycles, register-file bank conflicts, the cycles of each coverage event of
+the core's ``events`` port (rtl/events.py), trap, final global memory) go to the JSON file the
+host names; the host compares them with the golden model, so this bench only fails
 on a broken protocol.
 
 Inputs are driven just after the falling edge; outputs are sampled in the read-only phase of
@@ -21,6 +22,7 @@ import json
 import os
 import random
 import time
+from collections import Counter
 from typing import Any
 
 import cocotb
@@ -63,6 +65,7 @@ class CoreBench:
         self.tid_desc = ports["tid_data"]
         self.req_desc = ports["mem_req__payload"]
         self.resp_desc = ports["mem_resp__payload"]
+        self.events_desc = ports["events"]
         self.clock_started = False
 
     def set(self, name: str, value: int) -> None:
@@ -118,12 +121,13 @@ class CoreBench:
         rng = random.Random(job["seed"])
         out: dict = {"name": job["name"], "trace": [], "cycles": 0, "blocks": 0, "sim_seconds": 0.0,
                      "bank_conflicts": 0}
+        seen: Counter = Counter()  # cycles per value of the events port
         totals = {"requests": 0, "loads": 0, "stores": 0, "reordered": 0, "max_in_flight": 0}
         for index, block in enumerate(job["blocks"]):
             # local memory is per thread: a fresh model per block, the same global memory
             model = GlobalMemoryModel(memory, lanes=self.p["warp_size"], local_bytes=job["local_bytes"], rng=rng,
                                       min_latency=job["min_latency"], max_latency=job["max_latency"])
-            await self.run_block(job, index, block, model, out)
+            await self.run_block(job, index, block, model, out, seen)
             st = model.stats
             for key in ("requests", "loads", "stores", "reordered"):
                 totals[key] += getattr(st, key)
@@ -133,9 +137,22 @@ class CoreBench:
                 break
         out["memory"] = memory.words.tolist()
         out["mem_stats"] = totals
+        out["events"] = self.event_cycles(seen)
         return out
 
-    async def run_block(self, job: dict, index: int, block: dict, model: GlobalMemoryModel, out: dict) -> None:
+    def event_cycles(self, seen: Counter) -> dict:
+        """Cycles per event flag, and per SIMT-stack depth, from the cycles per port value."""
+        flags: Counter = Counter()
+        depths: Counter = Counter()
+        for raw, cycles in seen.items():
+            fields = unpack(self.events_desc, raw)
+            depths[str(fields.pop("stack_depth"))] += cycles
+            for name, value in fields.items():
+                flags[name] += cycles if value else 0
+        return {**flags, "stack_depth": dict(depths)}
+
+    async def run_block(self, job: dict, index: int, block: dict, model: GlobalMemoryModel, out: dict,
+                        seen: Counter) -> None:
         await self.reset()
         await self.write_ports(job, block)
         self.set("start", 1)
@@ -153,6 +170,7 @@ class CoreBench:
                     self.set("mem_resp__payload", pack(self.resp_desc, answer))
                 await ReadOnly()
                 cycles += 1
+                seen[int(self.dut.events.value)] += 1
                 if self.get("trace__valid"):
                     record = unpack(self.trace_desc, self.dut.trace__payload.value)
                     record["block"] = index
