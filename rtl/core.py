@@ -173,6 +173,8 @@ class SimtCore(wiring.Component):
                          coll.response[b].requester.eq(resp.requester[:max(1, ceil_log2(n_req))]),
                          coll.response[b].data.eq(resp.data), ctrl.response[b].valid.eq(resp.valid),
                          ctrl.response[b].requester.eq(resp.requester), ctrl.response[b].data.eq(resp.data)]
+        if not p.dflow:
+            m.d.comb += rf.clear.eq(self.start)  # a block starts with every register at 0
         with m.If(self.start):
             m.d.sync += self.bank_conflicts.eq(0)
         with m.Else():

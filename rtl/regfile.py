@@ -229,6 +229,13 @@ class BankedRegisterFile(wiring.Component):
     Latency: read request to data 1 cycle when granted at once; a write is visible to reads
     granted from the next cycle on.
 
+    Never-written registers (BASE): the functional model starts every block with its registers at
+    0. Instead of clearing the banks (rows x cycles at each ``start``), each bank keeps a bit per
+    row, cleared by ``clear``: a row whose bit is clear reads as 0, and its first write writes
+    every lane (the inactive ones with 0) and sets the bit, so lanes a masked write skipped read 0
+    too. One flip-flop per (warp, register); DFLOW has none (reading a slot not written is a trap,
+    ``written_bits.py``).
+
     Parameters
     ----------
     params : CoreParams (warps, warp_size, register_banks, entries_per_warp).
@@ -244,6 +251,7 @@ class BankedRegisterFile(wiring.Component):
     conflicts : Out(range(read_ports + 1)), how many valid read requests were not granted this
         cycle (each lost its bank to another read or to a write): the timing model's count of
         register-file bank conflicts (``rf_bank_conflicts``), per cycle.
+    clear : In(1), BASE only: every register reads 0 from the next cycle until written (a block starts).
     """
 
     def __init__(self, params: CoreParams, *, read_ports: int | None = None, write_ports: int = 1):
@@ -261,6 +269,7 @@ class BankedRegisterFile(wiring.Component):
             "write": In(stream.Signature(write_request_layout(params))).array(write_ports),
             "response": Out(read_response_signature(params, read_ports)).array(params.register_banks),
             "conflict": Out(1), "conflicts": Out(range(read_ports + 1)),
+            **({} if params.dflow else {"clear": In(1)}),
         })
 
     def elaborate(self, platform) -> Module:
@@ -279,6 +288,8 @@ class BankedRegisterFile(wiring.Component):
             for k in range(j):
                 lost = lost | (self.write[k].valid & (wbank[k] == wbank[j]))
             m.d.comb += w.ready.eq(~lost)
+        # BASE: a bit per row, set by its first write since ``clear`` (class docstring)
+        written = [Signal(self.depth, name=f"written{b}") for b in range(nb)] if not p.dflow else None
         for b, bank in enumerate(banks):
             busy = Const(0, 1)
             # Highest-numbered winning port last, but only one port can win a bank anyway.
@@ -286,12 +297,19 @@ class BankedRegisterFile(wiring.Component):
                 hit = w.valid & w.ready & (wbank[j] == b)
                 busy = busy | hit
                 with m.If(hit):
-                    m.d.comb += [
-                        bank.write_addr.eq(row_of(p, w.payload.warp, w.payload.index)),
-                        bank.write_en.eq(w.payload.mask),
-                        bank.write_data.eq(w.payload.data),
-                    ]
+                    row = row_of(p, w.payload.warp, w.payload.index)
+                    m.d.comb += [bank.write_addr.eq(row), bank.write_en.eq(w.payload.mask),
+                                 bank.write_data.eq(w.payload.data)]
+                    if written is not None:
+                        with m.If(~written[b].bit_select(row, 1)):  # first write: every lane
+                            m.d.comb += bank.write_en.eq(-1)
+                            m.d.comb += [bank.write_data[n].eq(Mux(w.payload.mask[n], w.payload.data[n], 0))
+                                         for n in range(p.warp_size)]
+                        m.d.sync += written[b].bit_select(row, 1).eq(1)
             m.d.comb += arb.busy[b].eq(busy)
+            if written is not None:
+                with m.If(self.clear):
+                    m.d.sync += written[b].eq(0)
 
         # Reads: arbitrate, address the bank with the winner's row, tag the response.
         for i, r in enumerate(self.read):
@@ -308,7 +326,12 @@ class BankedRegisterFile(wiring.Component):
             resp = self.response[b]
             m.d.comb += bank.read_en.eq(arb.bank_valid[b])
             m.d.sync += [resp.valid.eq(arb.bank_valid[b]), resp.requester.eq(arb.bank_requester[b])]
-            m.d.comb += resp.data.eq(bank.read_data)
+            if written is None:
+                m.d.comb += resp.data.eq(bank.read_data)
+            else:  # a row not written since ``clear`` reads 0
+                was_written = Signal(name=f"read_written{b}")
+                m.d.sync += was_written.eq(written[b].bit_select(bank.read_addr, 1))
+                m.d.comb += resp.data.eq(Mux(was_written, bank.read_data.as_value(), 0))
         m.d.comb += [self.conflict.eq(arb.conflict),
                      self.conflicts.eq(sum(r.valid & ~arb.grant[i] for i, r in enumerate(self.read)))]
         return m

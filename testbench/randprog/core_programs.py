@@ -56,12 +56,11 @@ def core_launches(params: CoreParams) -> tuple[Launch, ...]:
     return tuple(Launch(L, block, grid) for block in blocks for grid in (1, 2, 3))
 
 
-def gen_config(params: CoreParams, *, fp: bool = False, read_unwritten: bool = False) -> GenConfig:
+def gen_config(params: CoreParams, *, fp: bool = False, read_unwritten: bool = True) -> GenConfig:
     """The generator's settings for ``params``: every register the program names inside the BASE
     register count, ``fp`` as given. ``read_unwritten``: read a never-written register now and
-    then and pool registers before their first value (the golden model reads 0; the core's
-    register file is not cleared at launch, so a BASE core reads what the last launch left:
-    a known difference, docs/rtl.md "Not done, simplified"); off by default."""
+    then and pool registers before their first value (a block starts with every register at 0,
+    in the golden model and in the core's register file, regfile.py)."""
     top = min(UNWRITTEN, params.regs - 1)
     max_pool = max(4, min(GenConfig.max_pool, top - POOL_BASE))
     return GenConfig(min_pool=min(GenConfig.min_pool, max_pool), max_pool=max_pool, fp=fp,
@@ -111,7 +110,7 @@ class CoreProgram:
                          seed=self.seed if memory_seed is None else memory_seed, max_cycles=MAX_CYCLES)
 
 
-def core_program(params: CoreParams, seed: int, *, fp: bool = False, read_unwritten: bool = False) -> CoreProgram:
+def core_program(params: CoreParams, seed: int, *, fp: bool = False, read_unwritten: bool = True) -> CoreProgram:
     """The program of ``seed`` for a core built with ``params`` (deterministic; ``gen_config``
     says what ``fp`` and ``read_unwritten`` do)."""
     prog = generate(RandomSource(seed), gen_config(params, fp=fp, read_unwritten=read_unwritten))

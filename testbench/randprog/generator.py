@@ -112,7 +112,7 @@ class GenConfig:
     max_statements: int = 14  #: per straight-line sequence
     fp: bool = True  #: FP32 and SFU values and instructions (off: integer programs only)
     #: a register read now and then, never written (reads 0); None: no register is read before
-    #: it is written (the RTL's register file is not cleared at launch: docs/rtl.md)
+    #: it is written
     unwritten: int | None = UNWRITTEN
     launches: tuple[Launch, ...] | None = None  #: launch shapes to choose from (None: ``LAUNCHES``)
     #: chance (percent) that a statement of converged code is a shared-memory phase with barriers,
