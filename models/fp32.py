@@ -31,6 +31,8 @@ import operator
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dualflow.isa.fp32 import CANONICAL_NAN
+
 __all__ = [
     "CANONICAL_NAN",
     "ftz",
@@ -49,8 +51,6 @@ __all__ = [
     "f2u",
 ]
 
-#: The only NaN an arithmetic instruction produces.
-CANONICAL_NAN = 0x7FFFFFFF
 
 U32 = NDArray[np.uint32]
 

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from amaranth import Cat, Mux, Value
 
-from dualflow.models.fp32 import CANONICAL_NAN
+from dualflow.isa.fp32 import CANONICAL_NAN
 
 __all__ = ["CANONICAL_NAN", "EXP_BIAS", "FRAC_BITS", "SIG_BITS", "Unpacked", "unpack"]
 
