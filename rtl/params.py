@@ -24,8 +24,10 @@ SM_FIELDS: dict[str, str] = {
     "alu_latency": "int_unit.latency",
     "fp_latency": "fp_unit.latency",
     "fp_interval": "fp_unit.interval",
+    "fp_count": "fp_unit.count",
     "sfu_latency": "sfu_unit.latency",
     "sfu_interval": "sfu_unit.interval",
+    "sfu_count": "sfu_unit.count",
     "dflow_waiting_per_warp": "dflow_waiting_per_warp",
     "dflow_waiting_per_sm": "dflow_waiting_per_sm",
 }
@@ -61,10 +63,13 @@ class CoreParams:
     fp_latency: cycles of the pipelined FP32 unit, entry to result (1..32). ``SmConfig.fp_unit.latency``.
     fp_interval: cycles between two instructions entering the FP32 unit (1..16).
         ``SmConfig.fp_unit.interval``.
+    fp_count: FP32 pipelines (1..4), each over all lanes; an instruction enters one that is free.
+        ``SmConfig.fp_unit.count``.
     sfu_latency: cycles of the special-function unit (fdiv, fsqrt), entry to result when its
         output does not wait (sfu_interval+1..64). ``SmConfig.sfu_unit.latency``.
     sfu_interval: cycles between two instructions entering the SFU (2..28): the recurrence
         does ceil(27 / (sfu_interval - 1)) steps per cycle (rtl/fp/sfu.py). ``SmConfig.sfu_unit.interval``.
+    sfu_count: special-function units (1..4), each over all lanes. ``SmConfig.sfu_unit.count``.
     shared_bytes: on-core shared memory (bytes, power of two). RTL only.
     imem_words: instruction-memory depth (64-bit words, power of two). RTL only.
     dflow_waiting_per_warp: DFLOW issue policy: collector units one warp may hold while some of
@@ -97,8 +102,10 @@ class CoreParams:
     alu_latency: int = 2
     fp_latency: int = 4
     fp_interval: int = 1
+    fp_count: int = 1
     sfu_latency: int = 21
     sfu_interval: int = 8
+    sfu_count: int = 1
     shared_bytes: int = 4096
     imem_words: int = 1024
     dflow_waiting_per_warp: int = 2
@@ -131,7 +138,9 @@ class CoreParams:
             "alu_latency": (lambda n: 1 <= n <= 8, "an integer in 1..8"),
             "fp_latency": (lambda n: 1 <= n <= 32, "an integer in 1..32"),
             "fp_interval": (lambda n: 1 <= n <= 16, "an integer in 1..16"),
+            "fp_count": (lambda n: 1 <= n <= 4, "an integer in 1..4"),
             "sfu_interval": (lambda n: 2 <= n <= 28, "an integer in 2..28"),
+            "sfu_count": (lambda n: 1 <= n <= 4, "an integer in 1..4"),
             "sfu_latency": (lambda n: self.sfu_interval < n <= 64 if isinstance(self.sfu_interval, int) else False,
                             f"an integer in sfu_interval+1..64 = {self.sfu_interval!r}+1..64"),
             "shared_bytes": (lambda n: _power_of_two(n) and 64 <= n <= 1 << 17, "a power of two in 64..131072"),

@@ -42,6 +42,9 @@ PARAM_SETS: dict[str, dict] = {
     # wide warps, many banks and CUs, a one-cycle ALU, a deeper DFLOW waiting policy
     "wide": {"warp_size": 16, "warps": 4, "register_banks": 8, "collector_units": 6, "alu_latency": 1,
              "dflow_waiting_per_warp": 3, "dflow_waiting_per_sm": 5, "requests_in_flight": 16},
+    # two FP32 pipelines and two SFUs, each taking a warp over several cycles (interval > 1)
+    "units": {"fp_latency": 6, "fp_interval": 2, "fp_count": 2, "sfu_latency": 12, "sfu_interval": 4,
+              "sfu_count": 2},
 }
 #: Every FAULT_EVERY-th program faults on purpose.
 FAULT_EVERY = 8

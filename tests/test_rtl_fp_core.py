@@ -65,3 +65,47 @@ def test_fp_adds_retire_while_another_warp_divides(mode: str):
     # Trace order: those adds come before the fdiv in the retirement order.
     div_index = next(i for i, (_w, op, _c) in enumerate(order) if op == "fdiv")
     assert sum(1 for w, op, _c in order[:div_index] if w == 1 and op == "fadd") >= len(during) + 1
+
+
+FDIV_PER_WARP = """
+.kernel fdiv_per_warp
+.param out
+    s2r r0, %tid.x
+    i2f r2, r0
+    fadd r3, r2, 1
+    fdiv r6, r2, r3          ; every warp: x / (x + 1) in an SFU
+    ldc r4, out
+    ishl r5, r0, 2
+    iadd r4, r4, r5
+    stg [r4], r6
+    exit
+"""
+
+#: The 4 x 4 core of the random-program tests (the same build for one SFU).
+SMALL = dict(warp_size=4, warps=4)
+
+
+def _fdiv_cycles(params: CoreParams) -> tuple[list[int], int]:
+    k = assemble(FDIV_PER_WARP).only
+    if params.dflow:
+        k, _ = convert_kernel(k, dmax=params.dmax, ring=params.ring)
+    case = CosimCase("fdiv_per_warp", k, params.warps * params.warp_size, lambda dev: [dev.alloc(64)])
+    (r,) = run_cosim(params, [case])
+    assert r.ok and r.compare.matched == r.compare.model_records > 0, r.summary()
+    return sorted(c for rec, c in zip(r.rtl.records, r.retire_cycles) if rec.op == "fdiv"), r.cycles
+
+
+@pytest.mark.parametrize("mode", ["dflow", "base"])
+def test_two_sfus_divide_for_two_warps_at_once(mode: str):
+    """``sfu_count`` (``UnitConfig.count``): one SFU takes a warp's ``fdiv`` every ``sfu_interval``
+    cycles, so four warps' results retire about three intervals apart from first to last (a result
+    that waits for writeback moves by a cycle or two); two SFUs divide for two warps at once, and
+    the last result retires an interval sooner."""
+    one = CoreParams(mode=mode, **SMALL)
+    two = CoreParams(mode=mode, **SMALL, sfu_count=2)
+    (div1, cycles1), (div2, cycles2) = _fdiv_cycles(one), _fdiv_cycles(two)
+    gaps2 = [b - a for a, b in zip(div2, div2[1:])]
+    print(f"{mode}: one SFU: fdivs retire at {div1} ({cycles1} cycles); two: at {div2} ({cycles2} cycles)")
+    assert len(div1) == len(div2) == one.warps
+    assert div1[-1] - div1[0] >= (one.warps - 1) * one.sfu_interval - 2
+    assert sum(g < 3 for g in gaps2) == 2 and div2[-1] <= div1[-1] - one.sfu_interval

@@ -18,7 +18,7 @@ PARAMS = dict(warp_size=4, warps=2, register_banks=2, collector_units=2)
 
 # Outputs with logic of their own that the core leaves unused on purpose (rtl/verilator.vlt says why):
 # the SFU's busy flag, for its block bench.
-STATUS_OUTPUTS = (".sfu.sfu:busy",)
+STATUS_OUTPUTS = (".sfu.sfu0:busy",)
 
 BAD = """\
 module bad_top(input clk, input [7:0] a, output reg [3:0] y);

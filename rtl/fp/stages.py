@@ -1,7 +1,14 @@
-"""The FP units' execution stages: a ``ReadStage`` in front of the ``FpPipeline`` and of the
-``SpecialFunctionUnit``, and their completion streams towards writeback."""
+"""The FP units' execution stages: a ``ReadStage`` in front of ``fp_count`` FP32 pipelines
+(``FpPipeline``) and of ``sfu_count`` special-function units, and their completion streams
+towards writeback.
 
-from amaranth import Module
+Several units of a class (``UnitConfig.count``) share the class's one dispatch stream and read
+stage: an instruction enters the lowest-numbered unit that can take it, so one instruction per
+cycle enters a class, and more units help when the interval is above one cycle (an SFU busy with
+its recurrence, an FP pipeline over fewer cycles than lanes) as the timing model's pipes do.
+"""
+
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -41,14 +48,25 @@ class _UnitStage(wiring.Component):
         m.d.comb += [out.valid.eq(valid), out.payload.info.eq(tag), out.payload.values.eq(result)]
 
 
+def _first(m: Module, ready: list, name: str) -> list:
+    """One-hot choice of the lowest-numbered unit whose ``ready`` is set."""
+    chosen, before = [], 0
+    for k, r in enumerate(ready):
+        c = Signal(name=f"{name}{k}_chosen")
+        m.d.comb += c.eq(r & ~before)
+        chosen.append(c)
+        before = before | r
+    return chosen
+
+
 class FpuStage(_UnitStage):
-    """Read stage and FP32 pipeline.
+    """Read stage and ``fp_count`` FP32 pipelines (submodules ``fpu0``, ``fpu1``, ...).
 
     Members
     -------
     dispatch: In(stream.Signature(dispatch_layout)), from the collector's FPU stream.
-    stall: In(1), let nothing enter the pipeline (a result that can wait is waiting).
-    slot_request: Out(1), an instruction would enter the pipeline this cycle.
+    stall: In(1), let nothing enter a pipeline (a result that can wait is waiting).
+    slot_request: Out(1), an instruction would enter a pipeline this cycle.
     slot_free: In(1), its writeback cycle (``fp_latency`` later) is free: it enters.
     complete: Out(stream.Signature(completion_layout, always_ready=True)), the result,
         ``fp_latency`` cycles after it entered; it cannot wait.
@@ -60,18 +78,31 @@ class FpuStage(_UnitStage):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        m.submodules.fpu = fpu = FpPipeline(self.params, tag_width=info_layout(self.params).size)
+        p = self.params
+        pipes = [FpPipeline(p, tag_width=info_layout(p).size) for _ in range(p.fp_count)]
         r = self._read_stage(m)
-        _feed(m, r, fpu.i)
-        request = r.valid & fpu.i_ready & ~self.stall
-        m.d.comb += [self.slot_request.eq(request), fpu.i_valid.eq(request & self.slot_free), r.accept.eq(1),
-                     r.take.eq(request & self.slot_free)]
-        self._complete(m, fpu.o_valid, fpu.o_tag, fpu.o_result)
+        chosen = _first(m, [pipe.i_ready for pipe in pipes], "fpu")
+        request = r.valid & Cat(pipe.i_ready for pipe in pipes).any() & ~self.stall
+        enter = request & self.slot_free
+        for k, pipe in enumerate(pipes):
+            m.submodules[f"fpu{k}"] = pipe
+            _feed(m, r, pipe.i)
+            m.d.comb += pipe.i_valid.eq(enter & chosen[k])
+        m.d.comb += [self.slot_request.eq(request), r.accept.eq(1), r.take.eq(enter)]
+        # One entry per cycle into pipelines of one latency: at most one result leaves per cycle.
+        valid, tag, result = pipes[0].o_valid, pipes[0].o_tag, pipes[0].o_result
+        for pipe in pipes[1:]:
+            valid, tag, result = (valid | pipe.o_valid, Mux(pipe.o_valid, pipe.o_tag, tag),
+                                  Mux(pipe.o_valid, pipe.o_result, result))
+        self._complete(m, valid, tag, result)
         return m
 
 
 class SfuStage(_UnitStage):
-    """Read stage and special-function unit.
+    """Read stage and ``sfu_count`` special-function units (submodules ``sfu0``, ``sfu1``, ...).
+
+    Results that wait are taken round-robin (after the unit last taken), so no unit's result
+    waits behind another's for ever.
 
     Members
     -------
@@ -84,10 +115,39 @@ class SfuStage(_UnitStage):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        m.submodules.sfu = sfu = SpecialFunctionUnit(self.params, tag_width=info_layout(self.params).size)
+        p = self.params
+        units = [SpecialFunctionUnit(p, tag_width=info_layout(p).size) for _ in range(p.sfu_count)]
         r = self._read_stage(m)
-        _feed(m, r, sfu.i)
-        m.d.comb += [sfu.i_valid.eq(r.valid), r.accept.eq(1), r.take.eq(r.valid & sfu.i_ready),
-                     sfu.o_ready.eq(self.complete.ready)]
-        self._complete(m, sfu.o_valid, sfu.o_tag, sfu.o_result)
+        chosen = _first(m, [u.i_ready for u in units], "sfu")
+        for k, u in enumerate(units):
+            m.submodules[f"sfu{k}"] = u
+            _feed(m, r, u.i)
+            m.d.comb += u.i_valid.eq(r.valid & chosen[k])
+        m.d.comb += [r.accept.eq(1), r.take.eq(r.valid & Cat(u.i_ready for u in units).any())]
+        grant = self._round_robin(m, [u.o_valid for u in units])
+        valid, tag, result = grant[0], units[0].o_tag, units[0].o_result.as_value()
+        for k, u in enumerate(units):
+            m.d.comb += u.o_ready.eq(grant[k] & self.complete.ready)
+            if k:
+                valid, tag, result = valid | grant[k], Mux(grant[k], u.o_tag, tag), Mux(grant[k], u.o_result, result)
+        self._complete(m, valid, tag, result)
         return m
+
+    def _round_robin(self, m: Module, valid: list) -> list:
+        """Grants among ``valid``, starting after the unit whose result was taken last."""
+        n = len(valid)
+        if n == 1:
+            return valid
+        grant = [Signal(name=f"sfu{k}_granted") for k in range(n)]
+        last = Signal(range(n), name="last_taken")
+        with m.Switch(last):
+            for first in range(n):
+                with m.Case(first):
+                    before = 0
+                    for k in ((first + 1 + j) % n for j in range(n)):
+                        m.d.comb += grant[k].eq(valid[k] & ~before)
+                        before = before | valid[k]
+        for k in range(n):
+            with m.If(grant[k] & self.complete.ready):
+                m.d.sync += last.eq(k)
+        return grant
