@@ -23,7 +23,7 @@ def add_random_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--fault", metavar="KIND", help="with --random-program: the program faults on purpose "
                    "(a TrapCause name, e.g. MISALIGNED)")
     g.add_argument("--params", metavar="SET[,SET...]", help="core parameter sets by name (default all: "
-                   "default, narrow, wide; one with --random-program)")
+                   "default, narrow, wide, units; one with --random-program)")
     g.add_argument("--fp", choices=("auto", "on", "off"), default="auto", help="FP32/SFU values in the "
                    "programs (default auto: on when the core's decoder does not trap FP opcodes)")
     g.add_argument("--batch", type=positive, default=16, help="programs per simulator run (default 16)")

@@ -19,8 +19,9 @@ Timing mirrors ``SmConfig.sfu_unit`` (``UnitConfig`` latency, interval) through 
 - the result is a stream that may wait (``o_ready``): while it waits, the tail and a finished
   recurrence hold, so results are never lost (only delayed).
 
-``UnitConfig.count`` (SFUs per SM) is one per core here; GT200's SFU also serves a warp over several
-cycles on fewer lanes, which this unit does not model: every lane has its own recurrence.
+``UnitConfig.count`` (SFUs per SM) is ``sfu_count`` such units side by side (``SfuStage``).
+GT200's SFU also serves a warp over several cycles on fewer lanes, which this unit does not
+model: every lane has its own recurrence.
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal, signed
