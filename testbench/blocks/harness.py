@@ -7,13 +7,18 @@ registered ones show the state after the last rising edge), and the model steps 
 
 from __future__ import annotations
 
+import json
 import random
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 CLOCK_NS = 10
+#: The file ``BlockBench.finish`` writes into the run directory.
+SUMMARY = "summary.json"
 
 
 class CheckFailure(AssertionError):
@@ -25,7 +30,10 @@ class BlockBench:
 
     Subclasses implement ``drive`` (set inputs for this cycle), ``sample_and_check`` (read
     outputs, step the model, record mismatches) and may override ``idle`` (all inputs quiet).
-    Mismatches are collected (at most ``max_reports`` printed) and raised together by ``finish``.
+    Mismatches are collected (at most ``max_reports`` printed) and raised together by ``finish``,
+    which also writes ``SUMMARY`` into the run directory (the simulator's working directory):
+    values compared, mismatches, and ``counts`` (what a subclass tallies, e.g. lanes per opcode),
+    for scripts that print figures (benchmarks/fp_benches.py).
     """
 
     max_reports = 10
@@ -36,6 +44,7 @@ class BlockBench:
         self.cycle = 0
         self.errors: list[str] = []
         self.checked = 0
+        self.counts: Counter[str] = Counter()
 
     # ------------------------------------------------------------------ ports
     def port(self, name: str) -> Any:
@@ -62,6 +71,8 @@ class BlockBench:
 
     def finish(self) -> None:
         self.dut._log.info(f"{self.checked} values compared, {len(self.errors)} mismatches")
+        Path(SUMMARY).write_text(json.dumps({"checked": self.checked, "mismatches": len(self.errors),
+                                             "counts": dict(sorted(self.counts.items()))}))
         if self.errors:
             raise CheckFailure(f"{len(self.errors)} mismatches; first: {self.errors[0]}")
         if self.checked == 0:
