@@ -15,7 +15,7 @@ of one cycle, registered (it describes the cycle before the one it is seen in):
 
 from __future__ import annotations
 
-from amaranth import Module, Mux
+from amaranth import Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -59,9 +59,18 @@ class EventMonitor(wiring.Component):
         m = Module()
         p, e = self.params, self.events
         live = self.running & ~self.waiting
-        deepest = self.stack_depth[0]
-        for w in range(1, p.warps):
-            deepest = Mux(self.stack_depth[w] > deepest, self.stack_depth[w], deepest)
+        # The deepest stack by a tree of named maxima: a chain of Muxes that each name the running
+        # maximum twice is an expression tree of 2**warps nodes to elaborate.
+        level = list(self.stack_depth)
+        while len(level) > 1:
+            pairs = []
+            for k in range(0, len(level) - 1, 2):
+                x, y = level[k], level[k + 1]
+                top = Signal(range(p.stack_depth + 1), name=f"deepest_{len(level)}_{k // 2}")
+                m.d.comb += top.eq(Mux(y > x, y, x))
+                pairs.append(top)
+            level = pairs + level[len(level) - len(level) % 2:]
+        deepest = level[0]
         m.d.sync += [
             e.bank_conflict.eq(self.bank_conflict),
             e.cu_full.eq(~self.cu_free),
