@@ -29,7 +29,7 @@ from dualflow.machine import MODES
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.core.directed import directed_case
 from dualflow.testbench.cosim import run_cosim
-from dualflow.testbench.sim import BUILD_ROOT, SIMULATORS
+from dualflow.testbench.sim import SIMULATORS, build_dir_for
 
 SHORTHANDS = {"both": ["icarus", "verilator"], "all": ["icarus-hier", "icarus-flat", "verilator"]}
 
@@ -49,13 +49,11 @@ def measure(params: CoreParams, names: list[str], seed: int, simulator: str) -> 
     return rows, wall
 
 
-def _fresh(simulator: str) -> None:
-    """Remove the core's build directories of one simulator variant (so the next run rebuilds)."""
-    variant = {"verilator": "-verilator", "icarus-flat": "-flat"}.get(simulator, "")
-    for mode in MODES:
-        for path in BUILD_ROOT.glob(f"simt_core_{mode}{variant}-*"):
-            if path.name.count("-") == (2 if variant else 1):
-                shutil.rmtree(path, ignore_errors=True)
+def _fresh(simulator: str, params: CoreParams) -> None:
+    """Remove the build directory of this core and simulator variant (so the next run rebuilds it);
+    other cores' builds, which other runs may be using, stay."""
+    variant = {"verilator": "verilator", "icarus-hier": ""}.get(simulator, "flat")  # icarus: flattened
+    shutil.rmtree(build_dir_for(f"simt_core_{params.mode}", params.to_dict(), variant), ignore_errors=True)
 
 
 def main() -> None:
@@ -83,10 +81,10 @@ def main() -> None:
     runs: list[dict] = []  # one per (simulator, mode, repeat): totals and the wall time
     rows: dict[tuple[str, str, str], list[dict]] = {}
     for sim in sims:
-        if args.fresh:
-            _fresh(sim)
         for mode in MODES:
             params = CoreParams(mode=mode, warp_size=args.warp_size, warps=args.warps)
+            if args.fresh:
+                _fresh(sim, params)
             for rep in range(args.repeat):
                 got, wall = measure(params, names, args.seed, sim)
                 cycles = sum(r["cycles"] for r in got)
