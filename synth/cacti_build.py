@@ -126,14 +126,8 @@ def build(*, quiet: bool = False) -> Path:
     return binary
 
 
-def main() -> int:
+if __name__ == "__main__":  # `make cacti`
     try:
         print(build())
     except DualflowError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        sys.exit(f"error: {err}")  # message on stderr, status 1
