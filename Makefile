@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-all bench clean compiled
+.PHONY: run test test-all bench clean compiled tech
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -17,17 +17,31 @@ $(STAMP): pyproject.toml
 iverilog:
 	@command -v iverilog >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog; }
 
+# OSU 0.18 um standard cells (`dualflow synth --liberty osu018`): the Debian package, unpacked into
+# build/tech/ without installing it (qflow itself would pull 500 MB); nothing is fetched once it is there
+OSU018_DEB := qflow-tech-osu018
+OSU018_LIB := build/tech/$(OSU018_DEB)/usr/share/qflow/tech/osu018/osu018_stdcells.lib
+tech: $(OSU018_LIB)
+
+$(OSU018_LIB):
+	mkdir -p build/tech
+	cd build/tech && { apt-get download -qq $(OSU018_DEB) || { apt-get update -qq && apt-get download -qq $(OSU018_DEB); }; }
+	rm -rf build/tech/$(OSU018_DEB).tmp
+	dpkg-deb -x build/tech/$(OSU018_DEB)_*.deb build/tech/$(OSU018_DEB).tmp
+	rm -rf build/tech/$(OSU018_DEB) && mv build/tech/$(OSU018_DEB).tmp build/tech/$(OSU018_DEB)
+	touch $@
+
 # numba compiles the timing engine into its disk cache once, not in every process that uses it
 compiled: $(STAMP)
 	$(BIN)/python -m dualflow.experiments.compile_engine
 
-run: compiled
+run: compiled tech
 	$(BIN)/dualflow reproduce -o results
 
-test: compiled iverilog
+test: compiled iverilog tech
 	$(BIN)/python -m pytest -n 2
 
-test-all: compiled iverilog
+test-all: compiled iverilog tech
 	$(BIN)/python -m pytest -n 2 -m ''
 
 bench: compiled
