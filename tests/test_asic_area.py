@@ -20,8 +20,18 @@ def osu018():
     return read_library(find_liberty("osu018"))  # `make test` installs it: missing is a failure
 
 
+class Counter(wiring.Component):
+    step: In(1)
+    count: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.sync += self.count.eq(self.count + self.step)
+        return m
+
+
 class TwoMemories(wiring.Component):
-    """A row-written 16 x 8 memory, a 4 x 8 memory written in 4-bit halves, and an 8-bit counter."""
+    """A row-written 16 x 8 memory, a 4 x 8 memory written in 4-bit halves, and a counter submodule."""
 
     addr: In(4)
     data: In(8)
@@ -31,14 +41,15 @@ class TwoMemories(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        m.submodules.counter = counter = Counter()
         m.submodules.rows = rows = memory.Memory(shape=8, depth=16, init=[])
         m.submodules.halves = halves = memory.Memory(shape=8, depth=4, init=[])
         w, r = rows.write_port(), rows.read_port()
         hw, hr = halves.write_port(granularity=4), halves.read_port()
         m.d.comb += [w.addr.eq(self.addr), w.data.eq(self.data), w.en.eq(self.we[0]), r.addr.eq(self.addr + 1),
                      hw.addr.eq(self.addr[:2]), hw.data.eq(self.data), hw.en.eq(self.we), hr.addr.eq(self.addr[2:]),
-                     self.rdata.eq(r.data ^ hr.data ^ self.count)]
-        m.d.sync += self.count.eq(self.count + self.we[0])
+                     counter.step.eq(self.we[0]), self.count.eq(counter.count),
+                     self.rdata.eq(r.data ^ hr.data ^ counter.count)]
         return m
 
 
@@ -52,18 +63,24 @@ def test_the_library_has_the_osu018_cells(osu018):
 
 def test_tiny_design_area_is_its_cells_liberty_area_and_memories_are_macros(osu018):
     report = map_design("two", rtlil.convert(TwoMemories(), name="two", emit_src=False), osu018)
-    (top,) = report.modules
-    assert top.cells and top.area == sum(osu018.cells[c].area * n for c, n in top.cells.items())
-    assert top.area == pytest.approx(top.yosys_area)  # Yosys's own `stat -liberty` agrees
+    top, counter = report.modules
+    assert (top.name, counter.name, counter.block) == ("(top)", "counter", "counter")
+    for module in (top, counter):
+        assert module.cells and module.area == sum(osu018.cells[c].area * n for c, n in module.cells.items())
+    # Yosys's own `stat -liberty` agrees (its figure for a module includes the submodules)
+    assert counter.yosys_area == pytest.approx(counter.area)
+    assert top.yosys_area == pytest.approx(top.area + counter.area)
     # the storage (16 x 8 + 4 x 8 bits) is two macros; the only flip-flops are the counter's 8
-    flops = {c: n for c, n in top.cells.items() if osu018.cells[c].sequential}
-    assert sum(flops.values()) == 8 and top.flop_area == 8 * 96
-    assert top.macros == {"sram_16x8_1r1w": 1, "sram_4x8_1r1w_m4": 1}
+    assert not any(osu018.cells[c].sequential for c in top.cells) and top.flop_area == 0
+    assert sum(n for c, n in counter.cells.items() if osu018.cells[c].sequential) == 8
+    assert counter.flop_area == 8 * 96
+    assert top.macros == {"sram_16x8_1r1w": 1, "sram_4x8_1r1w_m4": 1} and not counter.macros
     assert [(m.name, m.words, m.bits, m.read_ports, m.write_ports, m.write_mask) for m in report.memories] == [
         ("halves", 4, 8, 1, 1, 4), ("rows", 16, 8, 1, 1, 8)]
-    assert report.total() == {"area": top.area, "flop_area": 768.0, "cells": sum(top.cells.values()),
+    cells = sum(top.cells.values()) + sum(counter.cells.values())
+    assert report.total() == {"area": top.area + counter.area, "flop_area": 768.0, "cells": cells,
                               "memory_bits": 160}
-    assert report.blocks() == {"(top)": {"area": top.area, "flop_area": 768.0, "cells": sum(top.cells.values())}}
+    assert set(report.blocks()) == {"(top)", "counter"}
 
 
 def test_a_library_without_a_needed_cell_is_an_error(osu018):
@@ -104,8 +121,8 @@ def test_core_area_both_modes(osu018):
     reports = {m: map_core(CoreParams(mode=m, warp_size=4, warps=2, alu_latency=1), osu018) for m in ("base", "dflow")}
     for report in reports.values():
         assert {"alu", "collector", "ctrl", "fpu", "lsu", "rf", "scoreboard", "sfu", "wb"} <= set(report.blocks())
-        for module in report.modules:
-            assert module.area == pytest.approx(module.yosys_area)
+        top = next(m for m in report.modules if m.name == "(top)")
+        assert top.yosys_area == pytest.approx(report.total()["area"])  # Yosys: the top with its submodules
         geometry = sorted((m.block, m.words, m.bits) for m in report.memories)
         assert [g for g in geometry if g[0].startswith("rf.")] == [(f"rf.bank{i}", 16, 128) for i in range(4)]
         assert ("fetch", 1024, 64) in geometry and geometry.count(("lsu", 256, 32)) == 4
