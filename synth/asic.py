@@ -43,8 +43,9 @@ MAP_SCRIPT = ("hierarchy -top {top}\nsynth -top {top}\ndfflibmap -liberty {lib}\
 class ModuleArea:
     """One Yosys module after mapping: its own cells (submodules apart) and how often it is used.
 
-    ``area`` and ``flop_area`` are this module's own cells (um^2, one instance); ``yosys_area`` is
-    Yosys's ``stat -liberty`` figure, which includes the submodules (a cross-check).
+    ``area`` and ``flop_area`` are this module's own cells (um^2, one instance); ``footprint`` the
+    same cells at their LEF footprints (None without a LEF); ``yosys_area`` is Yosys's
+    ``stat -liberty`` figure, which includes the submodules (a cross-check).
     """
 
     name: str
@@ -52,6 +53,7 @@ class ModuleArea:
     area: float
     flop_area: float
     yosys_area: float
+    footprint: float | None = None
     macros: dict[str, int] = field(default_factory=dict)
     instances: int = 1
 
@@ -81,11 +83,14 @@ class AreaReport:
             b["cells"] += sum(m.cells.values()) * m.instances
         return dict(sorted(out.items()))
 
-    def total(self) -> dict[str, float]:
+    def total(self) -> dict[str, float | None]:
         blocks = self.blocks().values()
+        footprints = [m.footprint for m in self.modules]
         return {"area": sum(b["area"] for b in blocks), "flop_area": sum(b["flop_area"] for b in blocks),
                 "cells": sum(b["cells"] for b in blocks),
-                "memory_bits": sum(m.capacity_bits * m.copies for m in self.memories)}
+                "memory_bits": sum(m.capacity_bits * m.copies for m in self.memories),
+                "footprint": None if None in footprints else sum(
+                    f * m.instances for f, m in zip(footprints, self.modules))}
 
     def to_dict(self) -> dict:
         return {"params": self.params, "library": self.library, "unit": "um^2", "total": self.total(),
@@ -132,7 +137,8 @@ def map_design(top: str, rtlil_text: str, library: Library, params: dict | None 
         modules.append(ModuleArea(
             "(top)" if name == top else name.removeprefix(top + "."), cells, library.area_of(cells),
             library.area_of({c: n for c, n in cells.items() if library.cells[c].sequential}),
-            float(info.get("area", 0.0)), {c: n for c, n in by_type.items() if c in macro_names}, uses.get(name, 1)))
+            float(info.get("area", 0.0)), library.footprint_of(cells),
+            {c: n for c, n in by_type.items() if c in macro_names}, uses.get(name, 1)))
     modules.sort(key=lambda m: m.name)
     return AreaReport(params or {}, library.name, modules, memories, time.monotonic() - start)
 
@@ -161,6 +167,9 @@ def compare_area_table(base: AreaReport, dflow: AreaReport) -> str:
     ta, tb = base.total(), dflow.total()
     lines.append(f"{'total logic':<14} {ta['area']:>12,.0f} {tb['area']:>12,.0f} {_percent(ta['area'], tb['area']):>8} "
                  f"{ta['flop_area']:>13,.0f} {tb['flop_area']:>14,.0f}")
+    if ta["footprint"] is not None and tb["footprint"] is not None:
+        lines.append(f"{'at LEF sizes':<14} {ta['footprint']:>12,.0f} {tb['footprint']:>12,.0f} "
+                     f"{_percent(ta['footprint'], tb['footprint']):>8}   (cells at their LEF footprints)")
     lines.append(f"{'cells':<14} {ta['cells']:>12,} {tb['cells']:>12,}")
     lines.append(f"DFLOW core-logic overhead (memories excluded): {_percent(ta['area'], tb['area'])}")
     lines.append("")

@@ -8,7 +8,10 @@ The parser reads Liberty's generic syntax (groups ``kind (args) { ... }``, simpl
 ``name : value ;``, complex attributes ``name (args) ;``) into a tree of :class:`LibertyGroup`, and
 :class:`Library` takes from it each cell's area, leakage and whether it stores state (an ``ff`` or
 ``latch`` group). Liberty leaves area unitless; in the OSU libraries it is the cell's footprint in
-um^2 (the LEF of the same package: AND2X1 is 3.2 x 10.0 um, area 32).
+um^2 (the LEF of the same package: AND2X1 is 3.2 x 10.0 um, area 32), except for three cells of
+``osu018_stdcells.lib`` whose Liberty area is not their footprint: OAI21X1 23 (LEF 32), NAND3X1 36
+(LEF 32), LATCH 0 (LEF 56). So a library whose LEF lies beside it (same name, ``.lef``) also gets
+each cell's footprint (``SIZE w BY h``), and the report gives the total both ways.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from pathlib import Path
 
 from dualflow.errors import DualflowError
 
-__all__ = ["LIBRARIES", "LibertyCell", "LibertyGroup", "Library", "find_liberty", "parse_liberty", "read_library"]
+__all__ = ["LIBRARIES", "LibertyCell", "LibertyGroup", "Library", "find_liberty", "parse_liberty", "read_footprints",
+           "read_library"]
 
 #: Known libraries: name -> (Debian package, path of the Liberty inside the package, make target).
 LIBRARIES: dict[str, tuple[str, str, str]] = {
@@ -65,6 +69,8 @@ class Library:
     path: Path
     cells: dict[str, LibertyCell]
     root: LibertyGroup
+    #: cell -> footprint in um^2 from the LEF beside the Liberty file (empty without one)
+    footprints: dict[str, float] = field(default_factory=dict)
 
     def area_of(self, counts: dict[str, int]) -> float:
         """Total area of ``{cell name: count}``; a cell the library does not have is an error."""
@@ -72,6 +78,12 @@ class Library:
         if unknown:
             raise DualflowError(f"{self.path}: no cell {', '.join(unknown)} in Liberty library {self.name}")
         return sum(self.cells[c].area * n for c, n in counts.items())
+
+    def footprint_of(self, counts: dict[str, int]) -> float | None:
+        """Total LEF footprint of ``{cell name: count}``; None when a cell has no footprint."""
+        if not set(counts) <= set(self.footprints):
+            return None
+        return sum(self.footprints[c] * n for c, n in counts.items())
 
 
 def _strip_comments(text: str) -> str:
@@ -176,7 +188,23 @@ def read_library(path: str | os.PathLike) -> Library:
                                   bool(g.children("ff") or g.children("latch")))
     if not cells:
         raise DualflowError(f"{path}: no cells in this Liberty file")
-    return Library(root.args[0] if root.args else path.stem, path, cells, root)
+    lef = path.with_suffix(".lef")
+    footprints = read_footprints(lef) if lef.is_file() else {}
+    return Library(root.args[0] if root.args else path.stem, path, cells, root, footprints)
+
+
+_MACRO = re.compile(r"^\s*MACRO\s+(\S+)(.*?)^\s*END\s+\1\b", re.S | re.M)
+_SIZE = re.compile(r"^\s*SIZE\s+([\d.]+)\s+BY\s+([\d.]+)\s*;", re.M)
+
+
+def read_footprints(lef: Path) -> dict[str, float]:
+    """Cell name -> width x height (um^2) of every ``MACRO`` with a ``SIZE`` in a LEF file."""
+    out = {}
+    for macro in _MACRO.finditer(lef.read_text()):
+        size = _SIZE.search(macro.group(2))
+        if size:
+            out[macro.group(1)] = float(size.group(1)) * float(size.group(2))
+    return out
 
 
 def _build_base() -> Path:

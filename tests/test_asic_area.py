@@ -59,6 +59,9 @@ def test_the_library_has_the_osu018_cells(osu018):
     assert osu018.cells["AND2X1"].area == 32 and osu018.cells["DFFPOSX1"].area == 96
     assert osu018.cells["DFFPOSX1"].sequential and not osu018.cells["NAND2X1"].sequential
     assert osu018.cells["INVX1"].leakage > 0
+    assert osu018.footprints["AND2X1"] == 32 and osu018.footprints["OAI21X1"] == 32  # LEF SIZE 3.2 BY 10.0
+    differ = {c for c, cell in osu018.cells.items() if osu018.footprints[c] != cell.area}
+    assert differ == {"OAI21X1", "NAND3X1", "LATCH"}
 
 
 def test_tiny_design_area_is_its_cells_liberty_area_and_memories_are_macros(osu018):
@@ -78,8 +81,11 @@ def test_tiny_design_area_is_its_cells_liberty_area_and_memories_are_macros(osu0
     assert [(m.name, m.words, m.bits, m.read_ports, m.write_ports, m.write_mask) for m in report.memories] == [
         ("halves", 4, 8, 1, 1, 4), ("rows", 16, 8, 1, 1, 8)]
     cells = sum(top.cells.values()) + sum(counter.cells.values())
+    # the LEF footprints differ from the Liberty areas for OAI21X1 (32 vs 23) and NAND3X1 (32 vs 36) only
+    for module in (top, counter):
+        assert module.footprint - module.area == 9 * module.cells.get("OAI21X1", 0) - 4 * module.cells.get("NAND3X1", 0)
     assert report.total() == {"area": top.area + counter.area, "flop_area": 768.0, "cells": cells,
-                              "memory_bits": 160}
+                              "memory_bits": 160, "footprint": top.footprint + counter.footprint}
     assert set(report.blocks()) == {"(top)", "counter"}
 
 
