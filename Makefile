@@ -24,7 +24,7 @@ OSU018_LIB := build/tech/$(OSU018_DEB)/usr/share/qflow/tech/osu018/osu018_stdcel
 tech: $(OSU018_LIB)
 
 $(OSU018_LIB):
-	mkdir -p build/tech
+	mkdir -p build/tech && rm -f build/tech/$(OSU018_DEB)_*.deb
 	cd build/tech && { apt-get download -qq $(OSU018_DEB) || { apt-get update -qq && apt-get download -qq $(OSU018_DEB); }; }
 	rm -rf build/tech/$(OSU018_DEB).tmp
 	dpkg-deb -x build/tech/$(OSU018_DEB)_*.deb build/tech/$(OSU018_DEB).tmp
