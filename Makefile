@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-all bench clean compiled cacti
+.PHONY: run test test-all bench clean compiled cacti tech
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -21,17 +21,31 @@ iverilog:
 cacti: $(STAMP)
 	$(BIN)/python -m dualflow.synth.cacti_build
 
+# OSU 0.18 um standard cells (`dualflow synth --liberty osu018`): the Debian package, unpacked into
+# build/tech/ without installing it (qflow itself would pull 500 MB); nothing is fetched once it is there
+OSU018_DEB := qflow-tech-osu018
+OSU018_LIB := build/tech/$(OSU018_DEB)/usr/share/qflow/tech/osu018/osu018_stdcells.lib
+tech: $(OSU018_LIB)
+
+$(OSU018_LIB):
+	mkdir -p build/tech && rm -f build/tech/$(OSU018_DEB)_*.deb
+	cd build/tech && { apt-get download -qq $(OSU018_DEB) || { apt-get update -qq && apt-get download -qq $(OSU018_DEB); }; }
+	rm -rf build/tech/$(OSU018_DEB).tmp
+	dpkg-deb -x build/tech/$(OSU018_DEB)_*.deb build/tech/$(OSU018_DEB).tmp
+	rm -rf build/tech/$(OSU018_DEB) && mv build/tech/$(OSU018_DEB).tmp build/tech/$(OSU018_DEB)
+	touch $@
+
 # numba compiles the timing engine into its disk cache once, not in every process that uses it
 compiled: $(STAMP)
 	$(BIN)/python -m dualflow.experiments.compile_engine
 
-run: compiled cacti
+run: compiled cacti tech
 	$(BIN)/dualflow reproduce -o results
 
-test: compiled iverilog cacti
+test: compiled iverilog cacti tech
 	$(BIN)/python -m pytest -n 2
 
-test-all: compiled iverilog cacti
+test-all: compiled iverilog cacti tech
 	$(BIN)/python -m pytest -n 2 -m ''
 
 bench: compiled

@@ -141,6 +141,10 @@ def cmd_synth(args) -> int:
     if args.json is not None:
         check_output(args.json, "--json")
     modes = MODES if args.mode is None else (args.mode,)
+    if args.liberty is not None:
+        from .asic import synth_area
+
+        return synth_area(args, {mode: _params(args, mode=mode) for mode in modes})
     reports = {mode: synthesize(_params(args, mode=mode)) for mode in modes}
     if len(reports) == 2:
         print(compare_table(reports["base"], reports["dflow"]))
@@ -200,5 +204,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="synthesize the core with Yosys: cells per block, BASE and DFLOW side by side")
     _add_param_options(p)
     p.add_argument("--json", help="also write the statistics as JSON")
+    p.add_argument("--liberty", metavar="LIB", help="map to a standard-cell library and report area in um^2: "
+                   "osu018 (OSU 0.18 um, installed by `make tech`) or a Liberty file")
     p.set_defaults(func=cmd_synth)
 
