@@ -24,8 +24,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from dualflow.build_dir import TECH_DIR
 from dualflow.errors import DualflowError
-from dualflow.testbench.sim import BUILD_BASE
 
 __all__ = ["WHEEL_VERSION", "cacti_dir", "cacti_binary", "build"]
 
@@ -41,7 +41,7 @@ NODE_CHECK = ("io.cc", "F_sz_um > 0.091", "F_sz_um > 0.181")
 
 def tech_dir() -> Path:
     """Downloads and builds of technology data and tools (git-ignored ``<build>/tech``)."""
-    return BUILD_BASE / "tech"
+    return TECH_DIR
 
 
 def cacti_dir() -> Path:

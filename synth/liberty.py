@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dualflow.build_dir import TECH_DIR
 from dualflow.errors import DualflowError
 
 __all__ = ["LIBRARIES", "LibertyCell", "LibertyGroup", "Library", "find_liberty", "parse_liberty", "read_footprints",
@@ -207,11 +208,6 @@ def read_footprints(lef: Path) -> dict[str, float]:
     return out
 
 
-def _build_base() -> Path:
-    # the same rule as the simulation builds (testbench/sim.py BUILD_BASE): $DUALFLOW_BUILD_DIR or build/
-    return Path(os.environ.get("DUALFLOW_BUILD_DIR") or "build").resolve()
-
-
 def find_liberty(name: str) -> Path:
     """The Liberty file of a known library (:data:`LIBRARIES`) or a path to a ``.lib`` file.
 
@@ -226,7 +222,8 @@ def find_liberty(name: str) -> Path:
         raise DualflowError(f"Liberty {name!r}: neither a known library ({known}) nor an existing file")
     package, inner, target = LIBRARIES[name]
     checkout = Path(__file__).resolve().parents[1] / "build"
-    candidates = [base / "tech" / package / inner for base in (_build_base(), checkout)] + [Path("/") / inner]
+    places = [tech / package / inner for tech in (TECH_DIR, checkout / "tech")] + [Path("/") / inner]
+    candidates = list(dict.fromkeys(places))  # the checkout's build/ is often the working directory's
     for path in candidates:
         if path.is_file():
             return path

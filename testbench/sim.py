@@ -34,13 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dualflow.build_dir import BUILD_BASE
 from dualflow.errors import ConfigError
 
-#: Environment variable naming the folder of generated builds (default ``build`` in the working directory).
-BUILD_DIR_ENV = "DUALFLOW_BUILD_DIR"
-#: Folder of every generated build (simulation builds, lint output), made absolute when this module
-#: is imported, so that a later change of working directory does not move it.
-BUILD_BASE = Path(os.environ.get(BUILD_DIR_ENV) or "build").resolve()
 #: Root of the simulation build directories.
 BUILD_ROOT = BUILD_BASE / "rtl"
 #: Environment variable carrying the bench parameters as JSON.
