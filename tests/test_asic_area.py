@@ -11,8 +11,10 @@ from amaranth.lib.wiring import In, Out
 from dualflow.cli import main
 from dualflow.errors import DualflowError
 from dualflow.synth import liberty
-from dualflow.synth.asic import map_design
+from dualflow.synth.asic import compare_area_table, map_design
+from dualflow.synth.cacti_build import cacti_binary
 from dualflow.synth.liberty import find_liberty, parse_liberty, read_library
+from dualflow.synth.sram import macro
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +87,22 @@ def test_tiny_design_area_is_its_cells_liberty_area_and_memories_are_macros(osu0
     for module in (top, counter):
         assert module.footprint - module.area == 9 * module.cells.get("OAI21X1", 0) - 4 * module.cells.get("NAND3X1", 0)
     assert report.total() == {"area": top.area + counter.area, "flop_area": 768.0, "cells": cells,
-                              "memory_bits": 160, "footprint": top.footprint + counter.footprint}
+                              "memory_bits": 160, "footprint": top.footprint + counter.footprint,
+                              "memory_area": None}
     assert set(report.blocks()) == {"(top)", "counter"}
+
+
+@pytest.mark.skipif(not cacti_binary().exists(), reason="CACTI is not built (make cacti)")
+def test_memories_at_a_known_node_get_the_sram_models_area(osu018):
+    """At 180 nm each macro's area is synth/sram.py's, and the table adds memories and logic."""
+    report = map_design("two", rtlil.convert(TwoMemories(), name="two", emit_src=False), osu018, node_nm=180)
+    figures = {m.name: macro(m.words, m.bits, m.read_ports, m.write_ports, node_nm=180) for m in report.memories}
+    assert all("extrapolated" in f.source for f in figures.values())  # 4 and 16 rows: under CACTI's 32
+    total = report.total()
+    assert total["memory_area"] == pytest.approx(sum(f.area_um2 for f in figures.values())) and total["memory_area"] > 0
+    rows = compare_area_table(report, report).splitlines()
+    assert f"{total['area'] + total['memory_area']:,.0f}" in next(r for r in rows if r.startswith("core um^2"))
+    assert f"{figures['rows'].area_um2:,.0f}*" in next(r for r in rows if " rows " in r)
 
 
 def test_a_library_without_a_needed_cell_is_an_error(osu018):
