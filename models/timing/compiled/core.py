@@ -228,27 +228,40 @@ def state_shape(s: Settings, pipe_count: int) -> tuple:
 
 
 class SmStates:
-    """Fresh SM state for each launch without building it anew: the last state and its
-    ``SmStateRef`` are kept and reset in place from a pristine copy when the next launch has the
-    same shapes. Building a ``SmStateRef`` costs numba a type check of every array (about 1.5 ms,
-    much of a small launch)."""
+    """Fresh SM state for each launch without building it anew: a state and its ``SmStateRef``
+    are kept per shape (``state_shape``) and reset in place from a pristine copy when a later
+    launch has that shape. Building a ``SmStateRef`` costs numba a type check of every array
+    (about 1.5 ms, much of a small launch), and runs alternate kernels of different shapes
+    (gaussian: Fan1, Fan2, Fan1, ...), so one kept state would be rebuilt at every launch.
+
+    Members
+    -------
+    _state, _pristine : SmState
+        The state the last ``fresh`` returned, and the copy it is reset from.
+    """
+
+    #: Shapes kept at once (a run launches few distinct shapes; each state is about 1 MB at 68 SMs).
+    KEPT = 8
 
     def __init__(self):
-        self._shape: tuple | None = None
+        self._kept: dict[tuple, tuple[SmState, SmState, SmStateRef]] = {}  # shape -> (pristine, state, ref)
 
     def fresh(self, s: Settings, pipe_count: int) -> tuple[SmState, SmStateRef]:
         """A state equal to ``make_sm_state(s, pipe_count)`` and its structref."""
         shape = state_shape(s, pipe_count)
-        if shape != self._shape:
-            self._pristine = make_sm_state(s, pipe_count)
-            self._state = make_sm_state(s, pipe_count)
-            self._ref = sm_state_ref(self._state)
-            self._shape = shape
-            return self._state, self._ref
-        for name, array in zip(SmState._fields, self._state):
-            if name != "heaps":  # heaps: only read below their counts (in ``sv``), and may have grown
-                np.copyto(array, getattr(self._pristine, name))
-        return self._state, self._ref
+        kept = self._kept.get(shape)
+        if kept is None:
+            if len(self._kept) >= self.KEPT:
+                del self._kept[next(iter(self._kept))]  # the oldest shape
+            state = make_sm_state(s, pipe_count)
+            kept = self._kept[shape] = make_sm_state(s, pipe_count), state, sm_state_ref(state)
+        else:
+            pristine, state, _ = kept
+            for name, array in zip(SmState._fields, state):
+                if name != "heaps":  # heaps: only read below their counts (in ``sv``), and may have grown
+                    np.copyto(array, getattr(pristine, name))
+        self._pristine, self._state, ref = kept
+        return self._state, ref
 
 
 # ------------------------------------------------------------------ heaps
