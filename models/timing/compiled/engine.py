@@ -51,10 +51,11 @@ from dualflow.models.executor import Geometry
 from dualflow.models.memory import GlobalMemory
 
 from ..gpu import Gpu, check_launch
+from ..memory.statistics import launch_tree
 from ..ordering import check_reorder
 from ..program import PerKernel, StaticInstruction, decoded
 from ..sm import UNIT_CLASSES
-from ..stats import STALL_REASONS, SmCounters, TimingStats, diff_memory, sm_totals
+from ..stats import STALL_REASONS, SmCounters, TimingStats, sm_totals
 from ..streams import LaunchStreams, build_streams
 from .core import (
     ERR_DEADLOCK,
@@ -204,7 +205,7 @@ class CompiledGpu:
         state.bank_busy[:] = self._bank_busy
         start = self.cycle
         self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
-        mem_before = self.memory.stats()
+        mem_before = self.memory.snapshot()  # a flat list: two trees cost a small launch a millisecond
         refs = state_ref, code_ref(code), streams_ref(encode_streams(streams, code.table))
         end = run_launch(refs[0], settings, refs[1], refs[2], self.memory.state, start)
         if state.err[0]:
@@ -218,7 +219,7 @@ class CompiledGpu:
         cycles = end + 1 - start
         self.cycle = end + 1 + cfg.kernel_launch_latency
         return TimingStats.of_launch(kernel.name, cfg, sm_totals(_counter_views(state)), cycles=cycles,
-                                     memory=diff_memory(self.memory.stats(), mem_before))
+                                     memory=launch_tree(self.memory.snapshot(), mem_before, cfg.num_sms))
 
     def _raise(self, kernel: Kernel, static: list[StaticInstruction], streams: LaunchStreams, state) -> None:
         code, sm, slot = (int(x) for x in state.err[:3])
