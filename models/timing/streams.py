@@ -64,6 +64,7 @@ from dualflow.machine.memory import SharedMemoryConfig
 from dualflow.models.executor import BatchExecutor, Geometry
 from dualflow.models.memory import GlobalMemory
 
+from .compiled.step_access import coalesce_rows, conflict_degree_rows
 from .memory.coalescer import local_addresses
 from .ordering import must_keep_order
 from .program import PerKernel, StaticInstruction, decoded
@@ -74,7 +75,6 @@ _NOBODY = -1
 SEVERAL_BLOCKS = -2
 _MAX_WARPS = 2**30 - 1  # race summaries name warp w by the int32 code 2w (see _RaceMonitor)
 _NO_BLOCK = -3  # the block of a step's entries of several blocks: equal to no summary's block
-_END = np.iinfo(np.int64).max  # sorts after every line address
 
 
 @dataclass
@@ -129,60 +129,24 @@ def coalesce_batch(addresses: np.ndarray, mask: np.ndarray, line_bytes: int, sec
     counts, lines, sectors : np.ndarray of int64
         Transactions per access (``[k]``), and the transactions' lines and sector masks, access
         after access, each access's in ``coalesce`` order (ascending line).
+
+    Compiled (``compiled/step_access.py``): numpy's per-call overhead outweighed a few warps' work.
     """
-    addresses = np.asarray(addresses, dtype=np.int64)
-    mask = np.asarray(mask, dtype=bool)
-    k = mask.shape[0]
-    aligned = sector_bytes % access_bytes == 0 and not (addresses[mask] % access_bytes).any()
-    if not aligned:  # an access may span sectors or lines: take each of its bytes
-        addresses = (addresses[:, :, None] + np.arange(access_bytes)).reshape(k, -1)
-        mask = np.repeat(mask, access_bytes, axis=1)
-    offset = addresses & (line_bytes - 1)
-    lines = np.where(mask, addresses - offset, _END)
-    sectors = np.int64(1) << (offset // sector_bytes)
-    low = lines.min(axis=1)
-    active = low != _END
-    if (np.where(mask, lines, -1).max(axis=1) == np.where(active, low, -1)).all():  # one line each
-        sectors = np.bitwise_or.reduce(np.where(mask, sectors, 0), axis=1)
-        return active.astype(np.int64), low[active], sectors[active]
-    order = np.argsort(lines, axis=1, kind="stable")
-    lines = np.take_along_axis(lines, order, axis=1)
-    sectors = np.where(lines != _END, np.take_along_axis(sectors, order, axis=1), 0)
-    new = lines != _END
-    new[:, 1:] &= lines[:, 1:] != lines[:, :-1]
-    counts = np.count_nonzero(new, axis=1).astype(np.int64)
-    starts = np.flatnonzero(new)
-    if not len(starts):
-        return counts, np.zeros(0, np.int64), np.zeros(0, np.int64)
-    # a line's run ends at the next line or the next access's first line; a row's trailing
-    # inactive lanes carry no sectors, so they may fall into the run before them
-    return counts, lines.reshape(-1)[starts], np.bitwise_or.reduceat(sectors.reshape(-1), starts)
+    return coalesce_rows(_int64_rows(addresses), _bool_rows(mask), line_bytes, sector_bytes, access_bytes)
 
 
 def conflict_degrees(addresses: np.ndarray, mask: np.ndarray, banks: int, bank_bytes: int,
                      warp_parts: int = 1) -> np.ndarray:
     """``conflict_degree`` of k warp accesses at once (``[k, lanes]`` addresses and mask): int64[k]."""
-    addresses = np.asarray(addresses, dtype=np.int64)
-    mask = np.asarray(mask, dtype=bool)
-    k, lanes = mask.shape
-    size = -(-lanes // warp_parts)
-    parts = -(-lanes // size)
-    words = np.full((k, parts * size), _END, dtype=np.int64)
-    words[:, :lanes] = np.where(mask, addresses // bank_bytes, _END)
-    words = words.reshape(k * parts, size)
-    low = words.min(axis=1)
-    active = low != _END
-    high = np.where(words == _END, -1, words).max(axis=1)
-    degree = active.astype(np.int64)  # distinct words within a window of one word per bank: 1 round
-    wide = np.flatnonzero(active & (high - low >= banks))
-    if len(wide):
-        part = np.sort(words[wide], axis=1)
-        distinct = part != _END
-        distinct[:, 1:] &= part[:, 1:] != part[:, :-1]
-        group, _ = np.nonzero(distinct)
-        per_bank = np.bincount(group * banks + part[distinct] % banks, minlength=len(wide) * banks)
-        degree[wide] = per_bank.reshape(len(wide), banks).max(axis=1)
-    return degree.reshape(k, parts).sum(axis=1)
+    return conflict_degree_rows(_int64_rows(addresses), _bool_rows(mask), banks, bank_bytes, warp_parts)
+
+
+def _int64_rows(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)  # one compiled signature, whatever the caller passes
+
+
+def _bool_rows(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=bool)
 
 
 # ---------------------------------------------------------------------- order conflicts
@@ -399,7 +363,7 @@ class _PreRun:
         # per batch step, in execution order
         self.step_warps: list[np.ndarray] = []
         self.step_pc: list[int] = []
-        self.step_threads: list[np.ndarray] = []
+        self.step_masks: list[np.ndarray] = []
         self.step_rp: list[np.ndarray] = []
         self.exit_at: list[tuple[int, np.ndarray]] = []  # (first record of the step, done after it)
         self.access_at: list[int] = []  # first record of each memory step
@@ -431,9 +395,9 @@ class _PreRun:
             ins = static[pc]
             warps = g + base
             n = len(g)
-            self.step_warps.append(warps.astype(np.int32))
+            self.step_warps.append(warps)
             self.step_pc.append(pc)
-            self.step_threads.append(np.count_nonzero(mask, axis=1).astype(np.int32))
+            self.step_masks.append(mask)  # lanes counted at the end, in one call
             if self.dflow:
                 self.step_rp.append(ex.rp[g])
             handlers[pc](g, mask)
@@ -474,7 +438,7 @@ class _PreRun:
     def streams(self) -> LaunchStreams:
         """The records, grouped by warp."""
         total = self.records
-        warps = np.concatenate(self.step_warps) if total else np.zeros(0, np.int32)
+        warps = np.concatenate(self.step_warps).astype(np.int32) if total else np.zeros(0, np.int32)
         count = np.bincount(warps, minlength=self.warps).astype(np.int64)
         first = np.cumsum(count) - count
         steps = np.array([len(w) for w in self.step_warps], dtype=np.int64)
@@ -484,7 +448,8 @@ class _PreRun:
             return values[order]
 
         pc = grouped(np.repeat(np.array(self.step_pc, dtype=np.int32), steps))
-        threads = grouped(np.concatenate(self.step_threads) if total else np.zeros(0, np.int32))
+        threads = grouped(np.count_nonzero(np.concatenate(self.step_masks), axis=1).astype(np.int32) if total
+                          else np.zeros(0, np.int32))
         rp = grouped(np.concatenate(self.step_rp).astype(np.int64)) if self.dflow and total else \
             np.zeros(total, np.int64)
         exits = np.zeros(total, dtype=bool)
