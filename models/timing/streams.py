@@ -409,6 +409,7 @@ class _PreRun:
             if ins.is_mem:
                 self._access(ins, ex, g, warps, mask, history)
             self.records += n
+        ex.release()  # its handlers and our watch: cycles through the executor (``release``)
 
     def _access(self, ins: StaticInstruction, ex: BatchExecutor, g: np.ndarray, warps: np.ndarray,
                 mask: np.ndarray, history: _OrderHistory | None) -> None:
