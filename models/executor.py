@@ -490,21 +490,22 @@ class BatchExecutor:
         done. Raises the faults of a launch that cannot go on (barrier deadlock, running past the
         end, budget exceeded). ``run`` and the timing streams (``models/timing/streams.py``) both
         step through this one rule."""
-        runnable = ~(self.done | self.waiting)
-        if not runnable.any():
+        # ufuncs and ndarray.nonzero directly: the ndarray methods' Python wrappers (any, min,
+        # sum) doubled the cost of a step of a few warps
+        cand = np.where(self.done | self.waiting, _NO_PC, self.pc)
+        pc = int(np.minimum.reduce(cand))
+        if pc == _NO_PC:  # no runnable warp
             if self.waiting.any():
                 w = int(np.flatnonzero(self.waiting)[0])
                 raise self.fault("barrier deadlock: warps wait at a barrier that can never complete",
                                  int(self.pc[w]) - 1, w)
             return None
-        cand = np.where(runnable, self.pc, _NO_PC)
-        pc = int(cand.min())
-        g = np.flatnonzero(cand == pc)
+        g = (cand == pc).nonzero()[0]
         if pc >= len(self.kernel.code):
             raise self.ran_past_end(int(g[0]))
         mask = self.active[g]
         self.warp_counts[pc] += len(g)
-        self.thread_counts[pc] += int(mask.sum())
+        self.thread_counts[pc] += np.count_nonzero(mask)
         self.budget[0] += len(g)
         if self.budget[0] > self.limit:
             launch_warps = self.geo.num_blocks * self.geo.warps_per_block

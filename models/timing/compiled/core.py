@@ -227,6 +227,15 @@ def state_shape(s: Settings, pipe_count: int) -> tuple:
             s.banks, s.max_ctas, s.warps_per_block, s.record_issue, pipe_count)
 
 
+#: Arrays a launch writes before it reads them, which ``SmStates`` need not reset (the others
+#: it copies back from a pristine state, 1.5 of 4.4 MB at 68 SMs): ``board``, whose slot row
+#: ``add_cta`` clears when it places a warp; ``unread_pos``/``unread_count``, read below the
+#: slot's ``W_NUNREAD`` (in ``wv``, reset), each entry set when appended; ``heaps``, read below
+#: their counts (in ``sv``), which may have grown.
+NOT_RESET = ("board", "unread_pos", "unread_count", "heaps")
+_RESET = tuple(i for i, name in enumerate(SmState._fields) if name not in NOT_RESET)
+
+
 class SmStates:
     """Fresh SM state for each launch without building it anew: a state and its ``SmStateRef``
     are kept per shape (``state_shape``) and reset in place from a pristine copy when a later
@@ -257,9 +266,8 @@ class SmStates:
             kept = self._kept[shape] = make_sm_state(s, pipe_count), state, sm_state_ref(state)
         else:
             pristine, state, _ = kept
-            for name, array in zip(SmState._fields, state):
-                if name != "heaps":  # heaps: only read below their counts (in ``sv``), and may have grown
-                    np.copyto(array, getattr(pristine, name))
+            for i in _RESET:
+                np.copyto(state[i], pristine[i])
         self._pristine, self._state, ref = kept
         return self._state, ref
 
