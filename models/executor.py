@@ -108,6 +108,8 @@ class BatchExecutor:
             self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
             self.tag = np.full((kernel.ring, nw, L), NEVER_WRITTEN, dtype=np.int64)
             self.rp = np.zeros(nw, dtype=np.int64)
+            # [slot * nw + warp, lane] views: one index per warp is cheaper than a (slot, warp) pair
+            self._ring_rows, self._tag_rows = self.ring.reshape(-1, L), self.tag.reshape(-1, L)
         else:
             self.regs = np.zeros((max(kernel.regs, 1), nw, L), dtype=U32)
         self.shared = np.zeros((len(blocks), kernel.shared_bytes // 4), dtype=U32)
@@ -170,16 +172,16 @@ class BatchExecutor:
         if not self.dflow:
             reg = self.regs[field_value - 1]
             return lambda g, mask: reg[g]
-        dist, ring, tag, n = field_value, self.ring, self.tag, self.kernel.ring
+        dist, ring, tag, n, nw = field_value, self._ring_rows, self._tag_rows, self.kernel.ring, self.nw
 
         def read(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
             pos = self.rp[g] - dist
-            slot = pos % n
-            tags = tag[slot, g]
+            row = pos % n * nw + g
+            tags = tag[row]
             bad = mask & (tags != pos[:, None])
-            if bad.any():
+            if np.count_nonzero(bad):
                 self._illegal_read(pc, g, bad, tags, pos, dist)
-            return ring[slot, g]
+            return ring[row]
 
         return read
 
@@ -197,13 +199,17 @@ class BatchExecutor:
 
     def _writer(self, ins: Instruction) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
         if self.dflow:
-            ring, tag, n = self.ring, self.tag, self.kernel.ring
+            ring, tag, n, nw = self._ring_rows, self._tag_rows, self.kernel.ring, self.nw
 
             def write(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
                 pos = self.rp[g]
-                slot = pos % n
-                ring[slot, g] = np.where(mask, values, ring[slot, g])
-                tag[slot, g] = np.where(mask, pos[:, None], tag[slot, g])
+                row = pos % n * nw + g
+                if np.count_nonzero(mask) == mask.size:  # every lane: no merge with the old values
+                    ring[row] = values
+                    tag[row] = pos[:, None]
+                else:
+                    ring[row] = np.where(mask, values, ring[row])
+                    tag[row] = np.where(mask, pos[:, None], tag[row])
                 self.rp[g] = pos + 1
 
             return write
@@ -212,7 +218,7 @@ class BatchExecutor:
         reg = self.regs[ins.dst - 1]
 
         def write_reg(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
-            reg[g] = np.where(mask, values, reg[g])
+            reg[g] = values if np.count_nonzero(mask) == mask.size else np.where(mask, values, reg[g])
 
         return write_reg
 
