@@ -64,6 +64,7 @@ from dualflow.machine.memory import SharedMemoryConfig
 from dualflow.models.executor import BatchExecutor, Geometry
 from dualflow.models.memory import GlobalMemory
 
+from .compiled.race_summaries import NOBODY, SEVERAL_BLOCKS, watch_step
 from .compiled.step_access import coalesce_rows, conflict_degree_rows
 from .memory.coalescer import local_addresses
 from .ordering import must_keep_order
@@ -71,10 +72,8 @@ from .program import PerKernel, StaticInstruction, decoded
 
 #: Previous accesses of a warp whose order conflicts an access records (bits of an int64).
 ORDER_DEPTH = 63
-_NOBODY = -1
-SEVERAL_BLOCKS = -2
 _MAX_WARPS = 2**30 - 1  # race summaries name warp w by the int32 code 2w (see _RaceMonitor)
-_NO_BLOCK = -3  # the block of a step's entries of several blocks: equal to no summary's block
+_NO_DATA = np.zeros((0, 0), dtype=np.uint32)  # watch_step's data of a load
 
 
 @dataclass
@@ -225,18 +224,18 @@ class _Summaries:
     """Per word: writer and reader summaries (codes as in the module docstring) and episodes."""
 
     def __init__(self, words: int):
-        self.writer = np.full(words, _NOBODY, dtype=np.int32)
+        self.writer = np.full(words, NOBODY, dtype=np.int32)
         self.writer_episode = np.zeros(words, dtype=np.int32)
-        self.reader = np.full(words, _NOBODY, dtype=np.int32)
+        self.reader = np.full(words, NOBODY, dtype=np.int32)
         self.reader_episode = np.zeros(words, dtype=np.int32)
-        self.scratch = np.zeros(words, dtype=np.int32)  # grouping the entries of one step by word
+        self.scratch = np.zeros(words, dtype=np.int32)  # grouping the entries of one step by word (watch_step)
 
 
 class _RaceMonitor:
     """Watches a launch's global and shared accesses (``BatchExecutor.watch``): journals global
     stores, raises ``DataRace`` on a race.
 
-    Summary codes (int32): ``_NOBODY``; ``2 w`` warp w of the launch; ``2 b W + 1`` several
+    Summary codes (int32): ``NOBODY``; ``2 w`` warp w of the launch; ``2 b W + 1`` several
     warps of block b (W warps per block); ``SEVERAL_BLOCKS``. So the block of a code is
     ``code // 2W`` (-1 for the two negative codes, never a block)."""
 
@@ -261,82 +260,29 @@ class _RaceMonitor:
             words[index] = old
         self.journal.clear()
 
-    def _merge(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The summary of two unordered sets of warps (neither nobody)."""
-        block = a // self.span
-        several = np.where(block == b // self.span, block * self.span + 1, SEVERAL_BLOCKS)
-        return np.where(a == b, a, several)
-
     def watch(self, space: str, g: np.ndarray, mask: np.ndarray, words: np.ndarray, data: np.ndarray | None) -> None:
         if space == "global":
             state, values = self.global_words, self.memory.words
         else:
             state, values = self.shared_words, self.ex.shared.reshape(-1)
-        word = words[mask]  # one entry per active lane, warp-major: a word may repeat
-        if not len(word):
-            return
         if data is not None and space == "global":
+            word = words[mask]
+            if not len(word):
+                return
             self.journal.append((word, values[word]))
-        who = ((g + self.base) * 2).astype(np.int32)[np.nonzero(mask)[0]]  # entries' codes
-        span = self.span
-        block = who // span
-        code = who
-        alone = True  # every word touched by one warp of the step
-        scratch = state.scratch  # per-word grouping without a sort: scatter, then gather back
-        if len(g) > 1:
-            scratch[word] = who
-            several = scratch[word] != who
-            if several.any():
-                alone = ~self._spread(scratch, word, several)
-                scratch[word] = block
-                blocks = self._spread(scratch, word, scratch[word] != block)
-                code = np.where(alone, who, np.where(blocks, SEVERAL_BLOCKS, block * span + 1))
-                block = np.where(blocks, _NO_BLOCK, block)
-        episode = self.episode[who >> 1]
-
-        def ordered_after(summary: np.ndarray, summary_episode: np.ndarray) -> np.ndarray:
-            return (summary == _NOBODY) | ((summary // span == block) & (
-                (summary_episode < episode) | (alone & (summary == who))))
-
-        writer = state.writer[word]
-        after_writes = ordered_after(writer, state.writer_episode[word])
-        reader = state.reader[word]
-        if data is None:
-            if not after_writes.all():
-                self._race(space, word, ~after_writes, writer, code, "a load")
-            reader_episode = state.reader_episode[word]
-            same = (reader != _NOBODY) & (reader // span == block)
-            fresh = (reader == _NOBODY) | (same & (episode > reader_episode))
-            state.reader[word] = np.where(fresh, code, np.where(same, self._merge(reader, code), SEVERAL_BLOCKS))
-            state.reader_episode[word] = np.where(fresh, episode, reader_episode)
-            return
-        stored = data[mask].view(np.int32)
-        scratch[word] = stored
-        value = scratch[word]  # what the word holds after the step: the last lane's of the last warp
-        bad = ~ordered_after(reader, state.reader_episode[word])
-        bad |= ~after_writes & (value != values[word].view(np.int32))
-        if alone is not True:
-            bad |= ~alone & (stored != value)
-        if bad.any():
-            self._race(space, word, bad, np.where(after_writes, reader, writer), code, "a store")
-        state.writer[word] = np.where(after_writes, code, self._merge(writer, code))
-        state.writer_episode[word] = episode
-
-    @staticmethod
-    def _spread(scratch: np.ndarray, word: np.ndarray, flag: np.ndarray) -> np.ndarray:
-        """Per entry: does any entry of the same word have ``flag``?"""
-        scratch[word] = 0
-        scratch[word[flag]] = 1
-        return scratch[word] == 1
-
-    def _race(self, space: str, word: np.ndarray, bad: np.ndarray, other: np.ndarray, code: np.ndarray,
-              what: str) -> None:
-        i = int(np.flatnonzero(bad)[0])
-        raise DataRace(f"kernel {self.kernel!r}: data race on {space} word {int(word[i])}: {what} by "
-                       f"{self._who(int(code[i]))} is unordered with an access by {self._who(int(other[i]))}")
+        race, other, code = watch_step(
+            state.writer, state.writer_episode, state.reader, state.reader_episode, state.scratch, values,
+            self.episode, np.ascontiguousarray(g, dtype=np.int64), np.ascontiguousarray(mask, dtype=bool),
+            np.ascontiguousarray(words, dtype=np.int64),
+            _NO_DATA if data is None else np.ascontiguousarray(data, dtype=np.uint32), data is not None,
+            self.base, self.span)
+        if race >= 0:
+            raise DataRace(f"kernel {self.kernel!r}: data race on {space} word {int(words[mask][race])}: "
+                           f"{'a load' if data is None else 'a store'} by {self._who(code)} is unordered with an "
+                           f"access by {self._who(other)}")
 
     def _who(self, code: int) -> str:
-        if code == _NOBODY:  # no earlier access: the step's own warps stored different values
+        if code == NOBODY:  # no earlier access: the step's own warps stored different values
             return "another warp of the same instruction storing another value"
         if code == SEVERAL_BLOCKS:
             return "warps of several blocks"
