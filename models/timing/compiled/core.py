@@ -228,12 +228,25 @@ def state_shape(s: Settings, pipe_count: int) -> tuple:
 
 
 #: Arrays a launch writes before it reads them, which ``SmStates`` need not reset (the others
-#: it copies back from a pristine state, 1.5 of 4.4 MB at 68 SMs): ``board``, whose slot row
-#: ``add_cta`` clears when it places a warp; ``unread_pos``/``unread_count``, read below the
-#: slot's ``W_NUNREAD`` (in ``wv``, reset), each entry set when appended; ``heaps``, read below
-#: their counts (in ``sv``), which may have grown.
+#: it copies back from a pristine state): ``board``, whose slot row ``add_cta`` clears when it
+#: places a warp; ``unread_pos``/``unread_count``, read below the slot's ``W_NUNREAD`` (in
+#: ``wv``, reset), each entry set when appended; ``heaps``, read below their counts (in ``sv``),
+#: which may have grown.
 NOT_RESET = ("board", "unread_pos", "unread_count", "heaps")
-_RESET = tuple(i for i, name in enumerate(SmState._fields) if name not in NOT_RESET)
+#: Arrays written for every SM (the engine sets the carried columns of ``sv``, the pipes and
+#: the banks; the GPU loop charges idle cycles to every SM), or not per SM: reset whole. The
+#: others only an SM that got a block writes: only the rows of those SMs are reset (``_used``),
+#: which spares most of the 1.5 MB at 68 SMs when a launch fills a few SMs.
+_WHOLE = ("sv", "stalls", "pipes", "bank_busy", "log_n", "err")
+_RESET_WHOLE = tuple(i for i, name in enumerate(SmState._fields) if name in _WHOLE)
+_RESET_ROWS = tuple(i for i, name in enumerate(SmState._fields) if name not in _WHOLE + NOT_RESET)
+
+
+def _used(state: SmState) -> np.ndarray:
+    """The SMs a launch gave a block: each placed warp leaves its slot resident, or finished
+    (``retire_warp``); nothing else marks a slot, and ``add_cta`` is the first to write an SM."""
+    wv = state.wv
+    return np.flatnonzero((wv[:, :, W_RESIDENT] | wv[:, :, W_FINISHED]).any(axis=1))
 
 
 class SmStates:
@@ -266,8 +279,13 @@ class SmStates:
             kept = self._kept[shape] = make_sm_state(s, pipe_count), state, sm_state_ref(state)
         else:
             pristine, state, _ = kept
-            for i in _RESET:
+            used = _used(state)
+            for i in _RESET_WHOLE:
                 np.copyto(state[i], pristine[i])
+            if len(used):
+                rows = slice(used[0], used[-1] + 1)  # a slice copies faster than an index array
+                for i in _RESET_ROWS:
+                    np.copyto(state[i][rows], pristine[i][rows])
         self._pristine, self._state, ref = kept
         return self._state, ref
 
