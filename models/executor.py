@@ -172,10 +172,16 @@ class BatchExecutor:
         if not self.dflow:
             reg = self.regs[field_value - 1]
             return lambda g, mask: reg[g]
-        dist, ring, tag, n, nw = field_value, self._ring_rows, self._tag_rows, self.kernel.ring, self.nw
+        dist, ring, tag, n, nw, rp = field_value, self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
         def read(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
-            pos = self.rp[g] - dist
+            if len(g) == 1:  # one warp (most steps of a small launch): its row by a slice, no index arrays
+                w = int(g[0])
+                p = int(rp[w]) - dist
+                r = p % n * nw + w
+                if not np.count_nonzero((tag[r] != p) & mask[0]):
+                    return ring[r:r + 1].copy()
+            pos = rp[g] - dist
             row = pos % n * nw + g
             tags = tag[row]
             bad = mask & (tags != pos[:, None])
@@ -199,10 +205,18 @@ class BatchExecutor:
 
     def _writer(self, ins: Instruction) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
         if self.dflow:
-            ring, tag, n, nw = self._ring_rows, self._tag_rows, self.kernel.ring, self.nw
+            ring, tag, n, nw, rp = self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
             def write(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
-                pos = self.rp[g]
+                if len(g) == 1:  # one warp: its row as a view, written in place
+                    w = int(g[0])
+                    p = int(rp[w])
+                    r = p % n * nw + w
+                    np.copyto(ring[r], values[0], where=mask[0], casting="unsafe")  # as setitem casts
+                    np.copyto(tag[r], p, where=mask[0])
+                    rp[w] = p + 1
+                    return
+                pos = rp[g]
                 row = pos % n * nw + g
                 if np.count_nonzero(mask) == mask.size:  # every lane: no merge with the old values
                     ring[row] = values
@@ -210,7 +224,7 @@ class BatchExecutor:
                 else:
                     ring[row] = np.where(mask, values, ring[row])
                     tag[row] = np.where(mask, pos[:, None], tag[row])
-                self.rp[g] = pos + 1
+                rp[g] = pos + 1
 
             return write
         if ins.dst == 0:
@@ -218,7 +232,10 @@ class BatchExecutor:
         reg = self.regs[ins.dst - 1]
 
         def write_reg(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
-            reg[g] = values if np.count_nonzero(mask) == mask.size else np.where(mask, values, reg[g])
+            if len(g) == 1:  # one warp: its row as a view, written in place
+                np.copyto(reg[int(g[0])], values[0], where=mask[0], casting="unsafe")  # as setitem casts
+            else:
+                reg[g] = values if np.count_nonzero(mask) == mask.size else np.where(mask, values, reg[g])
 
         return write_reg
 

@@ -74,6 +74,7 @@ from .program import PerKernel, StaticInstruction, decoded
 ORDER_DEPTH = 63
 _MAX_WARPS = 2**30 - 1  # race summaries name warp w by the int32 code 2w (see _RaceMonitor)
 _NO_DATA = np.zeros((0, 0), dtype=np.uint32)  # watch_step's data of a load
+_EXIT, _BAR, _MEM = 1, 2, 4  # what the pre-run records for an instruction besides its record
 
 
 @dataclass
@@ -303,6 +304,8 @@ class _PreRun:
         self.line_bytes, self.sector_bytes, self.shared_cfg, self.local_bytes = \
             line_bytes, sector_bytes, shared_cfg, local_bytes
         self.static, self.checked = _kernel_facts(kernel)
+        self.kinds = [(_EXIT if ins.op is Opcode.EXIT else _BAR if ins.op is Opcode.BAR else 0)
+                      | (_MEM if ins.is_mem else 0) for ins in self.static]
         self.dflow = kernel.form is Form.DFLOW
         self.warps = geo.num_blocks * geo.warps_per_block
         self.monitor = _RaceMonitor(memory, self.warps, geo.warps_per_block, kernel.name)
@@ -335,26 +338,29 @@ class _PreRun:
     def _run_batch(self, ex: BatchExecutor, base: int) -> None:
         self.monitor.begin_batch(ex, base)
         history = _OrderHistory(self.checked, ex.nw, ex.L) if self.checked is not None else None
-        static, handlers, episode = self.static, ex.handlers, self.monitor.episode
-        while (step := ex.next_step()) is not None:
+        static, handlers, episode, kinds = self.static, ex.handlers, self.monitor.episode, self.kinds
+        # bound methods and locals: the loop runs once per batch step, a few us each
+        add_warps, add_pc, add_mask = self.step_warps.append, self.step_pc.append, self.step_masks.append
+        add_rp = self.step_rp.append if self.dflow else None
+        next_step, rp = ex.next_step, ex.rp if self.dflow else None
+        while (step := next_step()) is not None:
             pc, g, mask = step
-            ins = static[pc]
             warps = g + base
-            n = len(g)
-            self.step_warps.append(warps)
-            self.step_pc.append(pc)
-            self.step_masks.append(mask)  # lanes counted at the end, in one call
-            if self.dflow:
-                self.step_rp.append(ex.rp[g])
+            add_warps(warps)
+            add_pc(pc)
+            add_mask(mask)  # lanes counted at the end, in one call
+            if add_rp is not None:
+                add_rp(rp[g])
             handlers[pc](g, mask)
-            op = ins.op
-            if op is Opcode.EXIT:
-                self.exit_at.append((self.records, ex.done[g]))
-            elif op is Opcode.BAR:
-                episode[warps] += 1
-            if ins.is_mem:
-                self._access(ins, ex, g, warps, mask, history)
-            self.records += n
+            kind = kinds[pc]
+            if kind:
+                if kind & _EXIT:
+                    self.exit_at.append((self.records, ex.done[g]))
+                elif kind & _BAR:
+                    episode[warps] += 1
+                if kind & _MEM:
+                    self._access(static[pc], ex, g, warps, mask, history)
+            self.records += len(g)
         ex.release()  # its handlers and our watch: cycles through the executor (``release``)
 
     def _access(self, ins: StaticInstruction, ex: BatchExecutor, g: np.ndarray, warps: np.ndarray,
