@@ -114,32 +114,43 @@ class BatchExecutor:
             self.regs = np.zeros((max(kernel.regs, 1), nw, L), dtype=U32)
         self.shared = np.zeros((len(blocks), kernel.shared_bytes // 4), dtype=U32)
         self.local = np.zeros((nw, L, kernel.local_bytes // 4), dtype=U32)
-        self.sregs = self._special_registers(thread)
+        self._thread = thread
+        self.sregs: dict[SpecialReg, np.ndarray] = {}  # those the kernel reads (``_special_register``)
         self.handlers = [self._compile(pc, ins) for pc, ins in enumerate(kernel.code)]
 
     # ------------------------------------------------------------------ set-up
-    def _special_registers(self, thread: np.ndarray) -> dict[SpecialReg, np.ndarray]:
-        bx, by, bz = self.geo.block
-        coords = np.array([self.geo.block_coords(b) for b in self.blocks], dtype=np.int64).reshape(-1, 3)
-        per_warp = coords[self.wblock]
-        shape = thread.shape
+    def _special_register(self, sreg: SpecialReg) -> np.ndarray:
+        """Every lane's value of ``sreg`` (``[warps, lanes]``), computed the first time an ``s2r``
+        reads it: a kernel reads a few of them, and a small launch spent a tenth of its set-up
+        computing all."""
+        table = self.sregs.get(sreg)
+        if table is not None:
+            return table
+        thread, shape = self._thread, self._thread.shape
+        (bx, by, bz), grid = self.geo.block, self.geo.grid
 
         def full(v: int) -> np.ndarray:
             return np.full(shape, v, dtype=U32)
 
-        s = {
-            SpecialReg.TID_X: thread % bx, SpecialReg.TID_Y: (thread // bx) % by,
-            SpecialReg.TID_Z: thread // (bx * by),
-            SpecialReg.NTID_X: full(bx), SpecialReg.NTID_Y: full(by), SpecialReg.NTID_Z: full(bz),
-            SpecialReg.NCTAID_X: full(self.geo.grid[0]), SpecialReg.NCTAID_Y: full(self.geo.grid[1]),
-            SpecialReg.NCTAID_Z: full(self.geo.grid[2]),
-            SpecialReg.LANEID: np.broadcast_to(np.arange(self.L), shape),
-            SpecialReg.WARPID: np.broadcast_to(self.wid[:, None], shape),
-            SpecialReg.NWARPID: full(self.geo.warps_per_block),
-        }
-        for axis, sreg in enumerate((SpecialReg.CTAID_X, SpecialReg.CTAID_Y, SpecialReg.CTAID_Z)):
-            s[sreg] = np.broadcast_to(per_warp[:, axis:axis + 1], shape)
-        return {k: np.ascontiguousarray(v, dtype=U32) for k, v in s.items()}
+        def ctaid(axis: int) -> np.ndarray:
+            coords = np.array([self.geo.block_coords(b) for b in self.blocks], dtype=np.int64).reshape(-1, 3)
+            return np.broadcast_to(coords[self.wblock][:, axis:axis + 1], shape)
+
+        value = {
+            SpecialReg.TID_X: lambda: thread % bx, SpecialReg.TID_Y: lambda: (thread // bx) % by,
+            SpecialReg.TID_Z: lambda: thread // (bx * by),
+            SpecialReg.NTID_X: lambda: full(bx), SpecialReg.NTID_Y: lambda: full(by),
+            SpecialReg.NTID_Z: lambda: full(bz),
+            SpecialReg.NCTAID_X: lambda: full(grid[0]), SpecialReg.NCTAID_Y: lambda: full(grid[1]),
+            SpecialReg.NCTAID_Z: lambda: full(grid[2]),
+            SpecialReg.LANEID: lambda: np.broadcast_to(np.arange(self.L), shape),
+            SpecialReg.WARPID: lambda: np.broadcast_to(self.wid[:, None], shape),
+            SpecialReg.NWARPID: lambda: full(self.geo.warps_per_block),
+            SpecialReg.CTAID_X: lambda: ctaid(0), SpecialReg.CTAID_Y: lambda: ctaid(1),
+            SpecialReg.CTAID_Z: lambda: ctaid(2),
+        }[sreg]()
+        table = self.sregs[sreg] = np.ascontiguousarray(value, dtype=U32)
+        return table
 
     # ------------------------------------------------------------------ faults
     def fault(self, message: str, pc: int, warp: int | None = None, lane: int | None = None,
@@ -280,7 +291,7 @@ class BatchExecutor:
                 advance(g)
             return mov
         if op is Opcode.S2R:
-            table = self.sregs[SpecialReg(ins.mod)]
+            table = self._special_register(SpecialReg(ins.mod))
 
             def s2r(g, mask):
                 write(g, mask, table[g])
