@@ -80,9 +80,8 @@ class BatchExecutor:
     def __init__(self, kernel: Kernel, geometry: Geometry, blocks: range, params: np.ndarray,
                  memory: GlobalMemory, config: FunctionalConfig, warp_counts: np.ndarray,
                  thread_counts: np.ndarray, budget: list[int], trace: list[TraceRecord] | None):
-        self.kernel, self.geo, self.blocks, self.params = kernel, geometry, blocks, params
+        self.kernel, self.geo, self.blocks = kernel, geometry, blocks
         self.mem, self.config, self.trace = memory, config, trace
-        self.warp_counts, self.thread_counts, self.budget = warp_counts, thread_counts, budget
         self.limit = config.instruction_budget(geometry.num_blocks * geometry.warps_per_block)
         self.dflow = kernel.form is Form.DFLOW
         L = self.L = geometry.warp_size
@@ -90,14 +89,46 @@ class BatchExecutor:
         nw = self.nw = len(blocks) * wpb
         self.wblock = np.repeat(np.arange(len(blocks)), wpb)  # batch-local block of each warp
         self.wid = np.tile(np.arange(wpb), len(blocks))  # warp index within its block
-        thread = self.wid[:, None] * L + np.arange(L)[None, :]  # linear thread id in block
-        self.alive = thread < geometry.threads_per_block
-        self.active = self.alive.copy()
-        self.pc = np.zeros(nw, dtype=np.int64)
-        self.done = ~self.alive.any(axis=1)
-        self.waiting = np.zeros(nw, dtype=bool)
-        self.stacks: list[list[StackEntry]] = [[] for _ in range(nw)]
-        self.seq = np.zeros(nw, dtype=np.int64)
+        self._thread = self.wid[:, None] * L + np.arange(L)[None, :]  # linear thread id in block
+        self.alive = np.empty((nw, L), dtype=bool)
+        self.active = np.empty((nw, L), dtype=bool)
+        self.pc = np.empty(nw, dtype=np.int64)
+        self.done = np.empty(nw, dtype=bool)
+        self.waiting = np.empty(nw, dtype=bool)
+        self.seq = np.empty(nw, dtype=np.int64)
+        if self.dflow:
+            self.ring = np.empty((kernel.ring, nw, L), dtype=U32)
+            self.tag = np.empty((kernel.ring, nw, L), dtype=np.int64)
+            self.rp = np.empty(nw, dtype=np.int64)
+            # [slot * nw + warp, lane] views: one index per warp is cheaper than a (slot, warp) pair
+            self._ring_rows, self._tag_rows = self.ring.reshape(-1, L), self.tag.reshape(-1, L)
+        else:
+            self.regs = np.empty((max(kernel.regs, 1), nw, L), dtype=U32)
+        self.shared = np.empty((len(blocks), kernel.shared_bytes // 4), dtype=U32)
+        self.local = np.empty((nw, L, kernel.local_bytes // 4), dtype=U32)
+        self.sregs: dict[SpecialReg, np.ndarray] = {}  # those the kernel reads (``_special_register``)
+        self._begin(params, warp_counts, thread_counts, budget)
+        self.handlers = [self._compile(pc, ins) for pc, ins in enumerate(kernel.code)]
+
+    def restart(self, params: np.ndarray, warp_counts: np.ndarray, thread_counts: np.ndarray,
+                budget: list[int]) -> None:
+        """Run the same blocks again for another launch of the same kernel (same geometry,
+        memory and configuration), with these parameters, counts and budget: the state is a
+        new executor's, the handlers are kept (compiling them is most of a small batch's set-up)."""
+        self._begin(params, warp_counts, thread_counts, budget)
+
+    def _begin(self, params: np.ndarray, warp_counts: np.ndarray, thread_counts: np.ndarray,
+               budget: list[int]) -> None:
+        """The state at the start of a launch, in the arrays the handlers hold."""
+        self.params = params
+        self.warp_counts, self.thread_counts, self.budget = warp_counts, thread_counts, budget
+        np.less(self._thread, self.geo.threads_per_block, out=self.alive)
+        self.active[:] = self.alive
+        self.pc.fill(0)
+        np.logical_not(self.alive.any(axis=1), out=self.done)
+        self.waiting.fill(False)
+        self.stacks: list[list[StackEntry]] = [[] for _ in range(self.nw)]
+        self.seq.fill(0)
         self.last_access: tuple[np.ndarray, np.ndarray | None] | None = None  # (addresses, store data)
         #: Called as ``watch(space, g, mask, words, data)`` by every global and shared load (data
         #: None) and store just before it touches memory: the flat word indices into
@@ -105,18 +136,13 @@ class BatchExecutor:
         #: race-check through it; None (the default) costs one test per memory instruction.
         self.watch: Callable[[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], None] | None = None
         if self.dflow:
-            self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
-            self.tag = np.full((kernel.ring, nw, L), NEVER_WRITTEN, dtype=np.int64)
-            self.rp = np.zeros(nw, dtype=np.int64)
-            # [slot * nw + warp, lane] views: one index per warp is cheaper than a (slot, warp) pair
-            self._ring_rows, self._tag_rows = self.ring.reshape(-1, L), self.tag.reshape(-1, L)
+            self.ring.fill(0)
+            self.tag.fill(NEVER_WRITTEN)
+            self.rp.fill(0)
         else:
-            self.regs = np.zeros((max(kernel.regs, 1), nw, L), dtype=U32)
-        self.shared = np.zeros((len(blocks), kernel.shared_bytes // 4), dtype=U32)
-        self.local = np.zeros((nw, L, kernel.local_bytes // 4), dtype=U32)
-        self._thread = thread
-        self.sregs: dict[SpecialReg, np.ndarray] = {}  # those the kernel reads (``_special_register``)
-        self.handlers = [self._compile(pc, ins) for pc, ins in enumerate(kernel.code)]
+            self.regs.fill(0)
+        self.shared.fill(0)
+        self.local.fill(0)
 
     # ------------------------------------------------------------------ set-up
     def _special_register(self, sreg: SpecialReg) -> np.ndarray:
@@ -298,10 +324,10 @@ class BatchExecutor:
                 advance(g)
             return s2r
         if op is Opcode.LDC:
-            value, L = self.params[ins.imm // 4], self.L
+            index, L = ins.imm // 4, self.L
 
             def ldc(g, mask):
-                write(g, mask, np.full((len(g), L), value, dtype=U32))
+                write(g, mask, np.full((len(g), L), self.params[index], dtype=U32))  # this launch's
                 advance(g)
             return ldc
         if op is Opcode.VOTE:

@@ -54,6 +54,7 @@ value is the same. Warps of one block in one step share their episode.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from operator import is_
 
 import numpy as np
 
@@ -293,13 +294,65 @@ class _RaceMonitor:
 
 
 # ---------------------------------------------------------------------- the pre-run
+class Executors:
+    """Batch executors kept from one launch to the next: a later launch of the same kernel on
+    the same blocks (same geometry, memory and configuration) restarts one
+    (``BatchExecutor.restart``) instead of compiling its handlers again, which is most of a
+    small batch's set-up (gaussian: 30 launches of two kernels, one batch each). Only batches of
+    at most ``MAX_WARPS`` warps are kept: a large batch's set-up is small beside its run, and
+    its arrays are large. The compiled engine keeps one per GPU."""
+
+    MAX_WARPS = 256
+    KEEP = 8  # batches kept at once
+
+    def __init__(self):
+        self._kept: dict[tuple, tuple[tuple, BatchExecutor]] = {}  # key -> (kernel's code and shape, executor)
+
+    @staticmethod
+    def _key(kernel: Kernel, geo: Geometry, blocks: range, memory: GlobalMemory, fconfig: FunctionalConfig) -> tuple:
+        return id(kernel), geo, blocks.start, blocks.stop, id(memory), fconfig
+
+    @staticmethod
+    def _shape(kernel: Kernel) -> tuple:
+        """What the handlers and arrays were made from (instructions are frozen: the same objects
+        are the same code)."""
+        return (kernel.form, kernel.ring, kernel.regs, kernel.shared_bytes, kernel.local_bytes, *kernel.code)
+
+    def start(self, kernel: Kernel, geo: Geometry, blocks: range, params: np.ndarray, memory: GlobalMemory,
+              fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray,
+              budget: list[int]) -> BatchExecutor:
+        """An executor of these blocks at the start of this launch: a kept one restarted, or a new one."""
+        kept = self._kept.pop(self._key(kernel, geo, blocks, memory, fconfig), None)
+        if kept is not None:
+            shape, ex = kept
+            now = self._shape(kernel)
+            if ex.kernel is kernel and ex.mem is memory and len(now) == len(shape) and all(map(is_, now, shape)):
+                ex.restart(params, warp_counts, thread_counts, budget)
+                return ex
+            ex.release()
+        return BatchExecutor(kernel, geo, blocks, params, memory, fconfig, warp_counts, thread_counts, budget, None)
+
+    def finish(self, ex: BatchExecutor) -> None:
+        """``ex`` has run its batch: keep it for a later launch, or release it."""
+        ex.watch = None
+        if ex.nw > self.MAX_WARPS:
+            ex.release()
+            return
+        self._kept[self._key(ex.kernel, ex.geo, ex.blocks, ex.mem, ex.config)] = self._shape(ex.kernel), ex
+        if len(self._kept) > self.KEEP:
+            _, oldest = self._kept.pop(next(iter(self._kept)))
+            oldest.release()
+
+
 class _PreRun:
     """Runs one launch batch by batch and records its streams."""
 
     def __init__(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
                  fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray, *,
-                 line_bytes: int, sector_bytes: int, shared_cfg: SharedMemoryConfig, local_bytes: int):
+                 line_bytes: int, sector_bytes: int, shared_cfg: SharedMemoryConfig, local_bytes: int,
+                 executors: Executors | None):
         self.kernel, self.geo, self.params, self.memory, self.fconfig = kernel, geo, params, memory, fconfig
+        self.executors = executors
         self.warp_counts, self.thread_counts = warp_counts, thread_counts
         self.line_bytes, self.sector_bytes, self.shared_cfg, self.local_bytes = \
             line_bytes, sector_bytes, shared_cfg, local_bytes
@@ -331,9 +384,17 @@ class _PreRun:
         budget = [0]
         for start in range(0, geo.num_blocks, per_batch):
             blocks = range(start, min(start + per_batch, geo.num_blocks))
-            ex = BatchExecutor(self.kernel, geo, blocks, self.params, self.memory, self.fconfig,
-                               self.warp_counts, self.thread_counts, budget, None)
+            if self.executors is None:
+                ex = BatchExecutor(self.kernel, geo, blocks, self.params, self.memory, self.fconfig,
+                                   self.warp_counts, self.thread_counts, budget, None)
+            else:
+                ex = self.executors.start(self.kernel, geo, blocks, self.params, self.memory, self.fconfig,
+                                          self.warp_counts, self.thread_counts, budget)
             self._run_batch(ex, start * wpb)
+            if self.executors is None:
+                ex.release()  # its handlers and our watch: cycles through the executor (``release``)
+            else:
+                self.executors.finish(ex)
 
     def _run_batch(self, ex: BatchExecutor, base: int) -> None:
         self.monitor.begin_batch(ex, base)
@@ -361,7 +422,6 @@ class _PreRun:
                 if kind & _MEM:
                     self._access(static[pc], ex, g, warps, mask, history)
             self.records += len(g)
-        ex.release()  # its handlers and our watch: cycles through the executor (``release``)
 
     def _access(self, ins: StaticInstruction, ex: BatchExecutor, g: np.ndarray, warps: np.ndarray,
                 mask: np.ndarray, history: _OrderHistory | None) -> None:
@@ -430,7 +490,8 @@ class _PreRun:
 def build_streams(kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
                   fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray, *,
                   line_bytes: int, sector_bytes: int, shared_cfg: SharedMemoryConfig, warp_size: int,
-                  local_bytes: int, reasons: list[str] | None = None) -> LaunchStreams | None:
+                  local_bytes: int, reasons: list[str] | None = None,
+                  executors: Executors | None = None) -> LaunchStreams | None:
     """Run one launch functionally and record its streams (see the module docstring).
 
     Parameters
@@ -446,6 +507,8 @@ def build_streams(kernel: Kernel, geo: Geometry, params: np.ndarray, memory: Glo
         Lanes per warp (must be ``geo.warp_size``) and local memory per thread (local addresses).
     reasons : list of str, optional
         On fallback, why is appended here.
+    executors : Executors, optional
+        Batch executors kept across launches (new ones each launch without).
 
     Returns
     -------
@@ -461,7 +524,7 @@ def build_streams(kernel: Kernel, geo: Geometry, params: np.ndarray, memory: Glo
         return None
     counts_before = warp_counts.copy(), thread_counts.copy()
     run = _PreRun(kernel, geo, params, memory, fconfig, warp_counts, thread_counts, line_bytes=line_bytes,
-                  sector_bytes=sector_bytes, shared_cfg=shared_cfg, local_bytes=local_bytes)
+                  sector_bytes=sector_bytes, shared_cfg=shared_cfg, local_bytes=local_bytes, executors=executors)
     try:
         run.run()
     except DualflowError as error:

@@ -56,7 +56,7 @@ from ..ordering import check_reorder
 from ..program import PerKernel, StaticInstruction, decoded
 from ..sm import UNIT_CLASSES
 from ..stats import STALL_REASONS, SmCounters, TimingStats, sm_totals
-from ..streams import LaunchStreams, build_streams
+from ..streams import Executors, LaunchStreams, build_streams
 from .core import (
     ERR_DEADLOCK,
     ERR_ORDER,
@@ -172,6 +172,7 @@ class CompiledGpu:
         self._bank_busy = np.full((n, sm.register_banks), -1, dtype=np.int64)
         self._reference: Gpu | None = None
         self._states = SmStates()
+        self._executors = Executors()  # the pre-run's, restarted by later launches of a kernel
 
     # ------------------------------------------------------------------ a launch
     def run(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
@@ -181,7 +182,8 @@ class CompiledGpu:
         mcfg = cfg.memory
         streams = build_streams(kernel, geo, params, memory, fconfig, warp_counts, thread_counts,
                                 line_bytes=mcfg.l1.line_bytes, sector_bytes=mcfg.l1.sector_bytes,
-                                shared_cfg=mcfg.shared, warp_size=cfg.sm.warp_size, local_bytes=kernel.local_bytes)
+                                shared_cfg=mcfg.shared, warp_size=cfg.sm.warp_size, local_bytes=kernel.local_bytes,
+                                executors=self._executors)
         if streams is None:
             return self._run_reference(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
         static = decoded(kernel)
