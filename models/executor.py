@@ -97,15 +97,15 @@ class BatchExecutor:
         self.waiting = np.empty(nw, dtype=bool)
         self.seq = np.empty(nw, dtype=np.int64)
         if self.dflow:
-            self.ring = np.empty((kernel.ring, nw, L), dtype=U32)
-            self.tag = np.empty((kernel.ring, nw, L), dtype=np.int64)
-            self.rp = np.empty(nw, dtype=np.int64)
+            self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
+            self.tag = np.full((kernel.ring, nw, L), NEVER_WRITTEN, dtype=np.int64)
+            self.rp = np.zeros(nw, dtype=np.int64)
             # [slot * nw + warp, lane] views: one index per warp is cheaper than a (slot, warp) pair
             self._ring_rows, self._tag_rows = self.ring.reshape(-1, L), self.tag.reshape(-1, L)
         else:
-            self.regs = np.empty((max(kernel.regs, 1), nw, L), dtype=U32)
-        self.shared = np.empty((len(blocks), kernel.shared_bytes // 4), dtype=U32)
-        self.local = np.empty((nw, L, kernel.local_bytes // 4), dtype=U32)
+            self.regs = np.zeros((max(kernel.regs, 1), nw, L), dtype=U32)
+        self.shared = np.zeros((len(blocks), kernel.shared_bytes // 4), dtype=U32)
+        self.local = np.zeros((nw, L, kernel.local_bytes // 4), dtype=U32)
         self.sregs: dict[SpecialReg, np.ndarray] = {}  # those the kernel reads (``_special_register``)
         self._begin(params, warp_counts, thread_counts, budget)
         self.handlers = [self._compile(pc, ins) for pc, ins in enumerate(kernel.code)]
@@ -115,11 +115,20 @@ class BatchExecutor:
         """Run the same blocks again for another launch of the same kernel (same geometry,
         memory and configuration), with these parameters, counts and budget: the state is a
         new executor's, the handlers are kept (compiling them is most of a small batch's set-up)."""
+        if self.dflow:
+            self.ring.fill(0)
+            self.tag.fill(NEVER_WRITTEN)
+            self.rp.fill(0)
+        else:
+            self.regs.fill(0)
+        self.shared.fill(0)
+        self.local.fill(0)
         self._begin(params, warp_counts, thread_counts, budget)
 
     def _begin(self, params: np.ndarray, warp_counts: np.ndarray, thread_counts: np.ndarray,
                budget: list[int]) -> None:
-        """The state at the start of a launch, in the arrays the handlers hold."""
+        """The state at the start of a launch but registers, shared and local memory (which
+        ``__init__`` makes and ``restart`` clears), in the arrays the handlers hold."""
         self.params = params
         self.warp_counts, self.thread_counts, self.budget = warp_counts, thread_counts, budget
         np.less(self._thread, self.geo.threads_per_block, out=self.alive)
@@ -135,14 +144,6 @@ class BatchExecutor:
         #: ``memory.words`` (global) or ``shared`` (shared). The timing streams journal and
         #: race-check through it; None (the default) costs one test per memory instruction.
         self.watch: Callable[[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], None] | None = None
-        if self.dflow:
-            self.ring.fill(0)
-            self.tag.fill(NEVER_WRITTEN)
-            self.rp.fill(0)
-        else:
-            self.regs.fill(0)
-        self.shared.fill(0)
-        self.local.fill(0)
 
     # ------------------------------------------------------------------ set-up
     def _special_register(self, sreg: SpecialReg) -> np.ndarray:
