@@ -33,9 +33,10 @@ One race is allowed: stores of the same value to a word by unordered warps (bfs 
 from several frontier nodes), provided no read of the word is unordered with any of them; the
 word then ends with that value in every order.
 
-Detection is vectorised per batch step (a step's entries are grouped by word with a scatter
-and a gather, no sort), with two summaries per word: a code (nobody, one warp, several warps of
-one block, several blocks; see ``_RaceMonitor``) and an episode:
+Detection is per batch step (compiled: ``compiled/race_summaries.py``; a step's entries are
+grouped by word, the last entry of each word standing for the step), with two summaries per
+word: a code (nobody, one warp, several warps of one block, several blocks; see
+``_RaceMonitor``) and an episode:
 
 - the last writer and its episode. In a race-free history every write is ordered after the
   writer summary, so a new access is ordered after all earlier writes iff it is ordered after
@@ -365,7 +366,7 @@ class _PreRun:
         # per batch step, in execution order
         self.step_warps: list[np.ndarray] = []
         self.step_pc: list[int] = []
-        self.step_masks: list[np.ndarray] = []
+        self.step_threads: list[np.ndarray] = []
         self.step_rp: list[np.ndarray] = []
         self.exit_at: list[tuple[int, np.ndarray]] = []  # (first record of the step, done after it)
         self.access_at: list[int] = []  # first record of each memory step
@@ -401,7 +402,7 @@ class _PreRun:
         history = _OrderHistory(self.checked, ex.nw, ex.L) if self.checked is not None else None
         static, handlers, episode, kinds = self.static, ex.handlers, self.monitor.episode, self.kinds
         # bound methods and locals: the loop runs once per batch step, a few us each
-        add_warps, add_pc, add_mask = self.step_warps.append, self.step_pc.append, self.step_masks.append
+        add_warps, add_pc, add_threads = self.step_warps.append, self.step_pc.append, self.step_threads.append
         add_rp = self.step_rp.append if self.dflow else None
         next_step, rp = ex.next_step, ex.rp if self.dflow else None
         while (step := next_step()) is not None:
@@ -409,7 +410,7 @@ class _PreRun:
             warps = g + base
             add_warps(warps)
             add_pc(pc)
-            add_mask(mask)  # lanes counted at the end, in one call
+            add_threads(np.count_nonzero(mask, axis=1))
             if add_rp is not None:
                 add_rp(rp[g])
             handlers[pc](g, mask)
@@ -461,8 +462,7 @@ class _PreRun:
             return values[order]
 
         pc = grouped(np.repeat(np.array(self.step_pc, dtype=np.int32), steps))
-        threads = grouped(np.count_nonzero(np.concatenate(self.step_masks), axis=1).astype(np.int32) if total
-                          else np.zeros(0, np.int32))
+        threads = grouped(np.concatenate(self.step_threads).astype(np.int32) if total else np.zeros(0, np.int32))
         rp = grouped(np.concatenate(self.step_rp).astype(np.int64)) if self.dflow and total else \
             np.zeros(total, np.int64)
         exits = np.zeros(total, dtype=bool)

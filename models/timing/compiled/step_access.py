@@ -59,7 +59,7 @@ def coalesce_rows(addresses, mask, line_bytes, sector_bytes, access_bytes):
         lines[total:total + n] = row_lines[:n]
         sectors[total:total + n] = row_sectors[:n]
         total += n
-    return counts, lines[:total], sectors[:total]
+    return counts, lines[:total].copy(), sectors[:total].copy()  # not views: the pre-run keeps them
 
 
 @njit(_ROWS, cache=True)
