@@ -25,26 +25,24 @@ class MemoryStat(NamedTuple):
     """One leaf of the tree: counted (``value`` reads it off a ``MemorySystem``) or derived
     (``formula``, computed by ``derive``)."""
 
-    group: str
-    name: str
     unit: str
     description: str
     value: Callable[[Any], int | float] | None = None
     formula: str = ""
 
 
+def _counted(source: str | Callable[[Any], int | float], unit: str, description: str) -> MemoryStat:
+    """A counted statistic: the ``MemorySystem`` attribute path ``source``, or a function of it."""
+    return MemoryStat(unit, description, attrgetter(source) if isinstance(source, str) else source)
+
+
+def _derived(formula: str, unit: str, description: str) -> MemoryStat:
+    return MemoryStat(unit, description, None, formula)
+
+
 def _dram_cycles(name: str) -> Callable[[Any], float]:
     get = attrgetter(f"_dram.{name}")
     return lambda ms: round(get(ms), 3)  # rounded in the tree: a launch's value is a difference of these
-
-
-def _stat(group: str, name: str, source: str, unit: str, description: str) -> MemoryStat:
-    """A counted statistic read from the attribute path ``source`` of the ``MemorySystem``."""
-    return MemoryStat(group, name, unit, description, attrgetter(source))
-
-
-def _rate(group: str, name: str, unit: str, description: str, formula: str) -> MemoryStat:
-    return MemoryStat(group, name, unit, description, None, formula)
 
 
 #: Where ``l1.per_sm`` goes among the l1 leaves (after this one).
@@ -53,74 +51,88 @@ _PER_SM_AFTER = ("l1", "load_hit_rate")
 PER_SM = (("accesses", "warp-accesses", "global and local warp accesses"),
           ("transactions", "transactions", "load and store transactions"))
 
-#: Every statistic but the per-SM ones, in the tree's order.
-MEMORY_STATS = (
-    MemoryStat("l1", "accesses", "warp-accesses", "global and local warp accesses",
-               lambda ms: sum(ms.sm_accesses)),
-    _stat("l1", "load_transactions", "l1_load_tx", "transactions", "load transactions (lines) looked up"),
-    _stat("l1", "store_transactions", "l1_store_tx", "transactions", "store transactions (lines)"),
-    _stat("l1", "load_hits", "l1_hits", "transactions", "loads whose sectors were all present"),
-    _stat("l1", "load_misses", "l1_misses", "transactions", "loads that sent a request to L2 (each allocates MSHRs)"),
-    _stat("l1", "bypassed", "l1_bypassed", "transactions",
-          "misses of spaces the L1 does not cache (caches_global/caches_local False)"),
-    _stat("l1", "sector_misses", "l1_sector_misses", "transactions",
-          "misses whose line was resident but lacked sectors (subset of load_misses)"),
-    _stat("l1", "missed_sectors", "l1_missed_sectors", "sectors", "sectors requested from L2 by misses"),
-    _stat("l1", "mshr_merges", "l1_merges", "transactions",
-          "loads served by a fill already in flight (merged into its MSHRs)"),
-    _stat("l1", "mshr_full_stalls", "l1_mshr_stalls", "events", "misses that waited for a free MSHR"),
-    _stat("l1", "mshr_stall_cycles", "l1_mshr_stall_cycles", "cycles", "port cycles lost waiting for free MSHRs"),
-    _stat("l1", "merge_limit_stalls", "l1_merge_stalls", "events",
-          "loads that found an in-flight fill already at max_merges"),
-    _stat("l1", "merge_limit_stall_cycles", "l1_merge_stall_cycles", "cycles",
-          "port cycles lost waiting for such fills"),
-    _stat("l1", "store_hits", "l1_store_hits", "transactions", "stores whose line was resident"),
-    _stat("l1", "store_misses", "l1_store_misses", "transactions", "stores whose line was not resident"),
-    _stat("l1", "writebacks", "l1_writebacks", "lines", "dirty (local) lines evicted or flushed and written to L2"),
-    _stat("l1", "writeback_sectors", "l1_writeback_sectors", "sectors", "sectors those writebacks carried"),
-    _stat("l1", "flushes", "l1_flushes", "events", "invalidations of all L1s (flush_l1)"),
-    _rate("l1", "load_hit_rate", "hits/transaction", "L1 load hit rate", "load_hits / load_transactions"),
-    _stat("shared", "accesses", "smem_accesses", "warp-accesses", "shared-memory warp accesses"),
-    _stat("shared", "bank_rounds", "smem_rounds", "rounds",
-          "bank access rounds: sum of conflict degrees (each round reads every bank once)"),
-    _stat("shared", "conflict_rounds", "smem_conflict_rounds", "rounds",
-          "extra rounds caused by bank conflicts: sum of (degree - warp_parts)"),
-    MemoryStat("shared", "port_cycles", "cycles", "port cycles held: bank_rounds x bank_interval",
-               lambda ms: ms.smem_rounds * ms._smem_interval),
-    _rate("shared", "conflict_rate", "rounds/access", "extra bank rounds per access", "conflict_rounds / accesses"),
-    _stat("interconnect", "requests", "_icnt.requests", "packets", "SM -> L2 packets (reads, writes, writebacks)"),
-    _stat("interconnect", "replies", "_icnt.replies", "packets", "L2 -> SM data replies"),
-    _stat("interconnect", "request_flits", "_icnt.request_flits", "flits", "flits of the requests"),
-    _stat("interconnect", "reply_flits", "_icnt.reply_flits", "flits", "flits of the replies"),
-    _stat("interconnect", "port_wait_cycles", "_icnt.wait_cycles", "cycles",
-          "packet cycles spent waiting for a busy slice port"),
-    _stat("l2", "reads", "l2_reads", "requests", "read requests (L1 misses)"),
-    _stat("l2", "read_hits", "l2_read_hits", "requests", "reads whose sectors were all present"),
-    _stat("l2", "read_misses", "l2_read_misses", "requests", "reads that went to DRAM"),
-    _stat("l2", "missed_sectors", "l2_missed_sectors", "sectors", "sectors read from DRAM"),
-    _stat("l2", "mshr_merges", "l2_merges", "requests", "reads served by a DRAM fill already in flight"),
-    _stat("l2", "merge_limit_stalls", "l2_merge_stalls", "events", "reads that found a fill already at max_merges"),
-    _stat("l2", "mshr_full_stalls", "l2_mshr_stalls", "events", "misses that waited for a free MSHR"),
-    _stat("l2", "stall_cycles", "l2_stall_cycles", "cycles", "cycles slices' inputs were blocked by both"),
-    _stat("l2", "writes", "l2_writes", "requests", "write requests (stores, L1 writebacks)"),
-    _stat("l2", "write_hits", "l2_write_hits", "requests", "writes whose line was resident"),
-    _stat("l2", "write_misses", "l2_write_misses", "requests", "writes that allocated a line"),
-    _stat("l2", "writebacks", "l2_writebacks", "lines", "dirty lines evicted to DRAM"),
-    _rate("l2", "read_hit_rate", "hits/request", "L2 read hit rate", "read_hits / reads"),
-    _stat("dram", "reads", "_dram.reads", "requests", "read bursts (one per L2 read miss)"),
-    _stat("dram", "writes", "_dram.writes", "requests", "write bursts (one per dirty L2 eviction)"),
-    _stat("dram", "read_bytes", "_dram.read_bytes", "bytes", "bytes read"),
-    _stat("dram", "write_bytes", "_dram.write_bytes", "bytes", "bytes written"),
-    MemoryStat("dram", "busy_cycles", "channel-cycles",
-               "core cycles the channels' data buses were busy, summed over channels", _dram_cycles("busy_cycles")),
-    MemoryStat("dram", "wait_cycles", "cycles", "request cycles spent waiting for a busy channel",
-               _dram_cycles("wait_cycles")),
-    _stat("loads", "accesses", "loads", "warp-accesses", "global and local warp loads with an active lane"),
-    _stat("loads", "latency_cycles", "load_latency", "cycles", "sum over loads of (done - request cycle)"),
-    _rate("loads", "average_latency", "cycles", "mean load latency", "latency_cycles / accesses"),
-)
+#: Every statistic but the per-SM ones, by group, in the tree's order.
+MEMORY_STATS: dict[str, dict[str, MemoryStat]] = {
+    "l1": {
+        "accesses": _counted(lambda ms: sum(ms.sm_accesses), "warp-accesses", "global and local warp accesses"),
+        "load_transactions": _counted("l1_load_tx", "transactions", "load transactions (lines) looked up"),
+        "store_transactions": _counted("l1_store_tx", "transactions", "store transactions (lines)"),
+        "load_hits": _counted("l1_hits", "transactions", "loads whose sectors were all present"),
+        "load_misses": _counted("l1_misses", "transactions",
+                                "loads that sent a request to L2 (each allocates MSHRs)"),
+        "bypassed": _counted("l1_bypassed", "transactions",
+                             "misses of spaces the L1 does not cache (caches_global/caches_local False)"),
+        "sector_misses": _counted("l1_sector_misses", "transactions",
+                                  "misses whose line was resident but lacked sectors (subset of load_misses)"),
+        "missed_sectors": _counted("l1_missed_sectors", "sectors", "sectors requested from L2 by misses"),
+        "mshr_merges": _counted("l1_merges", "transactions",
+                                "loads served by a fill already in flight (merged into its MSHRs)"),
+        "mshr_full_stalls": _counted("l1_mshr_stalls", "events", "misses that waited for a free MSHR"),
+        "mshr_stall_cycles": _counted("l1_mshr_stall_cycles", "cycles", "port cycles lost waiting for free MSHRs"),
+        "merge_limit_stalls": _counted("l1_merge_stalls", "events",
+                                       "loads that found an in-flight fill already at max_merges"),
+        "merge_limit_stall_cycles": _counted("l1_merge_stall_cycles", "cycles",
+                                             "port cycles lost waiting for such fills"),
+        "store_hits": _counted("l1_store_hits", "transactions", "stores whose line was resident"),
+        "store_misses": _counted("l1_store_misses", "transactions", "stores whose line was not resident"),
+        "writebacks": _counted("l1_writebacks", "lines",
+                               "dirty (local) lines evicted or flushed and written to L2"),
+        "writeback_sectors": _counted("l1_writeback_sectors", "sectors", "sectors those writebacks carried"),
+        "flushes": _counted("l1_flushes", "events", "invalidations of all L1s (flush_l1)"),
+        "load_hit_rate": _derived("load_hits / load_transactions", "hits/transaction", "L1 load hit rate"),
+    },
+    "shared": {
+        "accesses": _counted("smem_accesses", "warp-accesses", "shared-memory warp accesses"),
+        "bank_rounds": _counted("smem_rounds", "rounds",
+                                "bank access rounds: sum of conflict degrees (each round reads every bank once)"),
+        "conflict_rounds": _counted("smem_conflict_rounds", "rounds",
+                                    "extra rounds caused by bank conflicts: sum of (degree - warp_parts)"),
+        "port_cycles": _counted(lambda ms: ms.smem_rounds * ms._smem_interval, "cycles",
+                                "port cycles held: bank_rounds x bank_interval"),
+        "conflict_rate": _derived("conflict_rounds / accesses", "rounds/access", "extra bank rounds per access"),
+    },
+    "interconnect": {
+        "requests": _counted("_icnt.requests", "packets", "SM -> L2 packets (reads, writes, writebacks)"),
+        "replies": _counted("_icnt.replies", "packets", "L2 -> SM data replies"),
+        "request_flits": _counted("_icnt.request_flits", "flits", "flits of the requests"),
+        "reply_flits": _counted("_icnt.reply_flits", "flits", "flits of the replies"),
+        "port_wait_cycles": _counted("_icnt.wait_cycles", "cycles",
+                                     "packet cycles spent waiting for a busy slice port"),
+    },
+    "l2": {
+        "reads": _counted("l2_reads", "requests", "read requests (L1 misses)"),
+        "read_hits": _counted("l2_read_hits", "requests", "reads whose sectors were all present"),
+        "read_misses": _counted("l2_read_misses", "requests", "reads that went to DRAM"),
+        "missed_sectors": _counted("l2_missed_sectors", "sectors", "sectors read from DRAM"),
+        "mshr_merges": _counted("l2_merges", "requests", "reads served by a DRAM fill already in flight"),
+        "merge_limit_stalls": _counted("l2_merge_stalls", "events",
+                                       "reads that found a fill already at max_merges"),
+        "mshr_full_stalls": _counted("l2_mshr_stalls", "events", "misses that waited for a free MSHR"),
+        "stall_cycles": _counted("l2_stall_cycles", "cycles", "cycles slices' inputs were blocked by both"),
+        "writes": _counted("l2_writes", "requests", "write requests (stores, L1 writebacks)"),
+        "write_hits": _counted("l2_write_hits", "requests", "writes whose line was resident"),
+        "write_misses": _counted("l2_write_misses", "requests", "writes that allocated a line"),
+        "writebacks": _counted("l2_writebacks", "lines", "dirty lines evicted to DRAM"),
+        "read_hit_rate": _derived("read_hits / reads", "hits/request", "L2 read hit rate"),
+    },
+    "dram": {
+        "reads": _counted("_dram.reads", "requests", "read bursts (one per L2 read miss)"),
+        "writes": _counted("_dram.writes", "requests", "write bursts (one per dirty L2 eviction)"),
+        "read_bytes": _counted("_dram.read_bytes", "bytes", "bytes read"),
+        "write_bytes": _counted("_dram.write_bytes", "bytes", "bytes written"),
+        "busy_cycles": _counted(_dram_cycles("busy_cycles"), "channel-cycles",
+                                "core cycles the channels' data buses were busy, summed over channels"),
+        "wait_cycles": _counted(_dram_cycles("wait_cycles"), "cycles",
+                                "request cycles spent waiting for a busy channel"),
+    },
+    "loads": {
+        "accesses": _counted("loads", "warp-accesses", "global and local warp loads with an active lane"),
+        "latency_cycles": _counted("load_latency", "cycles", "sum over loads of (done - request cycle)"),
+        "average_latency": _derived("latency_cycles / accesses", "cycles", "mean load latency"),
+    },
+}
 
-_COUNTED = tuple(s.value for s in MEMORY_STATS if s.formula == "")
+_COUNTED = tuple(stat.value for group in MEMORY_STATS.values() for stat in group.values() if not stat.formula)
 
 
 def _ratio(a: float, b: float) -> float:
@@ -134,7 +146,7 @@ _DERIVED = {
     ("shared", "conflict_rate"): (("shared", "conflict_rounds"), (("shared", "accesses"),)),
     ("loads", "average_latency"): (("loads", "latency_cycles"), (("loads", "accesses"),)),
 }
-assert set(_DERIVED) == {(s.group, s.name) for s in MEMORY_STATS if s.formula}
+assert set(_DERIVED) == {(g, n) for g, group in MEMORY_STATS.items() for n, stat in group.items() if stat.formula}
 
 
 def derive(tree: dict) -> dict:
@@ -152,8 +164,8 @@ def derive(tree: dict) -> dict:
 
 
 def snapshot(ms) -> list:
-    """The counted statistics of the ``MemorySystem`` ``ms`` as a flat list: ``MEMORY_STATS``'
-    counted ones in order, then ``sm_accesses``, then ``sm_transactions``."""
+    """The counted statistics of the ``MemorySystem`` ``ms`` as a flat list: the counted ones of
+    ``MEMORY_STATS`` in order, then ``sm_accesses``, then ``sm_transactions``."""
     return [get(ms) for get in _COUNTED] + ms.sm_accesses + ms.sm_transactions
 
 
@@ -161,22 +173,24 @@ def build_tree(values: list, num_sms: int) -> dict:
     """The statistics tree of a ``snapshot`` (or of a difference of two), derived leaves computed."""
     tree: dict[str, dict] = {}
     counted = iter(values)
-    for stat in MEMORY_STATS:
-        group = tree.setdefault(stat.group, {})
-        if stat.formula:
-            group[stat.name] = {"value": 0.0, "unit": stat.unit, "description": stat.description,
-                                "formula": stat.formula}
-        else:
-            group[stat.name] = {"value": next(counted), "unit": stat.unit, "description": stat.description}
-        if (stat.group, stat.name) == _PER_SM_AFTER:
-            group["per_sm"] = per_sm = {}
-            (a_name, a_unit, a_text), (t_name, t_unit, t_text) = PER_SM
-            first = len(_COUNTED)
-            for i in range(num_sms):
-                per_sm[str(i)] = {
-                    a_name: {"value": values[first + i], "unit": a_unit, "description": a_text},
-                    t_name: {"value": values[first + num_sms + i], "unit": t_unit, "description": t_text}}
+    for group_name, stats in MEMORY_STATS.items():
+        group = tree[group_name] = {}
+        for name, stat in stats.items():
+            if stat.formula:
+                group[name] = {"value": 0.0, "unit": stat.unit, "description": stat.description,
+                               "formula": stat.formula}
+            else:
+                group[name] = {"value": next(counted), "unit": stat.unit, "description": stat.description}
+            if (group_name, name) == _PER_SM_AFTER:
+                group["per_sm"] = _per_sm(values[len(_COUNTED):], num_sms)
     return derive(tree)
+
+
+def _per_sm(values: list, num_sms: int) -> dict:
+    (a_name, a_unit, a_text), (t_name, t_unit, t_text) = PER_SM
+    return {str(i): {a_name: {"value": values[i], "unit": a_unit, "description": a_text},
+                     t_name: {"value": values[num_sms + i], "unit": t_unit, "description": t_text}}
+            for i in range(num_sms)}
 
 
 def launch_tree(after: list, before: list, num_sms: int) -> dict:
