@@ -80,9 +80,8 @@ class BatchExecutor:
     def __init__(self, kernel: Kernel, geometry: Geometry, blocks: range, params: np.ndarray,
                  memory: GlobalMemory, config: FunctionalConfig, warp_counts: np.ndarray,
                  thread_counts: np.ndarray, budget: list[int], trace: list[TraceRecord] | None):
-        self.kernel, self.geo, self.blocks, self.params = kernel, geometry, blocks, params
+        self.kernel, self.geo, self.blocks = kernel, geometry, blocks
         self.mem, self.config, self.trace = memory, config, trace
-        self.warp_counts, self.thread_counts, self.budget = warp_counts, thread_counts, budget
         self.limit = config.instruction_budget(geometry.num_blocks * geometry.warps_per_block)
         self.dflow = kernel.form is Form.DFLOW
         L = self.L = geometry.warp_size
@@ -90,54 +89,95 @@ class BatchExecutor:
         nw = self.nw = len(blocks) * wpb
         self.wblock = np.repeat(np.arange(len(blocks)), wpb)  # batch-local block of each warp
         self.wid = np.tile(np.arange(wpb), len(blocks))  # warp index within its block
-        thread = self.wid[:, None] * L + np.arange(L)[None, :]  # linear thread id in block
-        self.alive = thread < geometry.threads_per_block
-        self.active = self.alive.copy()
-        self.pc = np.zeros(nw, dtype=np.int64)
-        self.done = ~self.alive.any(axis=1)
-        self.waiting = np.zeros(nw, dtype=bool)
-        self.stacks: list[list[StackEntry]] = [[] for _ in range(nw)]
-        self.seq = np.zeros(nw, dtype=np.int64)
+        self._thread = self.wid[:, None] * L + np.arange(L)[None, :]  # linear thread id in block
+        self.alive = np.empty((nw, L), dtype=bool)
+        self.active = np.empty((nw, L), dtype=bool)
+        self.pc = np.empty(nw, dtype=np.int64)
+        self.done = np.empty(nw, dtype=bool)
+        self.waiting = np.empty(nw, dtype=bool)
+        self.seq = np.empty(nw, dtype=np.int64)
+        if self.dflow:
+            self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
+            self.tag = np.full((kernel.ring, nw, L), NEVER_WRITTEN, dtype=np.int64)
+            self.rp = np.zeros(nw, dtype=np.int64)
+            # [slot * nw + warp, lane] views: one index per warp is cheaper than a (slot, warp) pair
+            self._ring_rows, self._tag_rows = self.ring.reshape(-1, L), self.tag.reshape(-1, L)
+        else:
+            self.regs = np.zeros((max(kernel.regs, 1), nw, L), dtype=U32)
+        self.shared = np.zeros((len(blocks), kernel.shared_bytes // 4), dtype=U32)
+        self.local = np.zeros((nw, L, kernel.local_bytes // 4), dtype=U32)
+        self.sregs: dict[SpecialReg, np.ndarray] = {}  # those the kernel reads (``_special_register``)
+        self._begin(params, warp_counts, thread_counts, budget)
+        self.handlers = [self._compile(pc, ins) for pc, ins in enumerate(kernel.code)]
+
+    def restart(self, params: np.ndarray, warp_counts: np.ndarray, thread_counts: np.ndarray,
+                budget: list[int]) -> None:
+        """Run the same blocks again for another launch of the same kernel (same geometry,
+        memory and configuration), with these parameters, counts and budget: the state is a
+        new executor's, the handlers are kept (compiling them is most of a small batch's set-up)."""
+        if self.dflow:
+            self.ring.fill(0)
+            self.tag.fill(NEVER_WRITTEN)
+            self.rp.fill(0)
+        else:
+            self.regs.fill(0)
+        self.shared.fill(0)
+        self.local.fill(0)
+        self._begin(params, warp_counts, thread_counts, budget)
+
+    def _begin(self, params: np.ndarray, warp_counts: np.ndarray, thread_counts: np.ndarray,
+               budget: list[int]) -> None:
+        """The state at the start of a launch but registers, shared and local memory (which
+        ``__init__`` makes and ``restart`` clears), in the arrays the handlers hold."""
+        self.params = params
+        self.warp_counts, self.thread_counts, self.budget = warp_counts, thread_counts, budget
+        np.less(self._thread, self.geo.threads_per_block, out=self.alive)
+        self.active[:] = self.alive
+        self.pc.fill(0)
+        np.logical_not(self.alive.any(axis=1), out=self.done)
+        self.waiting.fill(False)
+        self.stacks: list[list[StackEntry]] = [[] for _ in range(self.nw)]
+        self.seq.fill(0)
         self.last_access: tuple[np.ndarray, np.ndarray | None] | None = None  # (addresses, store data)
         #: Called as ``watch(space, g, mask, words, data)`` by every global and shared load (data
         #: None) and store just before it touches memory: the flat word indices into
         #: ``memory.words`` (global) or ``shared`` (shared). The timing streams journal and
         #: race-check through it; None (the default) costs one test per memory instruction.
         self.watch: Callable[[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], None] | None = None
-        if self.dflow:
-            self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
-            self.tag = np.full((kernel.ring, nw, L), NEVER_WRITTEN, dtype=np.int64)
-            self.rp = np.zeros(nw, dtype=np.int64)
-        else:
-            self.regs = np.zeros((max(kernel.regs, 1), nw, L), dtype=U32)
-        self.shared = np.zeros((len(blocks), kernel.shared_bytes // 4), dtype=U32)
-        self.local = np.zeros((nw, L, kernel.local_bytes // 4), dtype=U32)
-        self.sregs = self._special_registers(thread)
-        self.handlers = [self._compile(pc, ins) for pc, ins in enumerate(kernel.code)]
 
     # ------------------------------------------------------------------ set-up
-    def _special_registers(self, thread: np.ndarray) -> dict[SpecialReg, np.ndarray]:
-        bx, by, bz = self.geo.block
-        coords = np.array([self.geo.block_coords(b) for b in self.blocks], dtype=np.int64).reshape(-1, 3)
-        per_warp = coords[self.wblock]
-        shape = thread.shape
+    def _special_register(self, sreg: SpecialReg) -> np.ndarray:
+        """Every lane's value of ``sreg`` (``[warps, lanes]``), computed the first time an ``s2r``
+        reads it: a kernel reads a few of them, and a small launch spent a tenth of its set-up
+        computing all."""
+        table = self.sregs.get(sreg)
+        if table is not None:
+            return table
+        thread, shape = self._thread, self._thread.shape
+        (bx, by, bz), grid = self.geo.block, self.geo.grid
 
         def full(v: int) -> np.ndarray:
             return np.full(shape, v, dtype=U32)
 
-        s = {
-            SpecialReg.TID_X: thread % bx, SpecialReg.TID_Y: (thread // bx) % by,
-            SpecialReg.TID_Z: thread // (bx * by),
-            SpecialReg.NTID_X: full(bx), SpecialReg.NTID_Y: full(by), SpecialReg.NTID_Z: full(bz),
-            SpecialReg.NCTAID_X: full(self.geo.grid[0]), SpecialReg.NCTAID_Y: full(self.geo.grid[1]),
-            SpecialReg.NCTAID_Z: full(self.geo.grid[2]),
-            SpecialReg.LANEID: np.broadcast_to(np.arange(self.L), shape),
-            SpecialReg.WARPID: np.broadcast_to(self.wid[:, None], shape),
-            SpecialReg.NWARPID: full(self.geo.warps_per_block),
-        }
-        for axis, sreg in enumerate((SpecialReg.CTAID_X, SpecialReg.CTAID_Y, SpecialReg.CTAID_Z)):
-            s[sreg] = np.broadcast_to(per_warp[:, axis:axis + 1], shape)
-        return {k: np.ascontiguousarray(v, dtype=U32) for k, v in s.items()}
+        def ctaid(axis: int) -> np.ndarray:
+            coords = np.array([self.geo.block_coords(b) for b in self.blocks], dtype=np.int64).reshape(-1, 3)
+            return np.broadcast_to(coords[self.wblock][:, axis:axis + 1], shape)
+
+        value = {
+            SpecialReg.TID_X: lambda: thread % bx, SpecialReg.TID_Y: lambda: (thread // bx) % by,
+            SpecialReg.TID_Z: lambda: thread // (bx * by),
+            SpecialReg.NTID_X: lambda: full(bx), SpecialReg.NTID_Y: lambda: full(by),
+            SpecialReg.NTID_Z: lambda: full(bz),
+            SpecialReg.NCTAID_X: lambda: full(grid[0]), SpecialReg.NCTAID_Y: lambda: full(grid[1]),
+            SpecialReg.NCTAID_Z: lambda: full(grid[2]),
+            SpecialReg.LANEID: lambda: np.broadcast_to(np.arange(self.L), shape),
+            SpecialReg.WARPID: lambda: np.broadcast_to(self.wid[:, None], shape),
+            SpecialReg.NWARPID: lambda: full(self.geo.warps_per_block),
+            SpecialReg.CTAID_X: lambda: ctaid(0), SpecialReg.CTAID_Y: lambda: ctaid(1),
+            SpecialReg.CTAID_Z: lambda: ctaid(2),
+        }[sreg]()
+        table = self.sregs[sreg] = np.ascontiguousarray(value, dtype=U32)
+        return table
 
     # ------------------------------------------------------------------ faults
     def fault(self, message: str, pc: int, warp: int | None = None, lane: int | None = None,
@@ -170,16 +210,22 @@ class BatchExecutor:
         if not self.dflow:
             reg = self.regs[field_value - 1]
             return lambda g, mask: reg[g]
-        dist, ring, tag, n = field_value, self.ring, self.tag, self.kernel.ring
+        dist, ring, tag, n, nw, rp = field_value, self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
         def read(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
-            pos = self.rp[g] - dist
-            slot = pos % n
-            tags = tag[slot, g]
+            if len(g) == 1:  # one warp (most steps of a small launch): its row by a slice, no index arrays
+                w = int(g[0])
+                p = int(rp[w]) - dist
+                r = p % n * nw + w
+                if not np.count_nonzero((tag[r] != p) & mask[0]):
+                    return ring[r:r + 1].copy()
+            pos = rp[g] - dist
+            row = pos % n * nw + g
+            tags = tag[row]
             bad = mask & (tags != pos[:, None])
-            if bad.any():
+            if np.count_nonzero(bad):
                 self._illegal_read(pc, g, bad, tags, pos, dist)
-            return ring[slot, g]
+            return ring[row]
 
         return read
 
@@ -197,14 +243,26 @@ class BatchExecutor:
 
     def _writer(self, ins: Instruction) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
         if self.dflow:
-            ring, tag, n = self.ring, self.tag, self.kernel.ring
+            ring, tag, n, nw, rp = self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
             def write(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
-                pos = self.rp[g]
-                slot = pos % n
-                ring[slot, g] = np.where(mask, values, ring[slot, g])
-                tag[slot, g] = np.where(mask, pos[:, None], tag[slot, g])
-                self.rp[g] = pos + 1
+                if len(g) == 1:  # one warp: its row as a view, written in place
+                    w = int(g[0])
+                    p = int(rp[w])
+                    r = p % n * nw + w
+                    np.copyto(ring[r], values[0], where=mask[0], casting="unsafe")  # as setitem casts
+                    np.copyto(tag[r], p, where=mask[0])
+                    rp[w] = p + 1
+                    return
+                pos = rp[g]
+                row = pos % n * nw + g
+                if np.count_nonzero(mask) == mask.size:  # every lane: no merge with the old values
+                    ring[row] = values
+                    tag[row] = pos[:, None]
+                else:
+                    ring[row] = np.where(mask, values, ring[row])
+                    tag[row] = np.where(mask, pos[:, None], tag[row])
+                rp[g] = pos + 1
 
             return write
         if ins.dst == 0:
@@ -212,7 +270,10 @@ class BatchExecutor:
         reg = self.regs[ins.dst - 1]
 
         def write_reg(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
-            reg[g] = np.where(mask, values, reg[g])
+            if len(g) == 1:  # one warp: its row as a view, written in place
+                np.copyto(reg[int(g[0])], values[0], where=mask[0], casting="unsafe")  # as setitem casts
+            else:
+                reg[g] = values if np.count_nonzero(mask) == mask.size else np.where(mask, values, reg[g])
 
         return write_reg
 
@@ -257,17 +318,17 @@ class BatchExecutor:
                 advance(g)
             return mov
         if op is Opcode.S2R:
-            table = self.sregs[SpecialReg(ins.mod)]
+            table = self._special_register(SpecialReg(ins.mod))
 
             def s2r(g, mask):
                 write(g, mask, table[g])
                 advance(g)
             return s2r
         if op is Opcode.LDC:
-            value, L = self.params[ins.imm // 4], self.L
+            index, L = ins.imm // 4, self.L
 
             def ldc(g, mask):
-                write(g, mask, np.full((len(g), L), value, dtype=U32))
+                write(g, mask, np.full((len(g), L), self.params[index], dtype=U32))  # this launch's
                 advance(g)
             return ldc
         if op is Opcode.VOTE:
@@ -490,21 +551,22 @@ class BatchExecutor:
         done. Raises the faults of a launch that cannot go on (barrier deadlock, running past the
         end, budget exceeded). ``run`` and the timing streams (``models/timing/streams.py``) both
         step through this one rule."""
-        runnable = ~(self.done | self.waiting)
-        if not runnable.any():
+        # ufuncs and ndarray.nonzero directly: the ndarray methods' Python wrappers (any, min,
+        # sum) doubled the cost of a step of a few warps
+        cand = np.where(self.done | self.waiting, _NO_PC, self.pc)
+        pc = int(np.minimum.reduce(cand))
+        if pc == _NO_PC:  # no runnable warp
             if self.waiting.any():
                 w = int(np.flatnonzero(self.waiting)[0])
                 raise self.fault("barrier deadlock: warps wait at a barrier that can never complete",
                                  int(self.pc[w]) - 1, w)
             return None
-        cand = np.where(runnable, self.pc, _NO_PC)
-        pc = int(cand.min())
-        g = np.flatnonzero(cand == pc)
+        g = (cand == pc).nonzero()[0]
         if pc >= len(self.kernel.code):
             raise self.ran_past_end(int(g[0]))
         mask = self.active[g]
         self.warp_counts[pc] += len(g)
-        self.thread_counts[pc] += int(mask.sum())
+        self.thread_counts[pc] += np.count_nonzero(mask)
         self.budget[0] += len(g)
         if self.budget[0] > self.limit:
             launch_warps = self.geo.num_blocks * self.geo.warps_per_block
@@ -519,6 +581,14 @@ class BatchExecutor:
                 handlers[pc](g, mask)
             else:
                 self._traced(pc, g, mask)
+        self.release()
+
+    def release(self) -> None:
+        """Drop the handlers once the batch has run. They are closures over this executor: a
+        reference cycle that only the cyclic garbage collector frees, and finding one per
+        batch made its collections cost small launches a tenth of their time."""
+        self.handlers = []
+        self.watch = None
 
     def _traced(self, pc: int, g: np.ndarray, mask: np.ndarray) -> None:
         ins = self.kernel.code[pc]

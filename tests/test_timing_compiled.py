@@ -29,7 +29,7 @@ from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 from dualflow.models.timing.compiled.collector import register_bank as compiled_register_bank
-from dualflow.models.timing.compiled.core import Code, SmState, SmStates, code_ref, make_sm_state
+from dualflow.models.timing.compiled.core import NOT_RESET, Code, SmState, SmStates, code_ref, make_sm_state
 from dualflow.models.timing.compiled.engine import encode_code
 from dualflow.models.timing.compiled.sm import must_keep_order
 from dualflow.models.timing.device import TimingDevice
@@ -194,7 +194,7 @@ def test_reused_sm_state_is_fresh(monkeypatch):
     run_workload(get_workload("gaussian"), size="tiny", form=Form.DFLOW, device=device)
     states = device.gpu._states
     used = states._state
-    fields = [f for f in SmState._fields if f != "heaps"]  # heaps: read only below their counts
+    fields = [f for f in SmState._fields if f not in NOT_RESET]  # written before they are read
     assert any(not np.array_equal(getattr(used, f), getattr(states._pristine, f)) for f in fields)
     settings, pipes = calls[-1]
     again, _ = states.fresh(settings, pipes)

@@ -20,7 +20,8 @@ from dualflow.machine.memory import (
 )
 from dualflow.models.timing.memory.coalescer import LOCAL_BASE, Transaction, coalesce, local_addresses
 from dualflow.models.timing.memory.shared_banks import conflict_degree
-from dualflow.models.timing.memory.system import Access, MemorySystem, derive
+from dualflow.models.timing.memory.statistics import derive
+from dualflow.models.timing.memory.system import Access, MemorySystem
 from dualflow.models.timing.memory.timeline import Timeline
 
 LANES = np.arange(32, dtype=np.int64)

@@ -36,6 +36,7 @@ from dualflow.models.timing.program import decode_kernel
 from dualflow.models.timing.sm import Sm
 from dualflow.models.timing.streams import (
     ORDER_DEPTH,
+    Executors,
     LaunchStreams,
     build_streams,
     coalesce_batch,
@@ -273,6 +274,32 @@ def pre_run(k: Kernel, mode: Mode, grid, block, setup, functional: FunctionalCon
     streams = build_streams(k, geo, words, device.memory, device.config, warp_counts, thread_counts,
                             **stream_settings(config, k), reasons=reasons)
     return streams, reasons, before, device, warp_counts, thread_counts
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_kept_executors_restart_as_new_ones(mode):
+    """``Executors``: a later launch of a kernel restarts the executor the earlier one used and
+    records what a new executor records; once the kernel's code changes, a new one is made."""
+    prog = directed.program("alu")
+    k = directed.kernel("alu", mode.form)
+    config = GpuConfig(mode=mode)
+    kept, fresh = Executors(), None
+    devices = [Device(FunctionalConfig(warp_size=config.sm.warp_size)) for _ in range(2)]
+    params = [prog.setup(d) for d in devices]
+    made = []
+    for launch in range(3):
+        if launch == 2:  # an instruction replaced (by an equal one: what the kept executor compiled is not it)
+            k.code[0] = dataclasses.replace(k.code[0])
+        runs = []
+        for device, words, pool in zip(devices, params, (kept, fresh)):
+            geo, packed, warp_counts, thread_counts = device._begin_launch(k, prog.grid, prog.block, words)
+            runs.append(build_streams(k, geo, packed, device.memory, device.config, warp_counts, thread_counts,
+                                      **stream_settings(config, k), executors=pool))
+        made.append(next(iter(kept._kept.values()))[1])
+        for f in dataclasses.fields(LaunchStreams):
+            assert np.array_equal(getattr(runs[0], f.name), getattr(runs[1], f.name)), (launch, f.name)
+        assert np.array_equal(devices[0].memory.words, devices[1].memory.words)
+    assert made[1] is made[0] and made[2] is not made[1]
 
 
 @pytest.mark.parametrize("mode", list(Mode))

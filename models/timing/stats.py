@@ -20,6 +20,7 @@ from dualflow.isa.opcodes import UnitClass
 from dualflow.machine.config import GpuConfig
 
 from ..statistic import Statistics, add, copy_counts, counter, derived, label, setting, subtract, tree
+from .memory.statistics import derive
 
 #: Why a scheduler issued nothing in a cycle, in precedence order: the cycle is charged to the
 #: reason of the warp that came closest to issuing.
@@ -41,8 +42,6 @@ CLASSES = tuple(c.value for c in UnitClass)
 
 def merge_memory(a: dict, b: dict) -> dict:
     """Add two memory-statistics trees leaf by leaf, then recompute the derived rates."""
-    from .memory.system import derive
-
     return derive(_add_trees(a, b))
 
 
@@ -183,8 +182,6 @@ def _add_trees(a: dict, b: dict) -> dict:
 
 def diff_memory(after: dict, before: dict) -> dict:
     """Counts accumulated between two snapshots of the memory system's statistics."""
-    from .memory.system import derive
-
     return derive(_subtract_trees(after, before))
 
 

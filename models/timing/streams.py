@@ -33,9 +33,10 @@ One race is allowed: stores of the same value to a word by unordered warps (bfs 
 from several frontier nodes), provided no read of the word is unordered with any of them; the
 word then ends with that value in every order.
 
-Detection is vectorised per batch step (a step's entries are grouped by word with a scatter
-and a gather, no sort), with two summaries per word: a code (nobody, one warp, several warps of
-one block, several blocks; see ``_RaceMonitor``) and an episode:
+Detection is per batch step (compiled: ``compiled/race_summaries.py``; a step's entries are
+grouped by word, the last entry of each word standing for the step), with two summaries per
+word: a code (nobody, one warp, several warps of one block, several blocks; see
+``_RaceMonitor``) and an episode:
 
 - the last writer and its episode. In a race-free history every write is ordered after the
   writer summary, so a new access is ordered after all earlier writes iff it is ordered after
@@ -54,6 +55,7 @@ value is the same. Warps of one block in one step share their episode.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from operator import is_
 
 import numpy as np
 
@@ -64,17 +66,17 @@ from dualflow.machine.memory import SharedMemoryConfig
 from dualflow.models.executor import BatchExecutor, Geometry
 from dualflow.models.memory import GlobalMemory
 
+from .compiled.race_summaries import NOBODY, SEVERAL_BLOCKS, watch_step
+from .compiled.step_access import coalesce_rows, conflict_degree_rows
 from .memory.coalescer import local_addresses
 from .ordering import must_keep_order
 from .program import PerKernel, StaticInstruction, decoded
 
 #: Previous accesses of a warp whose order conflicts an access records (bits of an int64).
 ORDER_DEPTH = 63
-_NOBODY = -1
-SEVERAL_BLOCKS = -2
 _MAX_WARPS = 2**30 - 1  # race summaries name warp w by the int32 code 2w (see _RaceMonitor)
-_NO_BLOCK = -3  # the block of a step's entries of several blocks: equal to no summary's block
-_END = np.iinfo(np.int64).max  # sorts after every line address
+_NO_DATA = np.zeros((0, 0), dtype=np.uint32)  # watch_step's data of a load
+_EXIT, _BAR, _MEM = 1, 2, 4  # what the pre-run records for an instruction besides its record
 
 
 @dataclass
@@ -129,60 +131,24 @@ def coalesce_batch(addresses: np.ndarray, mask: np.ndarray, line_bytes: int, sec
     counts, lines, sectors : np.ndarray of int64
         Transactions per access (``[k]``), and the transactions' lines and sector masks, access
         after access, each access's in ``coalesce`` order (ascending line).
+
+    Compiled (``compiled/step_access.py``): numpy's per-call overhead outweighed a few warps' work.
     """
-    addresses = np.asarray(addresses, dtype=np.int64)
-    mask = np.asarray(mask, dtype=bool)
-    k = mask.shape[0]
-    aligned = sector_bytes % access_bytes == 0 and not (addresses[mask] % access_bytes).any()
-    if not aligned:  # an access may span sectors or lines: take each of its bytes
-        addresses = (addresses[:, :, None] + np.arange(access_bytes)).reshape(k, -1)
-        mask = np.repeat(mask, access_bytes, axis=1)
-    offset = addresses & (line_bytes - 1)
-    lines = np.where(mask, addresses - offset, _END)
-    sectors = np.int64(1) << (offset // sector_bytes)
-    low = lines.min(axis=1)
-    active = low != _END
-    if (np.where(mask, lines, -1).max(axis=1) == np.where(active, low, -1)).all():  # one line each
-        sectors = np.bitwise_or.reduce(np.where(mask, sectors, 0), axis=1)
-        return active.astype(np.int64), low[active], sectors[active]
-    order = np.argsort(lines, axis=1, kind="stable")
-    lines = np.take_along_axis(lines, order, axis=1)
-    sectors = np.where(lines != _END, np.take_along_axis(sectors, order, axis=1), 0)
-    new = lines != _END
-    new[:, 1:] &= lines[:, 1:] != lines[:, :-1]
-    counts = np.count_nonzero(new, axis=1).astype(np.int64)
-    starts = np.flatnonzero(new)
-    if not len(starts):
-        return counts, np.zeros(0, np.int64), np.zeros(0, np.int64)
-    # a line's run ends at the next line or the next access's first line; a row's trailing
-    # inactive lanes carry no sectors, so they may fall into the run before them
-    return counts, lines.reshape(-1)[starts], np.bitwise_or.reduceat(sectors.reshape(-1), starts)
+    return coalesce_rows(_int64_rows(addresses), _bool_rows(mask), line_bytes, sector_bytes, access_bytes)
 
 
 def conflict_degrees(addresses: np.ndarray, mask: np.ndarray, banks: int, bank_bytes: int,
                      warp_parts: int = 1) -> np.ndarray:
     """``conflict_degree`` of k warp accesses at once (``[k, lanes]`` addresses and mask): int64[k]."""
-    addresses = np.asarray(addresses, dtype=np.int64)
-    mask = np.asarray(mask, dtype=bool)
-    k, lanes = mask.shape
-    size = -(-lanes // warp_parts)
-    parts = -(-lanes // size)
-    words = np.full((k, parts * size), _END, dtype=np.int64)
-    words[:, :lanes] = np.where(mask, addresses // bank_bytes, _END)
-    words = words.reshape(k * parts, size)
-    low = words.min(axis=1)
-    active = low != _END
-    high = np.where(words == _END, -1, words).max(axis=1)
-    degree = active.astype(np.int64)  # distinct words within a window of one word per bank: 1 round
-    wide = np.flatnonzero(active & (high - low >= banks))
-    if len(wide):
-        part = np.sort(words[wide], axis=1)
-        distinct = part != _END
-        distinct[:, 1:] &= part[:, 1:] != part[:, :-1]
-        group, _ = np.nonzero(distinct)
-        per_bank = np.bincount(group * banks + part[distinct] % banks, minlength=len(wide) * banks)
-        degree[wide] = per_bank.reshape(len(wide), banks).max(axis=1)
-    return degree.reshape(k, parts).sum(axis=1)
+    return conflict_degree_rows(_int64_rows(addresses), _bool_rows(mask), banks, bank_bytes, warp_parts)
+
+
+def _int64_rows(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)  # one compiled signature, whatever the caller passes
+
+
+def _bool_rows(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=bool)
 
 
 # ---------------------------------------------------------------------- order conflicts
@@ -261,18 +227,18 @@ class _Summaries:
     """Per word: writer and reader summaries (codes as in the module docstring) and episodes."""
 
     def __init__(self, words: int):
-        self.writer = np.full(words, _NOBODY, dtype=np.int32)
+        self.writer = np.full(words, NOBODY, dtype=np.int32)
         self.writer_episode = np.zeros(words, dtype=np.int32)
-        self.reader = np.full(words, _NOBODY, dtype=np.int32)
+        self.reader = np.full(words, NOBODY, dtype=np.int32)
         self.reader_episode = np.zeros(words, dtype=np.int32)
-        self.scratch = np.zeros(words, dtype=np.int32)  # grouping the entries of one step by word
+        self.scratch = np.zeros(words, dtype=np.int32)  # grouping the entries of one step by word (watch_step)
 
 
 class _RaceMonitor:
     """Watches a launch's global and shared accesses (``BatchExecutor.watch``): journals global
     stores, raises ``DataRace`` on a race.
 
-    Summary codes (int32): ``_NOBODY``; ``2 w`` warp w of the launch; ``2 b W + 1`` several
+    Summary codes (int32): ``NOBODY``; ``2 w`` warp w of the launch; ``2 b W + 1`` several
     warps of block b (W warps per block); ``SEVERAL_BLOCKS``. So the block of a code is
     ``code // 2W`` (-1 for the two negative codes, never a block)."""
 
@@ -297,82 +263,29 @@ class _RaceMonitor:
             words[index] = old
         self.journal.clear()
 
-    def _merge(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The summary of two unordered sets of warps (neither nobody)."""
-        block = a // self.span
-        several = np.where(block == b // self.span, block * self.span + 1, SEVERAL_BLOCKS)
-        return np.where(a == b, a, several)
-
     def watch(self, space: str, g: np.ndarray, mask: np.ndarray, words: np.ndarray, data: np.ndarray | None) -> None:
         if space == "global":
             state, values = self.global_words, self.memory.words
         else:
             state, values = self.shared_words, self.ex.shared.reshape(-1)
-        word = words[mask]  # one entry per active lane, warp-major: a word may repeat
-        if not len(word):
-            return
         if data is not None and space == "global":
+            word = words[mask]
+            if not len(word):
+                return
             self.journal.append((word, values[word]))
-        who = ((g + self.base) * 2).astype(np.int32)[np.nonzero(mask)[0]]  # entries' codes
-        span = self.span
-        block = who // span
-        code = who
-        alone = True  # every word touched by one warp of the step
-        scratch = state.scratch  # per-word grouping without a sort: scatter, then gather back
-        if len(g) > 1:
-            scratch[word] = who
-            several = scratch[word] != who
-            if several.any():
-                alone = ~self._spread(scratch, word, several)
-                scratch[word] = block
-                blocks = self._spread(scratch, word, scratch[word] != block)
-                code = np.where(alone, who, np.where(blocks, SEVERAL_BLOCKS, block * span + 1))
-                block = np.where(blocks, _NO_BLOCK, block)
-        episode = self.episode[who >> 1]
-
-        def ordered_after(summary: np.ndarray, summary_episode: np.ndarray) -> np.ndarray:
-            return (summary == _NOBODY) | ((summary // span == block) & (
-                (summary_episode < episode) | (alone & (summary == who))))
-
-        writer = state.writer[word]
-        after_writes = ordered_after(writer, state.writer_episode[word])
-        reader = state.reader[word]
-        if data is None:
-            if not after_writes.all():
-                self._race(space, word, ~after_writes, writer, code, "a load")
-            reader_episode = state.reader_episode[word]
-            same = (reader != _NOBODY) & (reader // span == block)
-            fresh = (reader == _NOBODY) | (same & (episode > reader_episode))
-            state.reader[word] = np.where(fresh, code, np.where(same, self._merge(reader, code), SEVERAL_BLOCKS))
-            state.reader_episode[word] = np.where(fresh, episode, reader_episode)
-            return
-        stored = data[mask].view(np.int32)
-        scratch[word] = stored
-        value = scratch[word]  # what the word holds after the step: the last lane's of the last warp
-        bad = ~ordered_after(reader, state.reader_episode[word])
-        bad |= ~after_writes & (value != values[word].view(np.int32))
-        if alone is not True:
-            bad |= ~alone & (stored != value)
-        if bad.any():
-            self._race(space, word, bad, np.where(after_writes, reader, writer), code, "a store")
-        state.writer[word] = np.where(after_writes, code, self._merge(writer, code))
-        state.writer_episode[word] = episode
-
-    @staticmethod
-    def _spread(scratch: np.ndarray, word: np.ndarray, flag: np.ndarray) -> np.ndarray:
-        """Per entry: does any entry of the same word have ``flag``?"""
-        scratch[word] = 0
-        scratch[word[flag]] = 1
-        return scratch[word] == 1
-
-    def _race(self, space: str, word: np.ndarray, bad: np.ndarray, other: np.ndarray, code: np.ndarray,
-              what: str) -> None:
-        i = int(np.flatnonzero(bad)[0])
-        raise DataRace(f"kernel {self.kernel!r}: data race on {space} word {int(word[i])}: {what} by "
-                       f"{self._who(int(code[i]))} is unordered with an access by {self._who(int(other[i]))}")
+        race, other, code = watch_step(
+            state.writer, state.writer_episode, state.reader, state.reader_episode, state.scratch, values,
+            self.episode, np.ascontiguousarray(g, dtype=np.int64), np.ascontiguousarray(mask, dtype=bool),
+            np.ascontiguousarray(words, dtype=np.int64),
+            _NO_DATA if data is None else np.ascontiguousarray(data, dtype=np.uint32), data is not None,
+            self.base, self.span)
+        if race >= 0:
+            raise DataRace(f"kernel {self.kernel!r}: data race on {space} word {int(words[mask][race])}: "
+                           f"{'a load' if data is None else 'a store'} by {self._who(code)} is unordered with an "
+                           f"access by {self._who(other)}")
 
     def _who(self, code: int) -> str:
-        if code == _NOBODY:  # no earlier access: the step's own warps stored different values
+        if code == NOBODY:  # no earlier access: the step's own warps stored different values
             return "another warp of the same instruction storing another value"
         if code == SEVERAL_BLOCKS:
             return "warps of several blocks"
@@ -382,17 +295,71 @@ class _RaceMonitor:
 
 
 # ---------------------------------------------------------------------- the pre-run
+class Executors:
+    """Batch executors kept from one launch to the next: a later launch of the same kernel on
+    the same blocks (same geometry, memory and configuration) restarts one
+    (``BatchExecutor.restart``) instead of compiling its handlers again, which is most of a
+    small batch's set-up (gaussian: 30 launches of two kernels, one batch each). Only batches of
+    at most ``MAX_WARPS`` warps are kept: a large batch's set-up is small beside its run, and
+    its arrays are large. The compiled engine keeps one per GPU."""
+
+    MAX_WARPS = 256
+    KEEP = 8  # batches kept at once
+
+    def __init__(self):
+        self._kept: dict[tuple, tuple[tuple, BatchExecutor]] = {}  # key -> (kernel's code and shape, executor)
+
+    @staticmethod
+    def _key(kernel: Kernel, geo: Geometry, blocks: range, memory: GlobalMemory, fconfig: FunctionalConfig) -> tuple:
+        return id(kernel), geo, blocks.start, blocks.stop, id(memory), fconfig
+
+    @staticmethod
+    def _shape(kernel: Kernel) -> tuple:
+        """What the handlers and arrays were made from (instructions are frozen: the same objects
+        are the same code)."""
+        return (kernel.form, kernel.ring, kernel.regs, kernel.shared_bytes, kernel.local_bytes, *kernel.code)
+
+    def start(self, kernel: Kernel, geo: Geometry, blocks: range, params: np.ndarray, memory: GlobalMemory,
+              fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray,
+              budget: list[int]) -> BatchExecutor:
+        """An executor of these blocks at the start of this launch: a kept one restarted, or a new one."""
+        kept = self._kept.pop(self._key(kernel, geo, blocks, memory, fconfig), None)
+        if kept is not None:
+            shape, ex = kept
+            now = self._shape(kernel)
+            if ex.kernel is kernel and ex.mem is memory and len(now) == len(shape) and all(map(is_, now, shape)):
+                ex.restart(params, warp_counts, thread_counts, budget)
+                return ex
+            ex.release()
+        return BatchExecutor(kernel, geo, blocks, params, memory, fconfig, warp_counts, thread_counts, budget, None)
+
+    def finish(self, ex: BatchExecutor) -> None:
+        """``ex`` has run its batch: keep it for a later launch, or release it."""
+        ex.watch = None
+        if ex.nw > self.MAX_WARPS:
+            ex.release()
+            return
+        self._kept[self._key(ex.kernel, ex.geo, ex.blocks, ex.mem, ex.config)] = self._shape(ex.kernel), ex
+        if len(self._kept) > self.KEEP:
+            _, oldest = self._kept.pop(next(iter(self._kept)))
+            oldest.release()
+
+
 class _PreRun:
     """Runs one launch batch by batch and records its streams."""
 
     def __init__(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
                  fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray, *,
-                 line_bytes: int, sector_bytes: int, shared_cfg: SharedMemoryConfig, local_bytes: int):
+                 line_bytes: int, sector_bytes: int, shared_cfg: SharedMemoryConfig, local_bytes: int,
+                 executors: Executors | None):
         self.kernel, self.geo, self.params, self.memory, self.fconfig = kernel, geo, params, memory, fconfig
+        self.executors = executors
         self.warp_counts, self.thread_counts = warp_counts, thread_counts
         self.line_bytes, self.sector_bytes, self.shared_cfg, self.local_bytes = \
             line_bytes, sector_bytes, shared_cfg, local_bytes
         self.static, self.checked = _kernel_facts(kernel)
+        self.kinds = [(_EXIT if ins.op is Opcode.EXIT else _BAR if ins.op is Opcode.BAR else 0)
+                      | (_MEM if ins.is_mem else 0) for ins in self.static]
         self.dflow = kernel.form is Form.DFLOW
         self.warps = geo.num_blocks * geo.warps_per_block
         self.monitor = _RaceMonitor(memory, self.warps, geo.warps_per_block, kernel.name)
@@ -418,33 +385,44 @@ class _PreRun:
         budget = [0]
         for start in range(0, geo.num_blocks, per_batch):
             blocks = range(start, min(start + per_batch, geo.num_blocks))
-            ex = BatchExecutor(self.kernel, geo, blocks, self.params, self.memory, self.fconfig,
-                               self.warp_counts, self.thread_counts, budget, None)
+            if self.executors is None:
+                ex = BatchExecutor(self.kernel, geo, blocks, self.params, self.memory, self.fconfig,
+                                   self.warp_counts, self.thread_counts, budget, None)
+            else:
+                ex = self.executors.start(self.kernel, geo, blocks, self.params, self.memory, self.fconfig,
+                                          self.warp_counts, self.thread_counts, budget)
             self._run_batch(ex, start * wpb)
+            if self.executors is None:
+                ex.release()  # its handlers and our watch: cycles through the executor (``release``)
+            else:
+                self.executors.finish(ex)
 
     def _run_batch(self, ex: BatchExecutor, base: int) -> None:
         self.monitor.begin_batch(ex, base)
         history = _OrderHistory(self.checked, ex.nw, ex.L) if self.checked is not None else None
-        static, handlers, episode = self.static, ex.handlers, self.monitor.episode
-        while (step := ex.next_step()) is not None:
+        static, handlers, episode, kinds = self.static, ex.handlers, self.monitor.episode, self.kinds
+        # bound methods and locals: the loop runs once per batch step, a few us each
+        add_warps, add_pc, add_threads = self.step_warps.append, self.step_pc.append, self.step_threads.append
+        add_rp = self.step_rp.append if self.dflow else None
+        next_step, rp = ex.next_step, ex.rp if self.dflow else None
+        while (step := next_step()) is not None:
             pc, g, mask = step
-            ins = static[pc]
             warps = g + base
-            n = len(g)
-            self.step_warps.append(warps.astype(np.int32))
-            self.step_pc.append(pc)
-            self.step_threads.append(np.count_nonzero(mask, axis=1).astype(np.int32))
-            if self.dflow:
-                self.step_rp.append(ex.rp[g])
+            add_warps(warps)
+            add_pc(pc)
+            add_threads(np.count_nonzero(mask, axis=1))
+            if add_rp is not None:
+                add_rp(rp[g])
             handlers[pc](g, mask)
-            op = ins.op
-            if op is Opcode.EXIT:
-                self.exit_at.append((self.records, ex.done[g]))
-            elif op is Opcode.BAR:
-                episode[warps] += 1
-            if ins.is_mem:
-                self._access(ins, ex, g, warps, mask, history)
-            self.records += n
+            kind = kinds[pc]
+            if kind:
+                if kind & _EXIT:
+                    self.exit_at.append((self.records, ex.done[g]))
+                elif kind & _BAR:
+                    episode[warps] += 1
+                if kind & _MEM:
+                    self._access(static[pc], ex, g, warps, mask, history)
+            self.records += len(g)
 
     def _access(self, ins: StaticInstruction, ex: BatchExecutor, g: np.ndarray, warps: np.ndarray,
                 mask: np.ndarray, history: _OrderHistory | None) -> None:
@@ -474,7 +452,7 @@ class _PreRun:
     def streams(self) -> LaunchStreams:
         """The records, grouped by warp."""
         total = self.records
-        warps = np.concatenate(self.step_warps) if total else np.zeros(0, np.int32)
+        warps = np.concatenate(self.step_warps).astype(np.int32) if total else np.zeros(0, np.int32)
         count = np.bincount(warps, minlength=self.warps).astype(np.int64)
         first = np.cumsum(count) - count
         steps = np.array([len(w) for w in self.step_warps], dtype=np.int64)
@@ -484,7 +462,7 @@ class _PreRun:
             return values[order]
 
         pc = grouped(np.repeat(np.array(self.step_pc, dtype=np.int32), steps))
-        threads = grouped(np.concatenate(self.step_threads) if total else np.zeros(0, np.int32))
+        threads = grouped(np.concatenate(self.step_threads).astype(np.int32) if total else np.zeros(0, np.int32))
         rp = grouped(np.concatenate(self.step_rp).astype(np.int64)) if self.dflow and total else \
             np.zeros(total, np.int64)
         exits = np.zeros(total, dtype=bool)
@@ -512,7 +490,8 @@ class _PreRun:
 def build_streams(kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
                   fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray, *,
                   line_bytes: int, sector_bytes: int, shared_cfg: SharedMemoryConfig, warp_size: int,
-                  local_bytes: int, reasons: list[str] | None = None) -> LaunchStreams | None:
+                  local_bytes: int, reasons: list[str] | None = None,
+                  executors: Executors | None = None) -> LaunchStreams | None:
     """Run one launch functionally and record its streams (see the module docstring).
 
     Parameters
@@ -528,6 +507,8 @@ def build_streams(kernel: Kernel, geo: Geometry, params: np.ndarray, memory: Glo
         Lanes per warp (must be ``geo.warp_size``) and local memory per thread (local addresses).
     reasons : list of str, optional
         On fallback, why is appended here.
+    executors : Executors, optional
+        Batch executors kept across launches (new ones each launch without).
 
     Returns
     -------
@@ -543,7 +524,7 @@ def build_streams(kernel: Kernel, geo: Geometry, params: np.ndarray, memory: Glo
         return None
     counts_before = warp_counts.copy(), thread_counts.copy()
     run = _PreRun(kernel, geo, params, memory, fconfig, warp_counts, thread_counts, line_bytes=line_bytes,
-                  sector_bytes=sector_bytes, shared_cfg=shared_cfg, local_bytes=local_bytes)
+                  sector_bytes=sector_bytes, shared_cfg=shared_cfg, local_bytes=local_bytes, executors=executors)
     try:
         run.run()
     except DualflowError as error:

@@ -227,28 +227,67 @@ def state_shape(s: Settings, pipe_count: int) -> tuple:
             s.banks, s.max_ctas, s.warps_per_block, s.record_issue, pipe_count)
 
 
+#: Arrays a launch writes before it reads them, which ``SmStates`` need not reset (the others
+#: it copies back from a pristine state): ``board``, whose slot row ``add_cta`` clears when it
+#: places a warp; ``unread_pos``/``unread_count``, read below the slot's ``W_NUNREAD`` (in
+#: ``wv``, reset), each entry set when appended; ``heaps``, read below their counts (in ``sv``),
+#: which may have grown.
+NOT_RESET = ("board", "unread_pos", "unread_count", "heaps")
+#: Arrays written for every SM (the engine sets the carried columns of ``sv``, the pipes and
+#: the banks; the GPU loop charges idle cycles to every SM), or not per SM: reset whole. The
+#: others only an SM that got a block writes: only the rows of those SMs are reset (``_used``),
+#: which spares most of the 1.5 MB at 68 SMs when a launch fills a few SMs.
+_WHOLE = ("sv", "stalls", "pipes", "bank_busy", "log_n", "err")
+_RESET_WHOLE = tuple(i for i, name in enumerate(SmState._fields) if name in _WHOLE)
+_RESET_ROWS = tuple(i for i, name in enumerate(SmState._fields) if name not in _WHOLE + NOT_RESET)
+
+
+def _used(state: SmState) -> np.ndarray:
+    """The SMs a launch gave a block: each placed warp leaves its slot resident, or finished
+    (``retire_warp``); nothing else marks a slot, and ``add_cta`` is the first to write an SM."""
+    wv = state.wv
+    return np.flatnonzero((wv[:, :, W_RESIDENT] | wv[:, :, W_FINISHED]).any(axis=1))
+
+
 class SmStates:
-    """Fresh SM state for each launch without building it anew: the last state and its
-    ``SmStateRef`` are kept and reset in place from a pristine copy when the next launch has the
-    same shapes. Building a ``SmStateRef`` costs numba a type check of every array (about 1.5 ms,
-    much of a small launch)."""
+    """Fresh SM state for each launch without building it anew: a state and its ``SmStateRef``
+    are kept per shape (``state_shape``) and reset in place from a pristine copy when a later
+    launch has that shape. Building a ``SmStateRef`` costs numba a type check of every array
+    (about 1.5 ms, much of a small launch), and runs alternate kernels of different shapes
+    (gaussian: Fan1, Fan2, Fan1, ...), so one kept state would be rebuilt at every launch.
+
+    Members
+    -------
+    _state, _pristine : SmState
+        The state the last ``fresh`` returned, and the copy it is reset from.
+    """
+
+    #: Shapes kept at once (a run launches few distinct shapes; each state is about 1 MB at 68 SMs).
+    KEPT = 8
 
     def __init__(self):
-        self._shape: tuple | None = None
+        self._kept: dict[tuple, tuple[SmState, SmState, SmStateRef]] = {}  # shape -> (pristine, state, ref)
 
     def fresh(self, s: Settings, pipe_count: int) -> tuple[SmState, SmStateRef]:
         """A state equal to ``make_sm_state(s, pipe_count)`` and its structref."""
         shape = state_shape(s, pipe_count)
-        if shape != self._shape:
-            self._pristine = make_sm_state(s, pipe_count)
-            self._state = make_sm_state(s, pipe_count)
-            self._ref = sm_state_ref(self._state)
-            self._shape = shape
-            return self._state, self._ref
-        for name, array in zip(SmState._fields, self._state):
-            if name != "heaps":  # heaps: only read below their counts (in ``sv``), and may have grown
-                np.copyto(array, getattr(self._pristine, name))
-        return self._state, self._ref
+        kept = self._kept.get(shape)
+        if kept is None:
+            if len(self._kept) >= self.KEPT:
+                del self._kept[next(iter(self._kept))]  # the oldest shape
+            state = make_sm_state(s, pipe_count)
+            kept = self._kept[shape] = make_sm_state(s, pipe_count), state, sm_state_ref(state)
+        else:
+            pristine, state, _ = kept
+            used = _used(state)
+            for i in _RESET_WHOLE:
+                np.copyto(state[i], pristine[i])
+            if len(used):
+                rows = slice(used[0], used[-1] + 1)  # a slice copies faster than an index array
+                for i in _RESET_ROWS:
+                    np.copyto(state[i][rows], pristine[i][rows])
+        self._pristine, self._state, ref = kept
+        return self._state, ref
 
 
 # ------------------------------------------------------------------ heaps

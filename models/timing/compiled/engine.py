@@ -51,11 +51,12 @@ from dualflow.models.executor import Geometry
 from dualflow.models.memory import GlobalMemory
 
 from ..gpu import Gpu, check_launch
+from ..memory.statistics import launch_tree
 from ..ordering import check_reorder
 from ..program import PerKernel, StaticInstruction, decoded
 from ..sm import UNIT_CLASSES
-from ..stats import STALL_REASONS, SmCounters, TimingStats, diff_memory, sm_totals
-from ..streams import LaunchStreams, build_streams
+from ..stats import STALL_REASONS, SmCounters, TimingStats, sm_totals
+from ..streams import Executors, LaunchStreams, build_streams
 from .core import (
     ERR_DEADLOCK,
     ERR_ORDER,
@@ -171,6 +172,7 @@ class CompiledGpu:
         self._bank_busy = np.full((n, sm.register_banks), -1, dtype=np.int64)
         self._reference: Gpu | None = None
         self._states = SmStates()
+        self._executors = Executors()  # the pre-run's, restarted by later launches of a kernel
 
     # ------------------------------------------------------------------ a launch
     def run(self, kernel: Kernel, geo: Geometry, params: np.ndarray, memory: GlobalMemory,
@@ -180,7 +182,8 @@ class CompiledGpu:
         mcfg = cfg.memory
         streams = build_streams(kernel, geo, params, memory, fconfig, warp_counts, thread_counts,
                                 line_bytes=mcfg.l1.line_bytes, sector_bytes=mcfg.l1.sector_bytes,
-                                shared_cfg=mcfg.shared, warp_size=cfg.sm.warp_size, local_bytes=kernel.local_bytes)
+                                shared_cfg=mcfg.shared, warp_size=cfg.sm.warp_size, local_bytes=kernel.local_bytes,
+                                executors=self._executors)
         if streams is None:
             return self._run_reference(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
         static = decoded(kernel)
@@ -204,7 +207,7 @@ class CompiledGpu:
         state.bank_busy[:] = self._bank_busy
         start = self.cycle
         self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
-        mem_before = self.memory.stats()
+        mem_before = self.memory.snapshot()  # a flat list: two trees cost a small launch a millisecond
         refs = state_ref, code_ref(code), streams_ref(encode_streams(streams, code.table))
         end = run_launch(refs[0], settings, refs[1], refs[2], self.memory.state, start)
         if state.err[0]:
@@ -218,7 +221,7 @@ class CompiledGpu:
         cycles = end + 1 - start
         self.cycle = end + 1 + cfg.kernel_launch_latency
         return TimingStats.of_launch(kernel.name, cfg, sm_totals(_counter_views(state)), cycles=cycles,
-                                     memory=diff_memory(self.memory.stats(), mem_before))
+                                     memory=launch_tree(self.memory.snapshot(), mem_before, cfg.num_sms))
 
     def _raise(self, kernel: Kernel, static: list[StaticInstruction], streams: LaunchStreams, state) -> None:
         code, sm, slot = (int(x) for x in state.err[:3])

@@ -9,14 +9,17 @@ change there must be made here too, and those tests fail until it is.
 
 ``CompiledMemory`` wraps a state for Python callers: construction from a configuration or from
 a reference ``MemorySystem`` (exact state transfer, ``memory_transfer.py``), the other direction
-(``store_into``), ``stats()`` and ``flush_l1``.
+(``store_into``), ``stats()``, ``snapshot()`` and ``flush_l1``.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numba
 
 from dualflow.machine.memory import MemoryConfig
+from dualflow.models.timing.memory.statistics import build_tree, snapshot
 from dualflow.models.timing.memory.system import MemorySystem
 
 from .memory_hierarchy import l1_load, l1_store, l1_write_back
@@ -153,7 +156,10 @@ class CompiledMemory:
     def _load(self, ms: MemorySystem) -> None:
         self.config, self.num_sms, self.core_clock_mhz = ms.config, ms.num_sms, ms.core_clock_mhz
         self.state: MemoryState = state_from_reference(ms)
-        self._ledger: MemorySystem | None = None
+        # what ``statistics.snapshot`` reads of a MemorySystem, the counters only: a whole
+        # MemorySystem (its caches' sets) takes 15 ms to build, a gaussian launch 4 ms to run
+        self._counters = SimpleNamespace(_icnt=SimpleNamespace(), _dram=SimpleNamespace(),
+                                         _smem_interval=int(self.state.smem_interval))
 
     def store_into(self, ms: MemorySystem) -> None:
         """Put this state into the reference ``ms`` (same configuration), replacing its own."""
@@ -187,9 +193,10 @@ class CompiledMemory:
         flush_l1(self.state, cycle)
 
     def stats(self) -> dict:
-        """Exactly ``MemorySystem.stats()`` of the reference in this state: the counters are put
-        into a reference system (kept for the purpose) whose ``stats`` builds the tree."""
-        if self._ledger is None:
-            self._ledger = MemorySystem(self.config, self.num_sms, self.core_clock_mhz)
-        counters_into_reference(self.state, self._ledger)
-        return self._ledger.stats()
+        """Exactly ``MemorySystem.stats()`` of the reference in this state."""
+        return build_tree(self.snapshot(), self.num_sms)
+
+    def snapshot(self) -> list:
+        """Exactly ``MemorySystem.snapshot()`` of the reference in this state."""
+        counters_into_reference(self.state, self._counters)
+        return snapshot(self._counters)

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
 
 from dualflow.errors import ConfigError
 from dualflow.machine.memory import MemoryConfig
@@ -57,6 +56,7 @@ from .cache import MshrFile, SectorCache
 from .coalescer import LOCAL_BASE, Transaction
 from .dram import Dram
 from .interconnect import Interconnect
+from .statistics import build_tree, snapshot
 
 #: Primitive polynomials over GF(2) of degree 1..10 (bit k = coefficient of x^k), for the IPOLY slice hash.
 _PRIMITIVE = {1: 0b11, 2: 0b111, 3: 0b1011, 4: 0b10011, 5: 0b100101, 6: 0b1000011, 7: 0b10000011,
@@ -102,40 +102,6 @@ def _ipoly_tables(slices: int) -> tuple[tuple[int, ...], ...]:
         return value
 
     return tuple(tuple(mod(b << (8 * j)) for b in range(256)) for j in range(6))
-
-
-def _leaf(value: Any, unit: str, description: str, formula: str = "") -> dict:
-    leaf = {"value": value, "unit": unit, "description": description}
-    if formula:
-        leaf["formula"] = formula
-    return leaf
-
-
-def _ratio(a: float, b: float) -> float:
-    return round(a / b, 4) if b else 0.0
-
-
-#: Derived statistics: (group, name) -> (numerator path, denominator paths summed), recomputed by ``derive``.
-_DERIVED = {
-    ("l1", "load_hit_rate"): (("l1", "load_hits"), (("l1", "load_transactions"),)),
-    ("l2", "read_hit_rate"): (("l2", "read_hits"), (("l2", "reads"),)),
-    ("shared", "conflict_rate"): (("shared", "conflict_rounds"), (("shared", "accesses"),)),
-    ("loads", "average_latency"): (("loads", "latency_cycles"), (("loads", "accesses"),)),
-}
-
-
-def derive(tree: dict) -> dict:
-    """Recompute the derived statistics (leaves with a ``formula``) of a statistics tree in place.
-
-    ``MemorySystem.stats`` already returns them computed; call this after adding or subtracting
-    trees leaf by leaf (which makes derived values meaningless). Returns ``tree``.
-    """
-    for (group, name), (num, dens) in _DERIVED.items():
-        if group in tree and name in tree[group]:
-            numerator = tree[num[0]][num[1]]["value"]
-            denominator = sum(tree[d[0]][d[1]]["value"] for d in dens)
-            tree[group][name]["value"] = _ratio(numerator, denominator)
-    return tree
 
 
 class MemorySystem:
@@ -526,98 +492,12 @@ class MemorySystem:
         return self._dram.latency
 
     def stats(self) -> dict:
-        """Every counter since construction, as a JSON-ready tree.
+        """Every counter since construction, as a JSON-ready tree (``statistics.build_tree``:
+        groups ``l1``, ``shared``, ``interconnect``, ``l2``, ``dram``, ``loads``, leaves
+        ``{"value", "unit", "description"}``, derived ones with a ``formula``, ``l1.per_sm``)."""
+        return build_tree(snapshot(self), self.num_sms)
 
-        Groups ``l1``, ``shared``, ``interconnect``, ``l2``, ``dram``, ``loads``; each statistic
-        is a leaf ``{"value", "unit", "description"}``; derived ones (rates, averages) also
-        carry a ``formula`` and are recomputed by ``derive`` after trees are added or
-        subtracted. ``l1.per_sm`` maps the SM number (a string) to that SM's leaves.
-        """
-        icnt, dram = self._icnt, self._dram
-        tree = {
-            "l1": {
-                "accesses": _leaf(sum(self.sm_accesses), "warp-accesses", "global and local warp accesses"),
-                "load_transactions": _leaf(self.l1_load_tx, "transactions", "load transactions (lines) looked up"),
-                "store_transactions": _leaf(self.l1_store_tx, "transactions", "store transactions (lines)"),
-                "load_hits": _leaf(self.l1_hits, "transactions", "loads whose sectors were all present"),
-                "load_misses": _leaf(self.l1_misses, "transactions",
-                                     "loads that sent a request to L2 (each allocates MSHRs)"),
-                "bypassed": _leaf(self.l1_bypassed, "transactions",
-                                  "misses of spaces the L1 does not cache (caches_global/caches_local False)"),
-                "sector_misses": _leaf(self.l1_sector_misses, "transactions",
-                                       "misses whose line was resident but lacked sectors (subset of load_misses)"),
-                "missed_sectors": _leaf(self.l1_missed_sectors, "sectors", "sectors requested from L2 by misses"),
-                "mshr_merges": _leaf(self.l1_merges, "transactions",
-                                     "loads served by a fill already in flight (merged into its MSHRs)"),
-                "mshr_full_stalls": _leaf(self.l1_mshr_stalls, "events", "misses that waited for a free MSHR"),
-                "mshr_stall_cycles": _leaf(self.l1_mshr_stall_cycles, "cycles",
-                                           "port cycles lost waiting for free MSHRs"),
-                "merge_limit_stalls": _leaf(self.l1_merge_stalls, "events",
-                                            "loads that found an in-flight fill already at max_merges"),
-                "merge_limit_stall_cycles": _leaf(self.l1_merge_stall_cycles, "cycles",
-                                                  "port cycles lost waiting for such fills"),
-                "store_hits": _leaf(self.l1_store_hits, "transactions", "stores whose line was resident"),
-                "store_misses": _leaf(self.l1_store_misses, "transactions", "stores whose line was not resident"),
-                "writebacks": _leaf(self.l1_writebacks, "lines",
-                                    "dirty (local) lines evicted or flushed and written to L2"),
-                "writeback_sectors": _leaf(self.l1_writeback_sectors, "sectors", "sectors those writebacks carried"),
-                "flushes": _leaf(self.l1_flushes, "events", "invalidations of all L1s (flush_l1)"),
-                "load_hit_rate": _leaf(0.0, "hits/transaction", "L1 load hit rate",
-                                       "load_hits / load_transactions"),
-                "per_sm": {str(i): {
-                    "accesses": _leaf(self.sm_accesses[i], "warp-accesses", "global and local warp accesses"),
-                    "transactions": _leaf(self.sm_transactions[i], "transactions", "load and store transactions"),
-                } for i in range(self.num_sms)},
-            },
-            "shared": {
-                "accesses": _leaf(self.smem_accesses, "warp-accesses", "shared-memory warp accesses"),
-                "bank_rounds": _leaf(self.smem_rounds, "rounds",
-                                     "bank access rounds: sum of conflict degrees (each round reads every bank once)"),
-                "conflict_rounds": _leaf(self.smem_conflict_rounds, "rounds",
-                                         "extra rounds caused by bank conflicts: sum of (degree - warp_parts)"),
-                "port_cycles": _leaf(self.smem_rounds * self._smem_interval, "cycles",
-                                     "port cycles held: bank_rounds x bank_interval"),
-                "conflict_rate": _leaf(0.0, "rounds/access", "extra bank rounds per access",
-                                       "conflict_rounds / accesses"),
-            },
-            "interconnect": {
-                "requests": _leaf(icnt.requests, "packets", "SM -> L2 packets (reads, writes, writebacks)"),
-                "replies": _leaf(icnt.replies, "packets", "L2 -> SM data replies"),
-                "request_flits": _leaf(icnt.request_flits, "flits", "flits of the requests"),
-                "reply_flits": _leaf(icnt.reply_flits, "flits", "flits of the replies"),
-                "port_wait_cycles": _leaf(icnt.wait_cycles, "cycles",
-                                          "packet cycles spent waiting for a busy slice port"),
-            },
-            "l2": {
-                "reads": _leaf(self.l2_reads, "requests", "read requests (L1 misses)"),
-                "read_hits": _leaf(self.l2_read_hits, "requests", "reads whose sectors were all present"),
-                "read_misses": _leaf(self.l2_read_misses, "requests", "reads that went to DRAM"),
-                "missed_sectors": _leaf(self.l2_missed_sectors, "sectors", "sectors read from DRAM"),
-                "mshr_merges": _leaf(self.l2_merges, "requests", "reads served by a DRAM fill already in flight"),
-                "merge_limit_stalls": _leaf(self.l2_merge_stalls, "events",
-                                            "reads that found a fill already at max_merges"),
-                "mshr_full_stalls": _leaf(self.l2_mshr_stalls, "events", "misses that waited for a free MSHR"),
-                "stall_cycles": _leaf(self.l2_stall_cycles, "cycles", "cycles slices' inputs were blocked by both"),
-                "writes": _leaf(self.l2_writes, "requests", "write requests (stores, L1 writebacks)"),
-                "write_hits": _leaf(self.l2_write_hits, "requests", "writes whose line was resident"),
-                "write_misses": _leaf(self.l2_write_misses, "requests", "writes that allocated a line"),
-                "writebacks": _leaf(self.l2_writebacks, "lines", "dirty lines evicted to DRAM"),
-                "read_hit_rate": _leaf(0.0, "hits/request", "L2 read hit rate", "read_hits / reads"),
-            },
-            "dram": {
-                "reads": _leaf(dram.reads, "requests", "read bursts (one per L2 read miss)"),
-                "writes": _leaf(dram.writes, "requests", "write bursts (one per dirty L2 eviction)"),
-                "read_bytes": _leaf(dram.read_bytes, "bytes", "bytes read"),
-                "write_bytes": _leaf(dram.write_bytes, "bytes", "bytes written"),
-                "busy_cycles": _leaf(round(dram.busy_cycles, 3), "channel-cycles",
-                                     "core cycles the channels' data buses were busy, summed over channels"),
-                "wait_cycles": _leaf(round(dram.wait_cycles, 3), "cycles",
-                                     "request cycles spent waiting for a busy channel"),
-            },
-            "loads": {
-                "accesses": _leaf(self.loads, "warp-accesses", "global and local warp loads with an active lane"),
-                "latency_cycles": _leaf(self.load_latency, "cycles", "sum over loads of (done - request cycle)"),
-                "average_latency": _leaf(0.0, "cycles", "mean load latency", "latency_cycles / accesses"),
-            },
-        }
-        return derive(tree)
+    def snapshot(self) -> list:
+        """The counters as a flat list (``statistics.snapshot``): ``statistics.launch_tree`` of
+        two of them is the tree of what was counted in between, at a fraction of two trees' cost."""
+        return snapshot(self)
