@@ -3,11 +3,25 @@ driven by per-warp instruction streams recorded by a functional pre-run (``..str
 
 Numba caches compiled code on disk; the cache lives under the user's cache folder, never in the
 source tree or the installed package (``NUMBA_CACHE_DIR``, set here before numba is imported
-unless the environment already sets it).
+unless the environment already sets it). The folder is named by a digest of the sources the
+compiled code is built from (this package, and the models, machine description and instruction
+set whose constants it freezes): numba checks only the stamp of the file a function is in, so a
+caller kept in its cache would go on running an edited callee of another file, or an old constant.
 """
 
+import hashlib
 import os
 from pathlib import Path
 
+
+def _sources_digest() -> str:
+    root = Path(__file__).resolve().parents[3]  # the folder holding models/, machine/, isa/
+    digest = hashlib.sha256()
+    for part in ("models", "machine", "isa"):
+        for path in sorted((root / part).rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 os.environ.setdefault("NUMBA_CACHE_DIR", str(
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dualflow" / "numba"))
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dualflow" / "numba" / _sources_digest()))
