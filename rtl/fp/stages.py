@@ -50,6 +50,8 @@ class _UnitStage(wiring.Component):
 
 def _first(m: Module, ready: list, name: str) -> list:
     """One-hot choice of the lowest-numbered unit whose ``ready`` is set."""
+    if len(ready) == 1:
+        return ready
     chosen, before = [], 0
     for k, r in enumerate(ready):
         c = Signal(name=f"{name}{k}_chosen")
