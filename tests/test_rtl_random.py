@@ -191,7 +191,8 @@ def test_random_program_command_reproduces_one_program(capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["cosim", "--random", "10", "--workload", "bfs"], "not --workload and --random"),
-    (["cosim", "--random", "10", "--params", "huge"], "unknown parameter set 'huge' (have: default, narrow, wide, units)"),
+    (["cosim", "--random", "10", "--params", "huge"],
+     "unknown parameter set 'huge' (have: default, narrow, wide, units)"),
     (["cosim", "--random-program", "3", "--fault", "BOGUS", "--mode", "base", "--params", "default"],
      "--fault BOGUS: not a trap cause"),
     (["cosim", "--random-program", "3", "--fault", "PARAM", "--mode", "base", "--params", "default"],
