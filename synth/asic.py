@@ -41,7 +41,13 @@ __all__ = ["ModuleArea", "AreaReport", "map_design", "map_core", "compare_area_t
 #: Yosys passes up to the memories (read_rtlil first), then the mapping (read_json of the macro netlist first).
 MEMORY_SCRIPT = "hierarchy -top {top}\nproc\nopt\nmemory -nomap\nopt_clean\nwrite_json memories.json\n"
 MAP_SCRIPT = ("hierarchy -top {top}\nsynth -top {top}\ndfflibmap -liberty {lib}\nabc -liberty {lib}\nopt_clean\n"
-              "tee -q -o stats.json stat -liberty {lib} -json\n")
+              "tee -q -o stats.json stat -liberty {lib} -json\n"
+              "write_verilog -noattr -noexpr mapped.v\nwrite_verilog -noattr -blackboxes macros.v\n")
+
+#: What ``map_design(out_dir=...)`` keeps of its work folder: the mapped netlist (hierarchical, one
+#: Verilog module per block; library cells and macro instances only), the macros' empty black-box
+#: modules (their ports), the macro netlist Yosys mapped and its statistics.
+KEPT_FILES = ("mapped.v", "macros.v", "macros.json", "stats.json")
 
 
 @dataclass
@@ -122,9 +128,10 @@ def _run_yosys(script: str, cwd: Path, what: str) -> None:
 
 
 def map_design(top: str, rtlil_text: str, library: Library, params: dict | None = None, *,
-               node_nm: int | None = None) -> AreaReport:
+               node_nm: int | None = None, out_dir: Path | None = None) -> AreaReport:
     """Map the design ``top`` (RTLIL text) to ``library``: area per module, memories as macros
-    (modelled at ``node_nm`` if given)."""
+    (modelled at ``node_nm`` if given). With ``out_dir``, the mapped netlist and its companions
+    (``KEPT_FILES``) are copied there."""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="dualflow-asic-") as tmp:
         work = Path(tmp)
@@ -140,6 +147,10 @@ def map_design(top: str, rtlil_text: str, library: Library, params: dict | None 
         _run_yosys("read_json macros.json\n" + MAP_SCRIPT.format(top=top, lib=lib), work,
                    f"mapping to {library.name}")
         stats = json.loads((work / "stats.json").read_text())["modules"]
+        if out_dir is not None:
+            Path(out_dir).mkdir(parents=True, exist_ok=True)
+            for name in KEPT_FILES:
+                shutil.copyfile(work / name, Path(out_dir) / name)
     macro_names = {m.macro for m in memories}
     names = {name.lstrip("\\") for name in stats}
     uses: dict[str, int] = {}
@@ -163,10 +174,11 @@ def map_design(top: str, rtlil_text: str, library: Library, params: dict | None 
     return AreaReport(params or {}, library.name, modules, memories, time.monotonic() - start, node_nm)
 
 
-def map_core(params, library: Library, *, node_nm: int | None = None) -> AreaReport:
-    """Map ``SimtCore(params)`` to ``library`` (memories modelled at ``node_nm`` if given)."""
+def map_core(params, library: Library, *, node_nm: int | None = None, out_dir: Path | None = None) -> AreaReport:
+    """Map ``SimtCore(params)`` to ``library`` (memories modelled at ``node_nm`` if given; the
+    netlist kept in ``out_dir`` if given)."""
     top, text = design_rtlil(params)
-    return map_design(top, text, library, params.to_dict(), node_nm=node_nm)
+    return map_design(top, text, library, params.to_dict(), node_nm=node_nm, out_dir=out_dir)
 
 
 def _percent(a: float, b: float) -> str:

@@ -66,8 +66,17 @@ def test_the_library_has_the_osu018_cells(osu018):
     assert differ == {"OAI21X1", "NAND3X1", "LATCH"}
 
 
-def test_tiny_design_area_is_its_cells_liberty_area_and_memories_are_macros(osu018):
-    report = map_design("two", rtlil.convert(TwoMemories(), name="two", emit_src=False), osu018)
+def test_tiny_design_area_is_its_cells_liberty_area_and_memories_are_macros(osu018, tmp_path):
+    report = map_design("two", rtlil.convert(TwoMemories(), name="two", emit_src=False), osu018,
+                        out_dir=tmp_path / "netlist")
+    # the mapped netlist is kept: one module per block, library cells and macro instances only;
+    # the macros' ports apart, as black boxes
+    def modules(text):
+        return {line.split()[1].split("(")[0].lstrip("\\") for line in text.splitlines() if line.startswith("module ")}
+
+    mapped, boxes = ((tmp_path / "netlist" / name).read_text() for name in ("mapped.v", "macros.v"))
+    assert modules(mapped) == {"two", "two.counter"} and modules(boxes) == {"sram_16x8_1r1w", "sram_4x8_1r1w_m4"}
+    assert "DFFPOSX1 " in mapped and "sram_16x8_1r1w " in mapped and "$_" not in mapped
     top, counter = report.modules
     assert (top.name, counter.name, counter.block) == ("(top)", "counter", "counter")
     for module in (top, counter):
