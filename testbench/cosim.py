@@ -19,6 +19,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from dualflow.rtl.trap import TrapCause
 from .core.protocol import JOBS_ENV, RESULTS_ENV
 from .faults import FaultCheck, check_fault
 from .trace_compare import CompareResult, compare_traces, write_report
+
+if TYPE_CHECKING:
+    from dualflow.synth.gate_sim import GateLevel
 
 TEST_MODULE = "dualflow.testbench.core.core_tb"
 
@@ -249,10 +253,12 @@ def rtl_trace(kernel: Kernel, lanes: int, raw: list[dict], params: CoreParams) -
 
 def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int = 1,
               report_dir: str | Path | None = None, max_print: int = 10, inject: bool = False,
-              waves: bool = False, simulator: str = "icarus") -> list[CaseResult]:
+              waves: bool = False, simulator: str = "icarus", gate: GateLevel | None = None) -> list[CaseResult]:
     """Run every case on the golden model and on the RTL core built with ``params``.
 
     ``simulator``: the HDL simulator that runs the core (``run_bench``'s choice).
+    ``gate``: run this mapped netlist of the core instead (``synth.gate_sim.gate_level``: cells,
+    macro models and a VCD of its nets, under Icarus); the results name the VCD as ``waves``.
 
     ``inject``: the bench corrupts one value of every case's RTL trace (an expect-fail check that
     the comparison can fail). ``waves``: build with waveform dumping (its own build directory) and
@@ -270,7 +276,9 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
     wave_file = None
     try:
         env = {JOBS_ENV: str(jobs_path), RESULTS_ENV: str(results_path)}
-        if waves:
+        if gate is not None:
+            log, wave_file = _run_gate_level(gate, params, env, bench_seed)
+        elif waves:
             log, wave_file = _run_with_waves(name, params, env, bench_seed)
         else:
             log = run_bench(name=name, make_component=lambda: SimtCore(params), params=params.to_dict(),
@@ -352,3 +360,29 @@ def _run_with_waves(name: str, params: CoreParams, env: dict, seed: int) -> tupl
         pass  # a failed cocotb test; the results file tells
     dumps = sorted(list(bdir.glob("*.fst")) + list(bdir.glob("*.vcd")), key=lambda p: p.stat().st_mtime)
     return log, str(dumps[-1]) if dumps else None
+
+
+def _run_gate_level(gate: GateLevel, params: CoreParams, env: dict, seed: int) -> tuple[Path, str | None]:
+    """Build and run the core bench on a mapped netlist under Icarus, its nets dumped to ``gate.vcd``."""
+    from cocotb_tools.runner import get_runner
+
+    from dualflow.synth.gate_sim import DUMP_TOP
+
+    from .sim import PARAMS_ENV, PORTS_ENV, SEED_ENV, describe_ports
+
+    bdir = gate.vcd.parent
+    ports = bdir / "ports.json"
+    ports.write_text(json.dumps(describe_ports(SimtCore(params))))
+    runner = get_runner("icarus")
+    runner.build(sources=gate.sources, hdl_toplevel=gate.top, build_dir=bdir, timescale=("1ns", "1ps"),
+                 build_args=["-s", DUMP_TOP], log_file=bdir / "build.log")
+    log = bdir / "sim.log"
+    gate.vcd.unlink(missing_ok=True)
+    try:
+        runner.test(test_module=TEST_MODULE, hdl_toplevel=gate.top, build_dir=bdir, test_dir=bdir, seed=seed,
+                    timescale=("1ns", "1ps"), log_file=log,
+                    extra_env={**env, PARAMS_ENV: json.dumps(params.to_dict()), SEED_ENV: str(seed),
+                               PORTS_ENV: str(ports)})
+    except SystemExit:
+        pass  # a failed cocotb test; the results file tells
+    return log, str(gate.vcd) if gate.vcd.exists() else None

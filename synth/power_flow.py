@@ -1,0 +1,126 @@
+"""``dualflow power``'s flow: a workload on the mapped core, gate level, to power per block.
+
+1. The core that ``dualflow cosim --workload`` would build (``workload_cases``, ``core_for``) is
+   mapped to the library with memories as macros (``synth.asic.map_core``); the netlist is kept
+   in ``<build>/power/netlist-<mode>-<hash>/``, the hash covering the core's parameters, the
+   library and the sources of the RTL and of the mapping, and reused while they do not change.
+2. The workload's launches run on that netlist under the cocotb bench of the RTL co-simulation
+   (``run_cosim(gate=...)``), every net dumped to a VCD; the retirement trace and final memory
+   are compared with the golden model as for the RTL, so a run that matches is also an
+   equivalence check of the mapped netlist.
+3. The activity of the run window (each block from ``start`` to ``done``: not reset nor program
+   loading) and the macros' enables at each clock edge (``synth/activity.py``) give the energy
+   per block (``synth/power.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from dualflow.build_dir import BUILD_BASE
+from dualflow.errors import DualflowError
+
+from .activity import CORE_WINDOW, SignalWindow, read_activity
+from .gate_netlist import FlatNetlist
+from .gate_sim import gate_level
+from .liberty import Library
+from .power import PowerReport, compute_power, macro_enables
+
+__all__ = ["POWER_BUILD", "DEFAULT_CLOCK_MHZ", "RunPower", "netlist_for", "power_of_vcd", "workload_power"]
+
+#: Where the flow keeps its netlists, simulations and VCDs.
+POWER_BUILD = BUILD_BASE / "power"
+#: Clock of the average power unless given: a round figure below the ~129 MHz the proof of concept's
+#: static timing found for the 4-lane core (issue 14); energy per run does not depend on it, only
+#: leakage energy and average power do.
+DEFAULT_CLOCK_MHZ = 100.0
+
+_HERE = Path(__file__).resolve().parent
+#: Sources whose change makes a kept netlist stale.
+_NETLIST_SOURCES = (_HERE.parent / "rtl", _HERE / "asic.py", _HERE / "macros.py", _HERE / "yosys.py")
+
+
+def _digest(params: dict, library: Library) -> str:
+    h = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode())
+    h.update(library.path.read_bytes())
+    for root in _NETLIST_SOURCES:
+        for path in sorted(root.rglob("*.py")) if root.is_dir() else [root]:
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def netlist_for(params, library: Library, *, node_nm: int | None = None, log=print) -> tuple[Path, str]:
+    """(folder of the mapped netlist of ``SimtCore(params)``, its top module), mapped if not kept."""
+    from .asic import map_core
+
+    top = f"core_{params.mode}"
+    folder = POWER_BUILD / f"netlist-{params.mode}-{_digest(params.to_dict(), library)}"
+    if not (folder / "mapped.v").is_file():
+        start = time.monotonic()
+        log(f"{params.mode}: mapping the core to {library.name} (a few minutes; kept in {folder})")
+        tmp = folder.with_name(folder.name + ".tmp")
+        map_core(params, library, node_nm=node_nm, out_dir=tmp)
+        tmp.rename(folder)
+        log(f"{params.mode}: mapped in {time.monotonic() - start:.0f} s")
+    return folder, top
+
+
+def power_of_vcd(vcd: Path, flat: FlatNetlist, library: Library, *, root: str, node_nm: int,
+                 clock_mhz: float, window: SignalWindow | tuple[int, int] = CORE_WINDOW,
+                 clock: str = "clk") -> PowerReport:
+    """Power of a run dumped in ``vcd`` (the design's top at scope ``root``)."""
+    ports = macro_enables(flat)
+    groups = [[flat.names[n][0] for n in flat.cells[i].pins[pin] if n not in flat.constant]
+              for i, _port, pin in ports]
+    activity = read_activity(vcd, root, clock=clock, window=window, enables=[g for g in groups if g])
+    counts = iter(activity.enabled)
+    enabled = {(i, port): next(counts) for (i, port, _pin), g in zip(ports, groups) if g}
+    return compute_power(flat, library, activity, enabled, node_nm=node_nm, clock_mhz=clock_mhz)
+
+
+@dataclass
+class RunPower:
+    """One mode's run: the power report, whether the run matched the golden model, and timings."""
+
+    mode: str
+    report: PowerReport
+    matched: bool
+    summary: str
+    bench_cycles: int
+    sim_seconds: float
+    vcd_bytes: int
+    params: dict
+
+
+def workload_power(name: str, params, library: Library, *, node_nm: int, size: str = "tiny", seed: int = 1,
+                   clock_mhz: float = DEFAULT_CLOCK_MHZ, netlist: Path | None = None,
+                   log=print) -> RunPower:
+    """Run workload ``name`` on the mapped core of ``params`` (grown as ``dualflow cosim`` grows it)
+    at gate level and compute its power, the memories modelled at ``node_nm``. ``netlist``: use
+    this mapped-netlist folder instead of the kept one (it must be the netlist of the same core)."""
+    from dualflow.testbench.cosim import run_cosim
+    from dualflow.testbench.workload_cosim import core_for, summary, workload_cases
+
+    wc = workload_cases(name, params, size=size, seed=seed)
+    params = core_for(wc, params)
+    if netlist is None:
+        folder, top = netlist_for(params, library, node_nm=node_nm, log=log)
+    else:
+        folder, top = Path(netlist), f"core_{params.mode}"
+    sim_dir = POWER_BUILD / f"sim-{folder.name}"
+    gate = gate_level(folder, library, top, sim_dir)
+    start = time.monotonic()
+    results = run_cosim(params, wc.cases, gate=gate)
+    seconds = time.monotonic() - start
+    text = summary(wc, results)
+    log(f"{params.mode}: gate-level run in {seconds:.0f} s\n{text}")
+    if not gate.vcd.is_file():
+        raise DualflowError(f"the gate-level run wrote no VCD ({gate.vcd}); see {sim_dir / 'sim.log'}")
+    report = power_of_vcd(gate.vcd, gate.flat, library, root=top, node_nm=node_nm, clock_mhz=clock_mhz)
+    return RunPower(str(params.mode), report, all(r.ok for r in results), text, sum(r.cycles for r in results),
+                    seconds, gate.vcd.stat().st_size, params.to_dict())
