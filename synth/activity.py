@@ -9,9 +9,11 @@ seen: this is functional activity, the same the RTL has at its registers.
 
 The window is either explicit times (VCD units) or a rule on top-level signals: it opens when
 ``open`` rises and closes at the next rise of one of ``close`` (the core's ``start`` pulse and its
-``done`` or ``trap``); several windows (one per block) add up. The changes of the time step at
-which a window opens or closes are counted (the first combinational response to ``start``, the
-last register updates). A clock cycle is a rise of ``clock`` while a window is open; an enable
+``done`` or ``trap``); several windows (one per block) add up. A window is half open, (open,
+close]: the changes of the time step at which it opens are not counted, those of the step at
+which it closes are (so a window of n clock periods sees each edge once: n rises and n falls of
+the clock, and the register updates of the edge that raises ``done``). A clock cycle is a rise of
+``clock`` in a window; an enable
 group (the bits of one macro port's ``EN``) is sampled at each such rise, with the values it held
 just before the edge, as the flip-flops and macros see it.
 """
@@ -173,7 +175,7 @@ def read_activity(path: str | Path, root: str, *, clock: str = "clk",
                 state["cycles"] += 1
                 for i, g in enumerate(groups):
                     enabled[i] += any(bit(b, value) == "1" for b in g)
-            count = was or is_open
+            count = was
             for code, raw in pending:
                 n = width.get(code)
                 if n is None:

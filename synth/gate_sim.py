@@ -57,9 +57,12 @@ def _scope(path: str) -> str:
     return ".".join(p if p.isidentifier() else f"\\{p} " for p in path.split("."))
 
 
-def gate_level(netlist_dir: str | Path, library: Library, top: str, out_dir: str | Path) -> GateLevel:
+def gate_level(netlist_dir: str | Path, library: Library, top: str, out_dir: str | Path, *,
+               root: str | None = None) -> GateLevel:
     """Sources to simulate the mapped netlist in ``netlist_dir`` (``mapped.v`` and ``macros.v`` of
-    ``synth.asic.map_design``) with its VCD dumped to ``out_dir/activity.vcd``."""
+    ``synth.asic.map_design``) with its VCD dumped to ``out_dir/activity.vcd``. ``root``: the
+    hierarchical path of the design's instance (default: ``top``, the design as the simulation's
+    root, as under cocotb; ``tb.dut`` under a Verilog test bench)."""
     netlist_dir, out_dir = Path(netlist_dir), Path(out_dir)
     mapped, boxes = netlist_dir / "mapped.v", netlist_dir / "macros.v"
     for p in (mapped, boxes):
@@ -77,6 +80,6 @@ def gate_level(netlist_dir: str | Path, library: Library, top: str, out_dir: str
     models.write_text(macros_verilog(macros))
     vcd = out_dir / "activity.vcd"
     dump = out_dir / f"{DUMP_TOP}.v"
-    scopes = "\n".join(f"    $dumpvars(1, {top}{'.' + _scope(s) if s else ''});" for s in flat.scopes)
+    scopes = "\n".join(f"    $dumpvars(1, {root or top}{'.' + _scope(s) if s else ''});" for s in flat.scopes)
     dump.write_text(f"module {DUMP_TOP};\n  initial begin\n    $dumpfile(\"{vcd}\");\n{scopes}\n  end\nendmodule\n")
     return GateLevel(top, [mapped, models, cell_models(library), dump], vcd, flat)

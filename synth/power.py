@@ -86,6 +86,8 @@ class PowerReport:
     macros: dict[str, dict]
     transition_ns: float = TRANSITION_NS
     voltage: float = 0.0
+    #: with ``compute_power(per_cell=True)``: each cell's energy by category (J)
+    cells: dict[str, dict[str, float]] | None = None
 
     @property
     def seconds(self) -> float:
@@ -139,9 +141,12 @@ def macro_enables(flat: FlatNetlist) -> list[tuple[int, str, str]]:
 
 
 def compute_power(flat: FlatNetlist, library: Library, activity: Activity, enabled: dict[tuple[int, str], int],
-                  *, node_nm: int, clock_mhz: float, transition_ns: float = TRANSITION_NS) -> PowerReport:
+                  *, node_nm: int, clock_mhz: float, transition_ns: float = TRANSITION_NS,
+                  per_cell: bool = False) -> PowerReport:
     """Energy per block over the window of ``activity``. ``enabled[(cell index, port)]``: cycles in
-    which that macro port's enable was high (from :func:`macro_enables` and the activity)."""
+    which that macro port's enable was high (from :func:`macro_enables` and the activity).
+    ``per_cell``: also keep each library cell's energy (the switching of a net driven from outside
+    the design is no cell's)."""
     if clock_mhz <= 0:
         raise DualflowError(f"the clock must be a positive frequency, not {clock_mhz} MHz")
     units = library.units
@@ -191,11 +196,16 @@ def compute_power(flat: FlatNetlist, library: Library, activity: Activity, enabl
     default_energy = 0.0
     half_cv2 = 0.5 * units.capacitance_f * vdd ** 2  # per unit of library capacitance
 
-    def charge(block: str, kind: str, joules: float, net: int) -> None:
+    cell_energy: dict[str, dict[str, float]] = {}
+
+    def charge(block: str, kind: str, joules: float, net: int, path: str | None = None) -> None:
         nonlocal default_energy
         blocks[block].energy[kind] += joules
         if net in default_nets:
             default_energy += joules
+        if per_cell and path is not None:
+            mine = cell_energy.setdefault(path, {})
+            mine[kind] = mine.get(kind, 0.0) + joules
 
     # switching of every net with a load
     for n in range(flat.nets):
@@ -248,17 +258,18 @@ def compute_power(flat: FlatNetlist, library: Library, activity: Activity, enabl
                     if tables and r + f:
                         rise = _mean([t[0].lookup(transition_ns, cap) for t in tables if t[0] is not None])
                         fall = _mean([t[1].lookup(transition_ns, cap) for t in tables if t[1] is not None])
-                        charge(cell.block, "internal", (r * rise + f * fall) * e_table, n)
+                        charge(cell.block, "internal", (r * rise + f * fall) * e_table, n, cell.path)
                     if r + f and cap:
-                        charge(cell.block, "clock" if n in clock_nets else "switching", (r + f) * half_cv2 * cap, n)
+                        charge(cell.block, "clock" if n in clock_nets else "switching", (r + f) * half_cv2 * cap, n,
+                               cell.path)
                 elif "" in info.power and r + f:
                     rise_t, fall_t = info.power[""]
                     joules = (r * (rise_t.lookup(transition_ns) if rise_t else 0.0)
                               + f * (fall_t.lookup(transition_ns) if fall_t else 0.0)) * e_table
-                    charge(cell.block, "clock" if info.clock else "internal", joules, n)
+                    charge(cell.block, "clock" if info.clock else "internal", joules, n, cell.path)
     measured = sum(1 for n in range(flat.nets) if n not in flat.constant and flat.names[n])
     return PowerReport(library.name, cycles, clock_mhz, dict(blocks), default_energy, len(default_nets), measured,
-                       macros, transition_ns, vdd)
+                       macros, transition_ns, vdd, cell_energy if per_cell else None)
 
 
 def _mean(values: list[float]) -> float:

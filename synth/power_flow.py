@@ -72,15 +72,16 @@ def netlist_for(params, library: Library, *, node_nm: int | None = None, log=pri
 
 def power_of_vcd(vcd: Path, flat: FlatNetlist, library: Library, *, root: str, node_nm: int,
                  clock_mhz: float, window: SignalWindow | tuple[int, int] = CORE_WINDOW,
-                 clock: str = "clk") -> PowerReport:
-    """Power of a run dumped in ``vcd`` (the design's top at scope ``root``)."""
+                 clock: str = "clk", per_cell: bool = False) -> PowerReport:
+    """Power of a run dumped in ``vcd`` (the design's top at scope ``root``; ``per_cell``: keep
+    each cell's energy)."""
     ports = macro_enables(flat)
     groups = [[flat.names[n][0] for n in flat.cells[i].pins[pin] if n not in flat.constant]
               for i, _port, pin in ports]
     activity = read_activity(vcd, root, clock=clock, window=window, enables=[g for g in groups if g])
     counts = iter(activity.enabled)
     enabled = {(i, port): next(counts) for (i, port, _pin), g in zip(ports, groups) if g}
-    return compute_power(flat, library, activity, enabled, node_nm=node_nm, clock_mhz=clock_mhz)
+    return compute_power(flat, library, activity, enabled, node_nm=node_nm, clock_mhz=clock_mhz, per_cell=per_cell)
 
 
 @dataclass

@@ -1,0 +1,156 @@
+"""``dualflow power --workload NAME``: dynamic and leakage power per block of the mapped core, from the
+switching activity of a gate-level run of the workload, BASE and DFLOW side by side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from dualflow.machine import MODES
+
+from .options import seed
+
+#: Simulators of the gate-level run: Icarus runs the library's UDP cell models as they are.
+GATE_SIMULATORS = ("icarus",)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, not {text}")
+    return value
+
+
+def _table(runs: dict) -> str:
+    """Per block and mode: internal, switching, clock, leakage (uW) and macros, then totals."""
+    from dualflow.synth.power import PowerReport
+
+    modes = list(runs)
+    reports: dict[str, PowerReport] = {m: runs[m].report for m in modes}
+    first = reports[modes[0]]
+    lines = [f"power per block, {first.library} at {first.voltage:g} V, {first.clock_mhz:g} MHz, average over the run "
+             f"window (uW); internal tables at {first.transition_ns:g} ns input transition; no wires"]
+    head = f"{'block':<14}" + "".join(f" {m.upper() + ' ' + k:>15}" for k in ("internal", "switching", "clock",
+                                                                             "leakage", "total") for m in modes)
+    lines.append(head)
+    names = sorted({b for r in reports.values() for b in r.blocks})
+
+    def uw(r: PowerReport, joules: float) -> float:
+        return joules / r.seconds * 1e6 if r.cycles else 0.0
+
+    def row(label: str, blocks: dict) -> str:
+        cells = []
+        for k in ("internal", "switching", "clock", "leakage", "total"):
+            for m in modes:
+                r, b = reports[m], blocks[m]
+                if b is None:
+                    cells.append(f" {'-':>15}")
+                    continue
+                if k == "leakage":
+                    value = b.leakage_w * 1e6
+                elif k == "total":
+                    value = uw(r, b.energy["internal"] + b.energy["switching"] + b.energy["clock"]) + b.leakage_w * 1e6
+                else:
+                    value = uw(r, b.energy[k])
+                cells.append(f" {value:>15,.1f}")
+        return f"{label:<14}" + "".join(cells)
+
+    for name in names:
+        lines.append(row(name, {m: reports[m].blocks.get(name) for m in modes}))
+    totals = {m: reports[m].total() for m in modes}
+    lines.append(row("logic total", totals))
+    lines.append("")
+    lines.append("memory macros (synth/sram.py), over the run: accesses from the enables at each clock edge")
+    lines.append(f"{'macro':<26}" + "".join(f" {m.upper() + ' ' + k:>14}" for k in ("count", "reads", "writes", "uW")
+                                          for m in modes))
+    macros = sorted({k for r in reports.values() for k in r.macros})
+    for name in macros:
+        cells = []
+        for k in ("instances", "reads", "writes", "uW"):
+            for m in modes:
+                info = reports[m].macros.get(name)
+                if info is None:
+                    cells.append(f" {'-':>14}")
+                elif k == "uW":
+                    joules = (info["reads"] * info["read_energy_pj"] + info["writes"] * info["write_energy_pj"]) * 1e-12
+                    cells.append(f" {uw(reports[m], joules) + info['instances'] * info['leakage_uw']:>14,.1f}")
+                else:
+                    cells.append(f" {info[k]:>14,}")
+        lines.append(f"{name:<26}" + "".join(cells))
+    lines.append("")
+    for m in modes:
+        r, t = reports[m], totals[m]
+        macro_j = t.energy["macro_read"] + t.energy["macro_write"] + t.macro_leakage_w * r.seconds
+        logic_j = r.energy_j(t) - macro_j
+        lines.append(f"{m.upper()}: {r.cycles:,} cycles in the window ({runs[m].bench_cycles:,} by the bench), "
+                     f"energy {r.energy_j(t) * 1e9:,.2f} nJ (logic {logic_j * 1e9:,.2f}, memories "
+                     f"{macro_j * 1e9:,.2f}), average {r.energy_j(t) / r.seconds * 1e3 if r.cycles else 0:,.2f} mW; "
+                     f"default activity on {r.default_nets} of {r.nets} nets, "
+                     f"{100 * r.default_energy / r.energy_j(t) if r.cycles else 0:.2f}% of the energy; "
+                     f"trace {'matches' if runs[m].matched else 'DOES NOT MATCH'} the golden model")
+    if len(modes) == 2:
+        a, b = (reports[m].energy_j(totals[m]) for m in modes)
+        lines.append(f"{modes[1].upper()} / {modes[0].upper()} energy: {b / a:.3f}" if a else "")
+    return "\n".join(lines)
+
+
+def cmd_power(args) -> int:
+    from dualflow.atomic_write import atomic_write, check_output
+    from dualflow.errors import ConfigError
+    from dualflow.kernels.registry import get_workload
+    from dualflow.synth.liberty import NODE_NM, find_liberty, read_library
+    from dualflow.synth.power_flow import workload_power
+
+    from .rtl import _params
+
+    if args.json is not None:
+        check_output(args.json, "--json")
+    get_workload(args.workload)  # an unknown name is an error before anything runs
+    library = read_library(find_liberty(args.liberty))
+    node_nm = NODE_NM.get(args.liberty)
+    if node_nm is None:
+        raise ConfigError(f"--liberty {args.liberty}: no known process node, so no SRAM model of its memories "
+                          f"(known: {', '.join(NODE_NM)})")
+    modes = MODES if args.mode in (None, "both") else (args.mode,)
+    if args.netlist and len(modes) != 1:
+        raise ConfigError("--netlist is the netlist of one core: give --mode base or --mode dflow with it")
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    runs = {}
+    for mode in modes:
+        runs[mode] = workload_power(args.workload, _params(args, mode=mode), library, node_nm=node_nm, size=args.size,
+                                    seed=args.seed, clock_mhz=args.clock_mhz, netlist=args.netlist, log=log)
+    print(_table(runs))
+    if args.json is not None:
+        figures = {m: {"params": r.params, "matched": r.matched, "bench_cycles": r.bench_cycles,
+                       "sim_seconds": r.sim_seconds, **r.report.to_dict()} for m, r in runs.items()}
+        atomic_write(args.json, json.dumps(figures, indent=1) + "\n")
+    return 0 if all(r.matched for r in runs.values()) else 1
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    from dualflow.synth.power_flow import DEFAULT_CLOCK_MHZ
+
+    from .rtl import _add_param_options
+
+    p = sub.add_parser("power", help="power per block of the mapped core from a gate-level run of a workload, "
+                       "BASE and DFLOW side by side")
+    p.add_argument("--workload", required=True, metavar="NAME", help="workload whose launches run on the core")
+    p.add_argument("--size", default="tiny", help="workload size (default tiny)")
+    p.add_argument("--liberty", default="osu018", metavar="LIB", help="cell library (default osu018)")
+    p.add_argument("--clock-mhz", type=_positive_float, default=DEFAULT_CLOCK_MHZ,
+                   help=f"clock of the average power and leakage energy (default {DEFAULT_CLOCK_MHZ:g})")
+    p.add_argument("--simulator", default="icarus", choices=GATE_SIMULATORS,
+                   help="simulator of the gate-level run (default icarus)")
+    p.add_argument("--seed", type=seed, default=1, help="seed of the inputs and of the memory latencies")
+    p.add_argument("--netlist", metavar="DIR", help="use this mapped netlist (map_design's out_dir) of the core "
+                   "instead of mapping it (one --mode)")
+    p.add_argument("--json", help="also write the figures (per block energy per cycle, macro accesses) as JSON")
+    _add_param_options(p, mode_choices=(*MODES, "both"))
+    p.set_defaults(func=cmd_power)
