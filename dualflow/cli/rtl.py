@@ -88,6 +88,8 @@ def cmd_cosim(args) -> int:
     if len(chosen) != 1:
         raise ConfigError("cosim: give one of an assembly file, --workload NAME, --random N or --random-program SEED"
                           + (f" (not {' and '.join(chosen)})" if chosen else ""))
+    if args.netlist is not None and args.workload is None:
+        raise ConfigError("--netlist is an option of --workload")
     if args.random is not None or args.random_program is not None:
         from .rtl_random import cmd_random
 
@@ -101,13 +103,19 @@ def cmd_cosim(args) -> int:
         given = given_launch_options(args, allowed=("--value",))
         if given:
             raise ConfigError(f"{', '.join(given)}: options of an assembly file, not of --workload")
+        if args.netlist is not None and args.simulator != "icarus":
+            raise ConfigError("--netlist runs under Icarus (the cell library's UDP models), not --simulator "
+                              f"{args.simulator}")
         wc = workload_cases(args.workload, params, size=args.size, seed=args.seed,
                             values=parse_values(args.value), max_cycles=args.max_cycles,
                             max_instructions=args.max_instructions)
         params = core_for(wc, params, keep=[name for name in ("warps", "regs") if getattr(args, name) is not None])
+        gate = _gate_level(args.netlist, params) if args.netlist is not None else None
         results = run_cosim(params, wc.cases, report_dir=args.report, max_print=args.max_print,
-                            simulator=args.simulator)
+                            simulator=args.simulator, gate=gate)
         print(summary(wc, results))
+        if gate is not None:
+            print(f"gate-level run of {args.netlist}; its nets' activity: {gate.vcd}")
         return 0 if all(r.ok for r in results) else 1
     launch = program_launch(args.program, args, dflow=params.dflow, machine="core",
                             default_block=(params.warp_size * params.warps,), dmax=params.dmax, ring=params.ring)
@@ -119,6 +127,18 @@ def cmd_cosim(args) -> int:
     if args.waves and result.waves:
         print(f"waveform: {result.waves}")
     return 0 if result.ok else 1
+
+
+def _gate_level(netlist: str, params: CoreParams):
+    """The mapped netlist in folder ``netlist`` (of ``SimtCore(params)``), ready for a gate-level run."""
+    from pathlib import Path
+
+    from dualflow.synth.gate_sim import gate_level
+    from dualflow.synth.liberty import find_liberty, read_library
+    from dualflow.synth.power_flow import POWER_BUILD
+
+    return gate_level(netlist, read_library(find_liberty("osu018")), f"core_{params.mode}",
+                      POWER_BUILD / f"sim-{Path(netlist).resolve().name}")
 
 
 def cmd_lint(args) -> int:
@@ -197,6 +217,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-print", type=int, default=10, help="mismatches printed (default 10)")
     p.add_argument("--report", help="folder for the JSON comparison report")
     p.add_argument("--waves", action="store_true", help="also dump a VCD waveform of the run")
+    p.add_argument("--netlist", metavar="DIR", help="with --workload: run this mapped netlist of the core (an OSU "
+                   "0.18 um netlist kept by map_design(out_dir=DIR)) at gate level instead of the RTL, its nets "
+                   "dumped to a VCD")
     add_launch_options(p, block_default="warp_size x warps", title="with an assembly file (--value also with "
                        "--workload: a workload parameter, e.g. nodes=16 for bfs)")
     p.set_defaults(func=cmd_cosim)
