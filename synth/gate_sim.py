@@ -57,6 +57,12 @@ def _scope(path: str) -> str:
     return ".".join(p if p.isidentifier() else f"\\{p} " for p in path.split("."))
 
 
+def _write_if_changed(path: Path, text: str) -> None:
+    # an unchanged file keeps its time, so the simulator's build (minutes for a core) is reused
+    if not (path.is_file() and path.read_text() == text):
+        path.write_text(text)
+
+
 def gate_level(netlist_dir: str | Path, library: Library, top: str, out_dir: str | Path, *,
                root: str | None = None) -> GateLevel:
     """Sources to simulate the mapped netlist in ``netlist_dir`` (``mapped.v`` and ``macros.v`` of
@@ -77,9 +83,10 @@ def gate_level(netlist_dir: str | Path, library: Library, top: str, out_dir: str
     flat = flatten(modules, top, set(library.cells) | set(macros))
     out_dir.mkdir(parents=True, exist_ok=True)
     models = out_dir / "macro_models.v"
-    models.write_text(macros_verilog(macros))
+    _write_if_changed(models, macros_verilog(macros))
     vcd = out_dir / "activity.vcd"
     dump = out_dir / f"{DUMP_TOP}.v"
     scopes = "\n".join(f"    $dumpvars(1, {root or top}{'.' + _scope(s) if s else ''});" for s in flat.scopes)
-    dump.write_text(f"module {DUMP_TOP};\n  initial begin\n    $dumpfile(\"{vcd}\");\n{scopes}\n  end\nendmodule\n")
+    _write_if_changed(dump, f"module {DUMP_TOP};\n  initial begin\n    $dumpfile(\"{vcd}\");\n{scopes}\n  end\n"
+                            "endmodule\n")
     return GateLevel(top, [mapped, models, cell_models(library), dump], vcd, flat)

@@ -362,10 +362,21 @@ def _run_with_waves(name: str, params: CoreParams, env: dict, seed: int) -> tupl
     return log, str(dumps[-1]) if dumps else None
 
 
+def _vcd_icarus():
+    """cocotb's Icarus runner, except that ``vvp`` writes the design's own ``$dumpfile`` as VCD:
+    cocotb passes ``-none`` (no dump) without ``waves`` and ``-fst`` with them (cocotb 2.1's
+    ``_test_command``)."""
+    from cocotb_tools.runner import Icarus
+
+    class VcdIcarus(Icarus):
+        def _test_command(self):
+            return [[("-vcd" if arg == "-none" else arg) for arg in cmd] for cmd in super()._test_command()]
+
+    return VcdIcarus()
+
+
 def _run_gate_level(gate: GateLevel, params: CoreParams, env: dict, seed: int) -> tuple[Path, str | None]:
     """Build and run the core bench on a mapped netlist under Icarus, its nets dumped to ``gate.vcd``."""
-    from cocotb_tools.runner import get_runner
-
     from dualflow.synth.gate_sim import DUMP_TOP
 
     from .sim import PARAMS_ENV, PORTS_ENV, SEED_ENV, describe_ports
@@ -373,7 +384,7 @@ def _run_gate_level(gate: GateLevel, params: CoreParams, env: dict, seed: int) -
     bdir = gate.vcd.parent
     ports = bdir / "ports.json"
     ports.write_text(json.dumps(describe_ports(SimtCore(params))))
-    runner = get_runner("icarus")
+    runner = _vcd_icarus()
     runner.build(sources=gate.sources, hdl_toplevel=gate.top, build_dir=bdir, timescale=("1ns", "1ps"),
                  build_args=["-s", DUMP_TOP], log_file=bdir / "build.log")
     log = bdir / "sim.log"
