@@ -63,13 +63,9 @@ def test_a_table_whose_values_do_not_fit_its_indices_is_an_error(tmp_path):
 class Tiny(wiring.Component):
     """An 8-bit counter (counts while ``step``) and a 16 x 8 memory with a read enable and a write."""
 
-    step: In(1)
-    re: In(1)
-    we: In(1)
-    addr: In(4)
-    data: In(8)
-    count: Out(8)
-    rdata: Out(8)
+    def __init__(self):
+        super().__init__({"count": Out(8), "rdata": Out(8), "step": In(1), "re": In(1), "we": In(1), "addr": In(4),
+                          "data": In(8)})
 
     def elaborate(self, platform):
         m = Module()
