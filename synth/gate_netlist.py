@@ -51,7 +51,6 @@ class Module:
         return [(net, i) for i in range(lsb, msb + step, step)]
 
 
-_IDENT = r"(?:\\\S+|[A-Za-z_][\w$]*)"
 _TOKEN = re.compile(r"\\\S+|[A-Za-z_][\w$]*|\d+'[sS]?[bBhHdDoO][0-9a-fA-FxXzZ_?]+|\d+|[()\[\]{}:;,.=]")
 
 
@@ -72,129 +71,123 @@ def _constant(tok: str) -> list[Bit]:
     return [("x" if c == "?" else c) for c in reversed(text)]
 
 
+_NAME = r"(\\\S+|[A-Za-z_][\w$]*)"
+_MODULE = re.compile(r"module\s+" + _NAME + r"\s*\((.*)\);$")
+_DECL = re.compile(r"(input|output|inout|wire|reg)\s+(?:signed\s+)?(?:\[(-?\d+):(-?\d+)\]\s*)?" + _NAME + r"\s*;$")
+_ASSIGN = re.compile(r"assign\s+(.*?)\s*=\s*(.*);$")
+_INSTANCE = re.compile(_NAME + r"\s+" + _NAME + r"\s*\($")
+_PIN = re.compile(r"\.\s*" + _NAME + r"\s*\((.*)\),?$")
+
+
 class _Parser:
+    """Line by line, as Yosys writes: one declaration, assign or pin connection per line."""
+
     def __init__(self, text: str, source: str):
-        text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
-        text = re.sub(r"//[^\n]*", "", text)
-        self.tokens: list[tuple[str, int]] = []
-        for lineno, line in enumerate(text.splitlines(), 1):
-            self.tokens += [(m.group(0), lineno) for m in _TOKEN.finditer(line)]
-        self.pos, self.source = 0, source
+        self.lines = text.splitlines()
+        self.source = source
+        self.lineno = 0
 
     def fail(self, what: str) -> DualflowError:
-        line = self.tokens[min(self.pos, len(self.tokens) - 1)][1] if self.tokens else 0
-        return DualflowError(f"{self.source}:{line}: {what} (not the Verilog subset Yosys writes)")
-
-    def peek(self) -> str | None:
-        return self.tokens[self.pos][0] if self.pos < len(self.tokens) else None
-
-    def take(self, want: str | None = None) -> str:
-        if self.pos >= len(self.tokens):
-            raise self.fail("unexpected end of file")
-        tok = self.tokens[self.pos][0]
-        if want is not None and tok != want:
-            raise self.fail(f"expected {want!r}, found {tok!r}")
-        self.pos += 1
-        return tok
+        return DualflowError(f"{self.source}:{self.lineno}: {what} (not the Verilog subset Yosys writes)")
 
     def modules(self) -> dict[str, Module]:
-        out = {}
-        while self.peek() is not None:
-            self.take("module")
-            mod = self.module()
-            out[mod.name] = mod
-        return out
-
-    def module(self) -> Module:
-        mod = Module(_name(self.take()), [], {}, {})
-        self.take("(")
-        while self.peek() != ")":
-            tok = self.take()
-            if tok != ",":
-                mod.ports.append(_name(tok))
-        self.take(")")
-        self.take(";")
-        while (tok := self.peek()) != "endmodule":
-            if tok in ("input", "output", "inout", "wire", "reg"):
-                self.declaration(mod)
-            elif tok == "assign":
-                self.take()
-                lhs = self.expr(mod)
-                self.take("=")
-                rhs = self.expr(mod)
-                self.take(";")
+        out: dict[str, Module] = {}
+        mod: Module | None = None
+        inst: Instance | None = None
+        header = ""  # a module's port list, which Yosys wraps over several lines
+        for lineno, raw in enumerate(self.lines, 1):
+            self.lineno = lineno
+            line = raw.strip()
+            if not line or (line.startswith("/*") and line.endswith("*/")) or line.startswith("//"):
+                continue
+            if mod is None:
+                header += " " + line
+                if not line.endswith(";"):
+                    continue
+                line, header = header.strip(), ""
+                m = _MODULE.match(line)
+                if m is None:
+                    raise self.fail(f"expected a module, found {line[:60]!r}")
+                mod = Module(_name(m.group(1)), [_name(p.strip()) for p in m.group(2).split(",") if p.strip()], {}, {})
+                continue
+            if inst is not None:
+                if line == ");":
+                    mod.instances.append(inst)
+                    inst = None
+                    continue
+                m = _PIN.match(line)
+                if m is None:
+                    raise self.fail(f"expected a pin connection, found {line[:60]!r}")
+                inst.pins[_name(m.group(1))] = self.expr(mod, m.group(2)) if m.group(2).strip() else []
+                continue
+            if line == "endmodule":
+                out[mod.name] = mod
+                mod = None
+                continue
+            m = _DECL.match(line)
+            if m is not None:
+                kind, msb, lsb, name = m.groups()
+                name = _name(name)
+                mod.ranges[name] = (int(msb), int(lsb)) if msb is not None else (0, 0)
+                if kind not in ("wire", "reg"):
+                    mod.directions[name] = kind
+                continue
+            m = _ASSIGN.match(line)
+            if m is not None:
+                lhs, rhs = self.expr(mod, m.group(1)), self.expr(mod, m.group(2))
                 if len(lhs) != len(rhs):
                     raise self.fail("an assign of unequal widths")
                 mod.assigns.append((lhs, rhs))
-            else:
-                mod.instances.append(self.instance(mod))
-        self.take("endmodule")
-        return mod
-
-    def declaration(self, mod: Module) -> None:
-        kind = self.take()
-        msb = lsb = 0
-        if self.peek() == "signed":
-            self.take()
-        if self.peek() == "[":
-            self.take("[")
-            msb = int(self.take())
-            self.take(":")
-            lsb = int(self.take())
-            self.take("]")
-        while True:
-            name = _name(self.take())
-            mod.ranges[name] = (msb, lsb)
-            if kind != "wire" and kind != "reg":
-                mod.directions[name] = kind
-            if self.peek() == "=":
-                raise self.fail("a net with an initial value")
-            if self.take() == ";":
-                break
-
-    def instance(self, mod: Module) -> Instance:
-        kind = _name(self.take())
-        name = _name(self.take())
-        self.take("(")
-        pins: dict[str, list[Bit]] = {}
-        while self.peek() != ")":
-            if self.peek() == ",":
-                self.take()
                 continue
-            self.take(".")
-            pin = _name(self.take())
-            self.take("(")
-            pins[pin] = self.expr(mod) if self.peek() != ")" else []
-            self.take(")")
-        self.take(")")
-        self.take(";")
-        return Instance(kind, name, pins)
+            m = _INSTANCE.match(line)
+            if m is None:
+                raise self.fail(f"unexpected {line[:60]!r}")
+            inst = Instance(_name(m.group(1)), _name(m.group(2)), {})
+        if mod is not None:
+            raise self.fail(f"module {mod.name} has no endmodule")
+        return out
 
-    def expr(self, mod: Module) -> list[Bit]:
+    def expr(self, mod: Module, text: str) -> list[Bit]:
         """Bits of an expression, LSB first."""
-        tok = self.take()
-        if tok == "{":
-            parts = []
-            while True:
-                parts.append(self.expr(mod))
-                if self.take() == "}":
-                    break
-            return [b for part in reversed(parts) for b in part]
-        if "'" in tok:
-            return _constant(tok)
-        name = _name(tok)
-        if name not in mod.ranges:
-            raise self.fail(f"net {name!r} is not declared in module {mod.name}")
-        if self.peek() != "[":
-            return mod.bits(name)
-        self.take("[")
-        hi = int(self.take())
-        lo = hi
-        if self.peek() == ":":
-            self.take()
-            lo = int(self.take())
-        self.take("]")
-        return [(name, i) for i in range(min(hi, lo), max(hi, lo) + 1)]
+        tokens = _TOKEN.findall(text)
+        pos = 0
+
+        def take() -> str:
+            nonlocal pos
+            if pos >= len(tokens):
+                raise self.fail(f"incomplete expression {text[:60]!r}")
+            pos += 1
+            return tokens[pos - 1]
+
+        def one() -> list[Bit]:
+            nonlocal pos
+            tok = take()
+            if tok == "{":
+                parts = []
+                while True:
+                    parts.append(one())
+                    if take() == "}":
+                        break
+                return [b for part in reversed(parts) for b in part]
+            if "'" in tok:
+                return _constant(tok)
+            name = _name(tok)
+            if name not in mod.ranges:
+                raise self.fail(f"net {name!r} is not declared in module {mod.name}")
+            if pos >= len(tokens) or tokens[pos] != "[":
+                return mod.bits(name)
+            take()
+            hi = int(take())
+            lo = hi
+            if take() == ":":
+                lo = int(take())
+                take()
+            return [(name, i) for i in range(min(hi, lo), max(hi, lo) + 1)]
+
+        bits = one()
+        if pos != len(tokens):
+            raise self.fail(f"unexpected {' '.join(tokens[pos:])[:60]!r} in an expression")
+        return bits
 
 
 def read_netlist(*paths: str | Path) -> dict[str, Module]:
