@@ -99,15 +99,16 @@ class RunPower:
 
 
 def workload_power(name: str, params, library: Library, *, node_nm: int, size: str = "tiny", seed: int = 1,
-                   clock_mhz: float = DEFAULT_CLOCK_MHZ, netlist: Path | None = None,
+                   clock_mhz: float = DEFAULT_CLOCK_MHZ, netlist: Path | None = None, max_cycles: int = 100000,
                    log=print) -> RunPower:
     """Run workload ``name`` on the mapped core of ``params`` (grown as ``dualflow cosim`` grows it)
     at gate level and compute its power, the memories modelled at ``node_nm``. ``netlist``: use
-    this mapped-netlist folder instead of the kept one (it must be the netlist of the same core)."""
+    this mapped-netlist folder instead of the kept one (it must be the netlist of the same core).
+    ``max_cycles``: the bench gives up on a block after this many cycles."""
     from dualflow.testbench.cosim import run_cosim
     from dualflow.testbench.workload_cosim import core_for, summary, workload_cases
 
-    wc = workload_cases(name, params, size=size, seed=seed)
+    wc = workload_cases(name, params, size=size, seed=seed, max_cycles=max_cycles)
     params = core_for(wc, params)
     if netlist is None:
         folder, top = netlist_for(params, library, node_nm=node_nm, log=log)

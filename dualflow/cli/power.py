@@ -9,7 +9,7 @@ import sys
 
 from dualflow.machine import MODES
 
-from .options import seed
+from .options import positive, seed
 
 #: Simulators of the gate-level run: Icarus runs the library's UDP cell models as they are.
 GATE_SIMULATORS = ("icarus",)
@@ -125,7 +125,8 @@ def cmd_power(args) -> int:
     runs = {}
     for mode in modes:
         runs[mode] = workload_power(args.workload, _params(args, mode=mode), library, node_nm=node_nm, size=args.size,
-                                    seed=args.seed, clock_mhz=args.clock_mhz, netlist=args.netlist, log=log)
+                                    seed=args.seed, clock_mhz=args.clock_mhz, netlist=args.netlist,
+                                    max_cycles=args.max_cycles, log=log)
     print(_table(runs))
     if args.json is not None:
         figures = {m: {"params": r.params, "matched": r.matched, "bench_cycles": r.bench_cycles,
@@ -149,6 +150,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--simulator", default="icarus", choices=GATE_SIMULATORS,
                    help="simulator of the gate-level run (default icarus)")
     p.add_argument("--seed", type=seed, default=1, help="seed of the inputs and of the memory latencies")
+    p.add_argument("--max-cycles", type=positive, default=100000, help="give up on a block after this many cycles "
+                   "(default 100000)")
     p.add_argument("--netlist", metavar="DIR", help="use this mapped netlist (map_design's out_dir) of the core "
                    "instead of mapping it (one --mode)")
     p.add_argument("--json", help="also write the figures (per block energy per cycle, macro accesses) as JSON")
