@@ -201,3 +201,21 @@ def test_a_workload_on_the_whole_core_both_modes(tmp_path, capsys):
         assert f["matched"] and f["cycles"] > 0 and f["default_activity_share"] < 0.01
         assert f["total"]["energy_j"]["clock"] > 0 and f["total"]["macro_reads"] > 0
         assert {"rf", "fetch"} <= set(f["blocks"])
+
+
+def test_the_table_gives_each_block_and_mode(tiny_run, osu018):
+    from dualflow.cli.power import _table
+    from dualflow.synth.power_flow import RunPower
+
+    gate, window, _reads = tiny_run
+    report = power_of_vcd(gate.vcd, gate.flat, osu018, root="tb.dut", node_nm=180, clock_mhz=50, window=window)
+    runs = {m: RunPower(m, report, m == "base", "", 12, 0.0, 0, {}) for m in ("base", "dflow")}
+    text = _table(runs)
+    top = report.blocks["(top)"]
+    leakage = f"{top.leakage_w * 1e6:,.1f}"
+    row = next(line for line in text.splitlines() if line.startswith("(top)"))
+    assert row.split()[7:9] == [leakage, leakage]  # BASE and DFLOW leakage, uW
+    internal_uw = top.energy["internal"] / (len(STIMULUS) / 50e6) * 1e6
+    assert row.split()[1] == f"{internal_uw:,.1f}"
+    assert "sram_16x8_1r1w" in text and "10 cycles in the window (12 by the bench)" in text
+    assert "DFLOW: " in text and "DOES NOT MATCH" in text and "DFLOW / BASE energy: 1.000" in text
