@@ -14,8 +14,9 @@ Per library-cell instance, over the activity's window:
 - **switching** energy: 1/2 C V^2 per toggle of each net, C the sum of the Liberty ``capacitance``
   of the library-cell input pins it drives; the library has no wire-load model, so no wires, and
   macro pins and the design's outputs are no load. A net driven by a cell is charged to that
-  cell's block; a net driven from outside (the core's input ports, the clock among them) to the
-  blocks of the pins it drives, each by its pin's share of the capacitance;
+  cell's block; a net no cell drives (the core's input ports, the clock among them, and the
+  macros' read data) to the blocks of the pins it drives, each by its pin's share of the
+  capacitance;
 - **leakage**: ``cell_leakage_power`` of every cell (the library's leakage unit), all the time.
 
 Memory macros (``synth/sram.py``, one source for every SRAM figure): the read (write) energy of one
