@@ -111,6 +111,14 @@ class PowerReport:
         """Dynamic plus leakage energy of a block over the window."""
         return b.dynamic + (b.leakage_w + b.macro_leakage_w) * self.seconds
 
+    @classmethod
+    def from_dict(cls, d: dict) -> PowerReport:
+        """The report :meth:`to_dict` wrote (per-cell energies are not kept)."""
+        blocks = {name: BlockPower(dict(b["energy_j"]), b["leakage_w"], b["macro_leakage_w"], b["cells"], b["macros"],
+                                   b["macro_reads"], b["macro_writes"]) for name, b in d["blocks"].items()}
+        return cls(d["library"], d["cycles"], d["clock_mhz"], blocks, d["default_activity_energy_j"],
+                   d["default_activity_nets"], d["nets"], d["macros"], d["transition_ns"], d["voltage_v"])
+
     def to_dict(self) -> dict:
         def block(b: BlockPower) -> dict:
             per_cycle = {k: v / self.cycles if self.cycles else 0.0 for k, v in b.energy.items()}

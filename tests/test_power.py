@@ -219,3 +219,18 @@ def test_the_table_gives_each_block_and_mode(tiny_run, osu018):
     assert row.split()[1] == f"{internal_uw:,.1f}"
     assert "sram_16x8_1r1w" in text and "10 cycles in the window (12 by the bench)" in text
     assert "DFLOW: " in text and "DOES NOT MATCH" in text and "DFLOW / BASE energy: 1.000" in text
+
+
+def test_a_saved_run_prints_the_same_table(tiny_run, osu018, tmp_path, capsys):
+    from dualflow.cli.power import _table
+    from dualflow.synth.power_flow import RunPower
+
+    gate, window, _reads = tiny_run
+    report = power_of_vcd(gate.vcd, gate.flat, osu018, root="tb.dut", node_nm=180, clock_mhz=100, window=window)
+    run = RunPower("dflow", report, True, "", 11, 1.0, 0, {"mode": "dflow"})
+    saved = {"dflow": {"params": run.params, "matched": True, "bench_cycles": 11, "sim_seconds": 1.0,
+                       **report.to_dict()}}
+    (tmp_path / "dflow.json").write_text(json.dumps(saved))
+    assert main(["power", "--from-json", str(tmp_path / "dflow.json")]) == 0
+    assert capsys.readouterr().out == _table({"dflow": run}) + "\n"
+    assert main(["power"]) == 1 and "give --workload NAME" in capsys.readouterr().err

@@ -98,6 +98,26 @@ def _table(runs: dict) -> str:
     return "\n".join(lines)
 
 
+def _saved_runs(paths: list[str]) -> dict:
+    """The runs of ``--json`` files written before, by mode (a later file's mode replaces an earlier's)."""
+    from dualflow.errors import ConfigError
+    from dualflow.synth.power import PowerReport
+    from dualflow.synth.power_flow import RunPower
+
+    runs = {}
+    for path in paths:
+        try:
+            saved = json.loads(open(path).read())
+            for mode, d in saved.items():
+                runs[mode] = RunPower(mode, PowerReport.from_dict(d), d["matched"], "", d["bench_cycles"],
+                                      d["sim_seconds"], 0, d["params"])
+        except OSError as e:
+            raise ConfigError(f"--from-json {path}: {e.strerror}") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ConfigError(f"--from-json {path}: not a `dualflow power --json` file ({e!r})") from None
+    return {m: runs[m] for m in MODES if m in runs}
+
+
 def cmd_power(args) -> int:
     from dualflow.atomic_write import atomic_write, check_output
     from dualflow.errors import ConfigError
@@ -107,6 +127,11 @@ def cmd_power(args) -> int:
 
     from .rtl import _params
 
+    if args.from_json:
+        print(_table(_saved_runs(args.from_json)))
+        return 0
+    if args.workload is None:
+        raise ConfigError("power: give --workload NAME (or --from-json FILE ...)")
     if args.json is not None:
         check_output(args.json, "--json")
     get_workload(args.workload)  # an unknown name is an error before anything runs
@@ -142,7 +167,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("power", help="power per block of the mapped core from a gate-level run of a workload, "
                        "BASE and DFLOW side by side")
-    p.add_argument("--workload", required=True, metavar="NAME", help="workload whose launches run on the core")
+    p.add_argument("--workload", metavar="NAME", help="workload whose launches run on the core")
+    p.add_argument("--from-json", nargs="+", metavar="FILE", help="instead of running: print the table of runs "
+                   "saved with --json (e.g. one file per mode)")
     p.add_argument("--size", default="tiny", help="workload size (default tiny)")
     p.add_argument("--liberty", default="osu018", metavar="LIB", help="cell library (default osu018)")
     p.add_argument("--clock-mhz", type=_positive_float, default=DEFAULT_CLOCK_MHZ,
