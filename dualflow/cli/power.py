@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 import sys
 
 from dualflow.machine import MODES
@@ -107,7 +108,7 @@ def _saved_runs(paths: list[str]) -> dict:
     runs = {}
     for path in paths:
         try:
-            saved = json.loads(open(path).read())
+            saved = json.loads(Path(path).read_text())
             for mode, d in saved.items():
                 runs[mode] = RunPower(mode, PowerReport.from_dict(d), d["matched"], "", d["bench_cycles"],
                                       d["sim_seconds"], 0, d["params"])
