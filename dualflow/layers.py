@@ -31,7 +31,7 @@ BUILDS_ON: Mapping[str, tuple[str, ...]] = {
     "experiments": ("kernels",),
     "rtl": ("machine",),
     "synth": ("rtl", "build_dir"),
-    "testbench": ("rtl", "kernels", "build_dir"),
+    "testbench": ("rtl", "kernels", "synth", "build_dir"),  # synth: the gate-level run of a mapped netlist
     "cli": ("experiments", "synth", "testbench"),
     "__main__": ("cli",),
 }

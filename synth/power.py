@@ -33,16 +33,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from dualflow.errors import DualflowError
 
-from .activity import Activity
+from .activity import CORE_WINDOW, Activity, SignalWindow, read_activity
 from .gate_netlist import FlatNetlist, macro_geometry
 from .liberty import Library
 from .sram import macro
 
 __all__ = ["TRANSITION_NS", "DEFAULT_ACTIVITY", "CATEGORIES", "BlockPower", "PowerReport", "compute_power",
-           "macro_enables"]
+           "macro_enables", "power_of_vcd"]
 
 #: Input transition time (ns) at which the internal-energy tables are read: a typical output slew
 #: of the OSU 0.18 um cells at a fan-out of a few gates (their ``rise_transition`` tables give
@@ -293,3 +294,17 @@ def _accesses(flat: FlatNetlist, cell, port: str, counted: int | None, cycles: i
     if counted is None:
         raise DualflowError(f"{cell.path}: no activity for the enable of port {port}")
     return counted
+
+
+def power_of_vcd(vcd: Path, flat: FlatNetlist, library: Library, *, root: str, node_nm: int,
+                 clock_mhz: float, window: SignalWindow | tuple[int, int] = CORE_WINDOW,
+                 clock: str = "clk", per_cell: bool = False) -> PowerReport:
+    """Power of a run dumped in ``vcd`` (the design's top at scope ``root``; ``per_cell``: keep
+    each cell's energy)."""
+    ports = macro_enables(flat)
+    groups = [[flat.names[n][0] for n in flat.cells[i].pins[pin] if n not in flat.constant]
+              for i, _port, pin in ports]
+    activity = read_activity(vcd, root, clock=clock, window=window, enables=[g for g in groups if g])
+    counts = iter(activity.enabled)
+    enabled = {(i, port): next(counts) for (i, port, _pin), g in zip(ports, groups) if g}
+    return compute_power(flat, library, activity, enabled, node_nm=node_nm, clock_mhz=clock_mhz, per_cell=per_cell)

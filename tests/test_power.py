@@ -20,7 +20,7 @@ from dualflow.synth.asic import map_design
 from dualflow.synth.gate_netlist import macro_geometry
 from dualflow.synth.gate_sim import gate_level
 from dualflow.synth.liberty import find_liberty, parse_liberty, read_library
-from dualflow.synth.power_flow import power_of_vcd
+from dualflow.synth.power import power_of_vcd
 from dualflow.synth.sram import macro
 
 CLOCK_NS = 10
@@ -205,7 +205,7 @@ def test_a_workload_on_the_whole_core_both_modes(tmp_path, capsys):
 
 def test_the_table_gives_each_block_and_mode(tiny_run, osu018):
     from dualflow.cli.power import _table
-    from dualflow.synth.power_flow import RunPower
+    from dualflow.testbench.gate_power import RunPower
 
     gate, window, _reads = tiny_run
     report = power_of_vcd(gate.vcd, gate.flat, osu018, root="tb.dut", node_nm=180, clock_mhz=50, window=window)
@@ -223,7 +223,7 @@ def test_the_table_gives_each_block_and_mode(tiny_run, osu018):
 
 def test_a_saved_run_prints_the_same_table(tiny_run, osu018, tmp_path, capsys):
     from dualflow.cli.power import _table
-    from dualflow.synth.power_flow import RunPower
+    from dualflow.testbench.gate_power import RunPower
 
     gate, window, _reads = tiny_run
     report = power_of_vcd(gate.vcd, gate.flat, osu018, root="tb.dut", node_nm=180, clock_mhz=100, window=window)

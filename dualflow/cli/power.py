@@ -103,7 +103,7 @@ def _saved_runs(paths: list[str]) -> dict:
     """The runs of ``--json`` files written before, by mode (a later file's mode replaces an earlier's)."""
     from dualflow.errors import ConfigError
     from dualflow.synth.power import PowerReport
-    from dualflow.synth.power_flow import RunPower
+    from dualflow.testbench.gate_power import RunPower
 
     runs = {}
     for path in paths:
@@ -124,7 +124,7 @@ def cmd_power(args) -> int:
     from dualflow.errors import ConfigError
     from dualflow.kernels.registry import get_workload
     from dualflow.synth.liberty import NODE_NM, find_liberty, read_library
-    from dualflow.synth.power_flow import workload_power
+    from dualflow.testbench.gate_power import workload_power
 
     from .rtl import _params
 
@@ -162,7 +162,7 @@ def cmd_power(args) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from dualflow.synth.power_flow import DEFAULT_CLOCK_MHZ
+    from dualflow.testbench.gate_power import DEFAULT_CLOCK_MHZ
 
     from .rtl import _add_param_options
 

@@ -135,7 +135,7 @@ def _gate_level(netlist: str, params: CoreParams):
 
     from dualflow.synth.gate_sim import gate_level
     from dualflow.synth.liberty import find_liberty, read_library
-    from dualflow.synth.power_flow import POWER_BUILD
+    from dualflow.testbench.gate_power import POWER_BUILD
 
     return gate_level(netlist, read_library(find_liberty("osu018")), f"core_{params.mode}",
                       POWER_BUILD / f"sim-{Path(netlist).resolve().name}")

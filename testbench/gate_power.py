@@ -1,4 +1,5 @@
-"""``dualflow power``'s flow: a workload on the mapped core, gate level, to power per block.
+"""``dualflow power``'s flow: a workload on the mapped core, gate level, to power per block (here,
+beside the co-simulation it drives; the power calculation itself is ``synth/power.py``).
 
 1. The core that ``dualflow cosim --workload`` would build (``workload_cases``, ``core_for``) is
    mapped to the library with memories as macros (``synth.asic.map_core``); the netlist is kept
@@ -23,14 +24,11 @@ from pathlib import Path
 
 from dualflow.build_dir import BUILD_BASE
 from dualflow.errors import DualflowError
+from dualflow.synth.gate_sim import gate_level
+from dualflow.synth.liberty import Library
+from dualflow.synth.power import PowerReport, power_of_vcd
 
-from .activity import CORE_WINDOW, SignalWindow, read_activity
-from .gate_netlist import FlatNetlist
-from .gate_sim import gate_level
-from .liberty import Library
-from .power import PowerReport, compute_power, macro_enables
-
-__all__ = ["POWER_BUILD", "DEFAULT_CLOCK_MHZ", "RunPower", "netlist_for", "power_of_vcd", "workload_power"]
+__all__ = ["POWER_BUILD", "DEFAULT_CLOCK_MHZ", "RunPower", "netlist_for", "workload_power"]
 
 #: Where the flow keeps its netlists, simulations and VCDs.
 POWER_BUILD = BUILD_BASE / "power"
@@ -39,9 +37,9 @@ POWER_BUILD = BUILD_BASE / "power"
 #: leakage energy and average power do.
 DEFAULT_CLOCK_MHZ = 100.0
 
-_HERE = Path(__file__).resolve().parent
+_SYNTH = Path(__file__).resolve().parent.parent / "synth"
 #: Sources whose change makes a kept netlist stale.
-_NETLIST_SOURCES = (_HERE.parent / "rtl", _HERE / "asic.py", _HERE / "macros.py", _HERE / "yosys.py")
+_NETLIST_SOURCES = (_SYNTH.parent / "rtl", _SYNTH / "asic.py", _SYNTH / "macros.py", _SYNTH / "yosys.py")
 
 
 def _digest(params: dict, library: Library) -> str:
@@ -56,7 +54,7 @@ def _digest(params: dict, library: Library) -> str:
 
 def netlist_for(params, library: Library, *, node_nm: int | None = None, log=print) -> tuple[Path, str]:
     """(folder of the mapped netlist of ``SimtCore(params)``, its top module), mapped if not kept."""
-    from .asic import map_core
+    from dualflow.synth.asic import map_core
 
     top = f"core_{params.mode}"
     folder = POWER_BUILD / f"netlist-{params.mode}-{_digest(params.to_dict(), library)}"
@@ -68,20 +66,6 @@ def netlist_for(params, library: Library, *, node_nm: int | None = None, log=pri
         tmp.rename(folder)
         log(f"{params.mode}: mapped in {time.monotonic() - start:.0f} s")
     return folder, top
-
-
-def power_of_vcd(vcd: Path, flat: FlatNetlist, library: Library, *, root: str, node_nm: int,
-                 clock_mhz: float, window: SignalWindow | tuple[int, int] = CORE_WINDOW,
-                 clock: str = "clk", per_cell: bool = False) -> PowerReport:
-    """Power of a run dumped in ``vcd`` (the design's top at scope ``root``; ``per_cell``: keep
-    each cell's energy)."""
-    ports = macro_enables(flat)
-    groups = [[flat.names[n][0] for n in flat.cells[i].pins[pin] if n not in flat.constant]
-              for i, _port, pin in ports]
-    activity = read_activity(vcd, root, clock=clock, window=window, enables=[g for g in groups if g])
-    counts = iter(activity.enabled)
-    enabled = {(i, port): next(counts) for (i, port, _pin), g in zip(ports, groups) if g}
-    return compute_power(flat, library, activity, enabled, node_nm=node_nm, clock_mhz=clock_mhz, per_cell=per_cell)
 
 
 @dataclass
@@ -105,8 +89,8 @@ def workload_power(name: str, params, library: Library, *, node_nm: int, size: s
     at gate level and compute its power, the memories modelled at ``node_nm``. ``netlist``: use
     this mapped-netlist folder instead of the kept one (it must be the netlist of the same core).
     ``max_cycles``: the bench gives up on a block after this many cycles."""
-    from dualflow.testbench.cosim import run_cosim
-    from dualflow.testbench.workload_cosim import core_for, summary, workload_cases
+    from .cosim import run_cosim
+    from .workload_cosim import core_for, summary, workload_cases
 
     wc = workload_cases(name, params, size=size, seed=seed, max_cycles=max_cycles)
     params = core_for(wc, params)
