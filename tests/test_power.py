@@ -186,6 +186,10 @@ def test_bad_input_is_a_clear_error(tmp_path, osu018, capsys):
     assert "unknown workload 'nope'" in capsys.readouterr().err
     assert main(["power", "--workload", "vadd", "--netlist", str(tmp_path)]) == 1
     assert "--netlist is the netlist of one core" in capsys.readouterr().err
+    assert main(["cosim", "prog.s", "--netlist", str(tmp_path)]) == 1
+    assert "--netlist is an option of --workload" in capsys.readouterr().err
+    assert main(["cosim", "--workload", "vadd", "--netlist", str(tmp_path)]) == 1
+    assert "mapped.v: no such file" in capsys.readouterr().err
 
 
 @pytest.mark.slow
