@@ -1,0 +1,166 @@
+"""Energy per event and static power of one GPU configuration, each with its source.
+
+``energy_table(config)`` decides every figure once, at the technology of the configuration's
+preset (``technology.py``):
+
+- **SRAM arrays** (register-file banks, shared-memory banks, the L1 and L2 data arrays, the
+  instruction memory): CACTI 7 at 180 nm (``synth/sram.py``) for the geometry the machine
+  description gives, scaled to the preset's node with Stillmaker & Baas (``synth/scaling.py``):
+  dynamic energies by the energy fit, leakage by the static-power fit, from CACTI's 1.5 V.
+  The register file is built lane-sliced (one 32-bit macro per lane and bank, docs/sram.md), so a
+  warp-wide bank access is ``warp_size`` macro accesses; its capacity is the SM's
+  ``sm.registers`` unless the caller builds a smaller one (``rf_registers``: fewer warps or a
+  smaller ring need less).
+- **Arithmetic**: Horowitz, ISSCC 2014, 45 nm at 0.9 V, scaled from HP45 at 0.9 V.
+- **DRAM**: the preset's device energy per bit (``Technology.dram_pj_per_bit``), not scaled.
+- Events with no sourced figure yet (``pj`` None) are listed, counted and left out of the total:
+  the RTL power flow (``dualflow power``) is to give the core logic's; a source is swapped per
+  event by changing its one entry here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dualflow.machine.config import GpuConfig
+from dualflow.synth import scaling
+
+from .technology import Technology, technology
+
+#: CACTI's 180 nm technology file supplies 1.5 V (docs/sram.md): the voltage its figures are at.
+CACTI_NODE, CACTI_VDD = "180", 1.5
+HOROWITZ = "Horowitz, 'Computing's energy problem', ISSCC 2014, 45 nm at 0.9 V"
+HOROWITZ_NODE, HOROWITZ_VDD = "HP45", 0.9
+INT32_ADD_PJ = 0.1  # Horowitz: 32-bit integer add
+FP32_MUL_PJ = 3.7  # Horowitz: 32-bit floating-point multiply (FP32 add: 0.9)
+#: Why an event has no energy yet.
+AWAITS_RTL = "not modelled yet: to come from the RTL power flow (dualflow power)"
+
+
+@dataclass(frozen=True)
+class EventEnergy:
+    """Energy of one event (``pj`` None: no sourced figure yet, not in the total)."""
+
+    unit: str  # what one count is
+    pj: float | None
+    source: str
+
+
+@dataclass(frozen=True)
+class StaticPower:
+    watts: float | None  # whole GPU; None: not modelled yet
+    source: str
+
+
+@dataclass(frozen=True)
+class EnergyTable:
+    config_name: str
+    technology: Technology
+    rf_registers: int  # register-file capacity per SM the table is for
+    events: dict[str, EventEnergy]
+    static: dict[str, StaticPower]
+    rf_area_mm2: float  # one SM's register file at the preset's node
+    rf_area_source: str
+
+
+def _macro(words: int, bits: int):
+    from dualflow.synth.sram import macro
+
+    return macro(max(1, words), bits)
+
+
+def _energy(pj: float, tech: Technology) -> scaling.Scaled:
+    return scaling.scale_energy(pj, CACTI_NODE, CACTI_VDD, tech.node, tech.vdd)
+
+
+def _leak_w(uw: float, tech: Technology) -> scaling.Scaled:
+    return scaling.scale_leakage(uw * 1e-6, CACTI_NODE, CACTI_VDD, tech.node, tech.vdd)
+
+
+def _array(name: str, words: int, bits: int, per_event: int, tech: Technology, unit: str,
+           write: bool = False) -> EventEnergy:
+    """``per_event`` accesses of a ``words`` x ``bits`` CACTI array per event."""
+    f = _macro(words, bits)
+    s = _energy(per_event * (f.write_energy_pj if write else f.read_energy_pj), tech)
+    what = "write" if write else "read"
+    return EventEnergy(unit, s.value, f"{per_event} x {what} of a {words} x {bits} {name} ({f.source}); {s.label}")
+
+
+def _arith(pj: float, what: str, tech: Technology) -> EventEnergy:
+    s = scaling.scale_energy(pj, HOROWITZ_NODE, HOROWITZ_VDD, tech.node, tech.vdd)
+    return EventEnergy("lane operations", s.value, f"{what} {pj} pj ({HOROWITZ}); {s.label}")
+
+
+def _static(name: str, words: int, bits: int, count: int, tech: Technology) -> StaticPower:
+    f = _macro(words, bits)
+    s = _leak_w(count * f.leakage_uw, tech)
+    return StaticPower(s.value, f"{count} x {words} x {bits} {name} leakage ({f.source}); {s.label}")
+
+
+def imem_words() -> int:
+    """Instruction-memory depth of the RTL core (64-bit words): the SM's instruction store here."""
+    from dualflow.rtl.params import CoreParams
+
+    return CoreParams().imem_words
+
+
+def energy_table(config: GpuConfig, rf_registers: int | None = None) -> EnergyTable:
+    """Every event's energy and every static power of ``config`` (its ``name`` picks the
+    technology); ``rf_registers``: the register file's capacity per SM in 32-bit registers
+    (default ``config.sm.registers``)."""
+    tech = technology(config.name)
+    sm, mem = config.sm, config.memory
+    lanes, banks = sm.warp_size, sm.register_banks
+    registers = sm.registers if rf_registers is None else rf_registers
+    rf_rows = max(1, math.ceil(registers / (lanes * banks)))
+    line_bits = 8 * mem.l1.line_bytes
+    l1_words = mem.l1.size_bytes // mem.l1.line_bytes
+    l2_words = mem.l2.size_bytes // mem.l2.slices // mem.l2.line_bytes
+    sectors = mem.l1.line_bytes // mem.l1.sector_bytes
+    shared_words = max(1, sm.shared_bytes // mem.shared.bank_bytes // mem.shared.banks)
+    shared_bits = 8 * mem.shared.bank_bytes
+    rf = "register-file lane macro"
+    l1_write = _array("L1 data array (line-wide)", l1_words, line_bits, 1, tech, "store transactions (lines)",
+                      write=True)
+    l2_write = _array("L2 slice data array (line-wide)", l2_words, line_bits, 1, tech, "write requests",
+                      write=True)
+    events = {
+        "rf_read": _array(rf, rf_rows, 32, lanes, tech, "bank reads (warp-wide operand)"),
+        "rf_write": _array(rf, rf_rows, 32, lanes, tech, "bank writes (warp-wide result)", write=True),
+        "collector": EventEnergy("operand transfers (bank to collector)", None, AWAITS_RTL),
+        "fetch": _array("instruction memory (the RTL core's)", imem_words(), 64, 1, tech,
+                        "warp-instructions issued"),
+        "decode": EventEnergy("warp-instructions issued", None, AWAITS_RTL),
+        "int_op": _arith(INT32_ADD_PJ, "32-bit integer add", tech),
+        "fp_op": _arith(FP32_MUL_PJ, "FP32 multiply (every FP32 op charged as one; add 0.9, FMA = mul + add)",
+                        tech),
+        "sfu_op": EventEnergy("lane operations", None, AWAITS_RTL),
+        "lsu_address": _arith(INT32_ADD_PJ, "one 32-bit address add per lane, as an integer add", tech),
+        "ctrl_op": EventEnergy("warp-instructions", None, AWAITS_RTL),
+        "shared_round": _array("shared-memory bank", shared_words, shared_bits, mem.shared.banks, tech,
+                               "bank rounds (every bank read once)"),
+        "l1_read": _array("L1 data array (line-wide)", l1_words, line_bits, 1, tech, "load transactions (lines)"),
+        "l1_write": l1_write,
+        "l1_fill": EventEnergy("sectors filled from L2", l1_write.pj / sectors,
+                               f"1/{sectors} of l1_write (a sector of the line)"),
+        "l2_read": _array("L2 slice data array (line-wide)", l2_words, line_bits, 1, tech, "read requests"),
+        "l2_write": l2_write,
+        "l2_fill": EventEnergy("sectors filled from DRAM", l2_write.pj / sectors,
+                               f"1/{sectors} of l2_write (a sector of the line)"),
+        "noc_flit": EventEnergy("flits", None, "not modelled: no published per-flit crossbar energy found yet"),
+        "dram_bit": EventEnergy("bits read or written", tech.dram_pj_per_bit, tech.source),
+    }
+    n = config.num_sms
+    rf_macro = _macro(rf_rows, 32)
+    static = {
+        "rf_leakage": _static(rf, rf_rows, 32, n * banks * lanes, tech),
+        "shared_leakage": _static("shared-memory bank", shared_words, shared_bits, n * mem.shared.banks, tech),
+        "l1_leakage": _static("L1 data array", l1_words, line_bits, n, tech),
+        "l2_leakage": _static("L2 slice data array", l2_words, line_bits, mem.l2.slices, tech),
+        "imem_leakage": _static("instruction memory", imem_words(), 64, n, tech),
+        "logic_leakage": StaticPower(None, AWAITS_RTL + "; board/constant power (fans, regulators) not modelled"),
+    }
+    area = scaling.scale_area(banks * lanes * rf_macro.area_um2 / 1e6, CACTI_NODE, tech.node)
+    return EnergyTable(config.name, tech, registers, events, static, area.value,
+                       f"{banks * lanes} x {rf_rows} x 32 lane macros ({rf_macro.source}); {area.label}")
