@@ -1,0 +1,60 @@
+"""The whole-GPU energy model (models/energy): the total is the sum of its parts, a smaller
+register file leaks less, every figure names its source, and a GPU without a technology is a
+clear error. A tiny run on the reference engine (well under a second)."""
+
+import pytest
+
+from dualflow.cli import main
+from dualflow.errors import ConfigError
+from dualflow.experiments.simulate import simulate
+from dualflow.machine import preset
+from dualflow.models.energy import EVENT_COUNTS, energy_table, gpu_energy
+
+
+@pytest.fixture(scope="module")
+def run():
+    config = preset("paper-rtx3080").replace(num_sms=2)
+    return config, simulate("gaussian", config, size="tiny", engine="reference")
+
+
+def test_total_is_the_sum_of_its_parts(run):
+    config, result = run
+    report = gpu_energy(result.total, config)
+    modelled = [c for c in report.components if c.joules is not None]
+    assert report.total_joules == pytest.approx(sum(c.joules for c in modelled))
+    for c in modelled:
+        if c.count is not None:  # an event: count x energy per event
+            assert c.joules == pytest.approx(c.count * report.table.events[c.name].pj * 1e-12)
+        else:  # a static power x the run's time
+            assert c.joules == pytest.approx(report.table.static[c.name].watts * report.seconds)
+    assert report.seconds == pytest.approx(result.total.cycles / (config.core_clock_mhz * 1e6))
+    assert report.edp == pytest.approx(report.total_joules * report.seconds)
+    assert 0 < report.rf_share < 1
+    assert report.rf_joules > 0 and sum(result.total.rf_reads) > 0
+
+
+def test_every_event_has_a_count_and_every_figure_a_source(run):
+    config, _ = run
+    table = energy_table(config)
+    assert set(table.events) == set(EVENT_COUNTS)
+    for e in [*table.events.values(), *table.static.values()]:
+        assert e.source
+    assert "scaled" in table.events["rf_read"].source and "CACTI" in table.events["rf_read"].source
+
+
+def test_a_smaller_register_file_leaks_less_and_reads_cheaper(run):
+    config, _ = run
+    full, half = energy_table(config), energy_table(config, config.sm.registers // 2)
+    assert half.static["rf_leakage"].watts < full.static["rf_leakage"].watts
+    assert half.events["rf_read"].pj <= full.events["rf_read"].pj
+    assert half.rf_area_mm2 < full.rf_area_mm2
+    fewer = energy_table(config.replace(**{"sm.registers": 16384}))  # the machine's own capacity
+    assert fewer.static["rf_leakage"].watts < half.static["rf_leakage"].watts
+
+
+def test_a_gpu_without_a_technology_is_a_clear_error(capsys):
+    with pytest.raises(ConfigError, match="no energy technology for GPU 'fermi-gtx480'.*paper-rtx3080"):
+        energy_table(preset("fermi-gtx480"))
+    assert main(["energy", "gaussian", "--size", "tiny", "--preset", "fermi-gtx480"]) == 1
+    err = capsys.readouterr().err
+    assert "no energy technology" in err and "Traceback" not in err
