@@ -10,7 +10,8 @@ from dualflow.errors import ConfigError
 from dualflow.machine.mode import Mode
 
 #: The columns ``energy_columns`` adds to a run's row (None when the preset has no technology).
-COLUMNS = ("energy_j", "rf_energy_j", "rf_share", "average_w", "edp_js", "rf_area_mm2", "rf_registers")
+COLUMNS = ("energy_j", "rf_energy_j", "rf_share", "rf_dynamic_share", "average_w", "edp_js", "rf_area_mm2",
+           "rf_registers")
 
 
 def energy_columns(result, config, rf_registers: int) -> tuple[dict[str, Any], dict | None]:
@@ -24,6 +25,7 @@ def energy_columns(result, config, rf_registers: int) -> tuple[dict[str, Any], d
         return dict.fromkeys(COLUMNS), None
     report = gpu_energy(result.total, config, rf_registers=rf_registers)
     row = {"energy_j": report.total_joules, "rf_energy_j": report.rf_joules, "rf_share": round(report.rf_share, 4),
+           "rf_dynamic_share": round(report.rf_dynamic_share, 4),
            "average_w": round(report.average_watts, 4), "edp_js": report.edp,
            "rf_area_mm2": round(report.table.rf_area_mm2, 4), "rf_registers": rf_registers}
     return row, report.to_dict()
@@ -45,6 +47,7 @@ def energy_figure(rows: list[dict]) -> list[dict]:
                     "base_edp_js": b["edp_js"], "dflow_edp_js": d["edp_js"],
                     "edp_ratio": _ratio(d["edp_js"], b["edp_js"]),
                     "base_rf_share": b["rf_share"], "dflow_rf_share": d["rf_share"],
+                    "base_rf_dynamic_share": b["rf_dynamic_share"], "dflow_rf_dynamic_share": d["rf_dynamic_share"],
                     "base_average_w": b["average_w"], "dflow_average_w": d["average_w"],
                     "rf_area_mm2": b["rf_area_mm2"]})
     return out
@@ -55,11 +58,12 @@ def summary_lines(fig: list[dict], matches: list[dict]) -> list[str]:
         return ["", "Energy: no technology for this preset (models/energy/technology.py); not computed"]
     lines = ["", "Energy of the whole GPU (docs/energy.md; modelled parts only), D-FLOW / BASE",
              f"{'workload':<12}{'BASE uJ':>11}{'D-FLOW uJ':>11}{'energy':>8}{'EDP':>8}{'RF share B':>11}"
-             f"{'RF share D':>11}"]
+             f"{'RF share D':>11}{'RF dyn B':>10}{'RF dyn D':>10}"]
     for r in fig:
         lines.append(f"{r['workload']:<12}{r['base_energy_j'] * 1e6:>11.3f}{r['dflow_energy_j'] * 1e6:>11.3f}"
                      f"{r['energy_ratio']:>8.3f}{r['edp_ratio']:>8.3f}{100 * r['base_rf_share']:>10.1f}%"
-                     f"{100 * r['dflow_rf_share']:>10.1f}%")
+                     f"{100 * r['dflow_rf_share']:>10.1f}%{100 * r['base_rf_dynamic_share']:>9.1f}%"
+                     f"{100 * r['dflow_rf_dynamic_share']:>9.1f}%")
     lines += ["", "Warps study: BASE with its full register file against D-FLOW where it first matches it",
               f"{'workload':<12}{'BASE RF mm2':>12}{'BASE uJ':>10}{'D RF mm2':>10}{'D uJ':>10}{'EDP D/B':>9}"]
     for m in matches:

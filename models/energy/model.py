@@ -92,6 +92,18 @@ class EnergyReport:
         total = self.total_joules
         return self.rf_joules / total if total else 0.0
 
+    @property
+    def dynamic_joules(self) -> float:
+        """The events' energy (no static power)."""
+        return sum(c.joules for c in self.components if c.joules is not None and c.count is not None)
+
+    @property
+    def rf_dynamic_share(self) -> float:
+        """Register-file reads and writes over all events' energy: what published GPU models
+        compare (the RF's share of dynamic power)."""
+        rf = sum(c.joules or 0.0 for c in self.components if c.name in RF_PARTS and c.count is not None)
+        return rf / self.dynamic_joules if self.dynamic_joules else 0.0
+
     def to_dict(self) -> dict[str, Any]:
         t = self.table
         return {
@@ -100,7 +112,8 @@ class EnergyReport:
             "rf_area_mm2_per_sm": {"value": t.rf_area_mm2, "source": t.rf_area_source},
             "seconds": self.seconds,
             "total_joules": self.total_joules, "average_watts": self.average_watts, "edp_joule_seconds": self.edp,
-            "rf_joules": self.rf_joules, "rf_share": self.rf_share, "not_modelled": list(self.pending),
+            "rf_joules": self.rf_joules, "rf_share": self.rf_share, "dynamic_joules": self.dynamic_joules,
+            "rf_dynamic_share": self.rf_dynamic_share, "not_modelled": list(self.pending),
             "components": {c.name: {"count": c.count, "joules": c.joules, "source": c.source}
                            for c in self.components},
         }

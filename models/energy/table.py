@@ -34,6 +34,13 @@ HOROWITZ = "Horowitz, 'Computing's energy problem', ISSCC 2014, 45 nm at 0.9 V"
 HOROWITZ_NODE, HOROWITZ_VDD = "HP45", 0.9
 INT32_ADD_PJ = 0.1  # Horowitz: 32-bit integer add
 FP32_MUL_PJ = 3.7  # Horowitz: 32-bit floating-point multiply (FP32 add: 0.9)
+#: AccelWattch's constant power (fans, regulators, peripheral circuits: power that does not depend
+#: on the chip's activity), fitted to hardware measurements of the Quadro GV100 (Volta, 12 nm):
+#: ``constant_power`` in accel-sim/gpgpu-sim_distribution configs/tested-cfgs/SM7_QV100/
+#: accelwattch_sass_sim_alt.xml. Board level, so not scaled; another board's would differ.
+ACCELWATTCH_CONSTANT_W = 32.32522272
+ACCELWATTCH = ("AccelWattch (Kandiah et al., MICRO 2021) constant power of the Quadro GV100, "
+               "configs/tested-cfgs/SM7_QV100/accelwattch_sass_sim_alt.xml; board level, not scaled")
 #: Why an event has no energy yet.
 AWAITS_RTL = "not modelled yet: to come from the RTL power flow (dualflow power)"
 
@@ -159,7 +166,8 @@ def energy_table(config: GpuConfig, rf_registers: int | None = None) -> EnergyTa
         "l1_leakage": _static("L1 data array", l1_words, line_bits, n, tech),
         "l2_leakage": _static("L2 slice data array", l2_words, line_bits, mem.l2.slices, tech),
         "imem_leakage": _static("instruction memory", imem_words(), 64, n, tech),
-        "logic_leakage": StaticPower(None, AWAITS_RTL + "; board/constant power (fans, regulators) not modelled"),
+        "logic_leakage": StaticPower(None, AWAITS_RTL),
+        "constant_power": StaticPower(ACCELWATTCH_CONSTANT_W, ACCELWATTCH),
     }
     area = scaling.scale_area(banks * lanes * rf_macro.area_um2 / 1e6, CACTI_NODE, tech.node)
     return EnergyTable(config.name, tech, registers, events, static, area.value,
