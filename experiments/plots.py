@@ -93,7 +93,7 @@ def plot_energy(rows: list[dict], path: Path) -> None:
     x = range(len(rows))
     width = 0.38
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4), dpi=120)
-    a.bar([i - width / 2 for i in x], [r["energy_ratio"] for r in rows], width, label="energy")
+    a.bar([i - width / 2 for i in x], [r["chip_energy_ratio"] for r in rows], width, label="chip energy")
     a.bar([i + width / 2 for i in x], [r["edp_ratio"] for r in rows], width, label="energy-delay product")
     a.axhline(1.0, color="black", lw=0.8)
     a.set_xticks(list(x), names)
@@ -101,10 +101,10 @@ def plot_energy(rows: list[dict], path: Path) -> None:
     a.set_title("Whole-GPU energy (modelled parts)")
     a.legend(fontsize=8)
     for offset, mode in ((-width / 2, Mode.BASE), (width / 2, Mode.DFLOW)):
-        key = "base_rf_share" if mode is Mode.BASE else "dflow_rf_share"
+        key = "base_rf_chip_share" if mode is Mode.BASE else "dflow_rf_chip_share"
         b.bar([i + offset for i in x], [100 * r[key] for r in rows], width, label=mode.label)
     b.set_xticks(list(x), names)
-    b.set_ylabel("register file, % of GPU energy")
+    b.set_ylabel("register file, % of the chip's energy")
     b.set_title("Register-file share")
     b.legend(fontsize=8)
     _save(fig, path)

@@ -26,7 +26,7 @@ def energy_lines(report) -> list[str]:
         else:
             lines.append(f"  {c.name:<16}{count:>16}{c.joules * 1e9:>14.3f}{100 * c.joules / total:>7.1f}%")
     lines += [f"  total {total * 1e9:,.3f} nJ in {report.seconds * 1e6:,.3f} us: average {report.average_watts:.2f} W, "
-              f"EDP {report.edp:.4g} J s",
+              f"EDP {report.edp:.4g} J s; chip (without the board's constant power) {report.chip_joules * 1e9:,.3f} nJ",
               f"  register file: {100 * report.rf_share:.1f}% of the total, {100 * report.rf_dynamic_share:.1f}% of "
               f"the dynamic energy (events, {report.dynamic_joules * 1e9:,.3f} nJ)",
               f"  not modelled (not in the total): {', '.join(report.pending)}"]

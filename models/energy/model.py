@@ -50,6 +50,8 @@ EVENT_COUNTS: dict[str, Callable[[TimingStats], float]] = {
 }
 #: The parts of the register file: its share of the total is theirs.
 RF_PARTS = ("rf_read", "rf_write", "rf_leakage")
+#: Power of the board rather than the chip: left out of ``chip_joules``.
+BOARD_PARTS = ("constant_power",)
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,15 @@ class EnergyReport:
         return self.rf_joules / total if total else 0.0
 
     @property
+    def chip_joules(self) -> float:
+        """The total without the board's constant power: what the two machines' designs change."""
+        return sum(c.joules for c in self.components if c.joules is not None and c.name not in BOARD_PARTS)
+
+    @property
+    def rf_chip_share(self) -> float:
+        return self.rf_joules / self.chip_joules if self.chip_joules else 0.0
+
+    @property
     def dynamic_joules(self) -> float:
         """The events' energy (no static power)."""
         return sum(c.joules for c in self.components if c.joules is not None and c.count is not None)
@@ -111,8 +122,10 @@ class EnergyReport:
             "rf_registers_per_sm": t.rf_registers,
             "rf_area_mm2_per_sm": {"value": t.rf_area_mm2, "source": t.rf_area_source},
             "seconds": self.seconds,
-            "total_joules": self.total_joules, "average_watts": self.average_watts, "edp_joule_seconds": self.edp,
-            "rf_joules": self.rf_joules, "rf_share": self.rf_share, "dynamic_joules": self.dynamic_joules,
+            "total_joules": self.total_joules, "chip_joules": self.chip_joules, "average_watts": self.average_watts,
+            "edp_joule_seconds": self.edp,
+            "rf_joules": self.rf_joules, "rf_share": self.rf_share, "rf_chip_share": self.rf_chip_share,
+            "dynamic_joules": self.dynamic_joules,
             "rf_dynamic_share": self.rf_dynamic_share, "not_modelled": list(self.pending),
             "components": {c.name: {"count": c.count, "joules": c.joules, "source": c.source}
                            for c in self.components},
