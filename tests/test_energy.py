@@ -58,3 +58,23 @@ def test_a_gpu_without_a_technology_is_a_clear_error(capsys):
     assert main(["energy", "gaussian", "--size", "tiny", "--preset", "fermi-gtx480"]) == 1
     err = capsys.readouterr().err
     assert "no energy technology" in err and "Traceback" not in err
+
+
+def test_reproduce_writes_the_energy_tables(tmp_path, capsys):
+    import csv
+    import json
+
+    out = tmp_path / "res"
+    assert main(["reproduce", "nn", "--size", "tiny", "--warps", "16,64", "-j", "1", "-o", str(out)]) == 0
+    assert "Energy of the whole GPU" in capsys.readouterr().out
+    (row,) = csv.DictReader((out / "energy.csv").read_text().splitlines())
+    assert float(row["chip_energy_ratio"]) == pytest.approx(
+        float(row["dflow_chip_energy_j"]) / float(row["base_chip_energy_j"]), rel=1e-3)
+    assert 0 < float(row["base_rf_dynamic_share"]) < 1
+    assert (out / "energy.png").stat().st_size > 1000
+    points = json.loads((out / "warps_study.json").read_text())
+    by_warps = {(p["mode"], p["warps"]): p for p in points}
+    # fewer resident warps need a smaller register file: less area
+    assert by_warps[("base", 16)]["rf_area_mm2"] < by_warps[("base", 64)]["rf_area_mm2"]
+    run = json.loads((out / "runs" / "paper-nn-base-w64.json").read_text())
+    assert run["energy"]["total_joules"] == pytest.approx(float(row["base_energy_j"]))
