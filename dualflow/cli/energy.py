@@ -7,6 +7,7 @@ import argparse
 import json
 
 from dualflow.atomic_write import atomic_write, check_output
+from dualflow.errors import ConfigError
 from dualflow.machine.mode import MODES
 
 from .options import seed
@@ -33,26 +34,40 @@ def energy_lines(report) -> list[str]:
     return lines
 
 
+def table_lines(table) -> list[str]:
+    """The energy table as Markdown: each event's energy, each static power, the RF's area."""
+    tech = table.technology
+    lines = [f"**{table.config_name}**: {tech.node} at {tech.vdd} V; register file {table.rf_registers:,} "
+             f"registers per SM", "", "| event | one count is | energy (pJ) | source |", "|---|---|---:|---|"]
+    for name, e in table.events.items():
+        pj = "not modelled" if e.pj is None else f"{e.pj:.4g}"
+        lines.append(f"| {name} | {e.unit} | {pj} | {e.source} |")
+    lines += ["", "| static power | whole GPU (W) | source |", "|---|---:|---|"]
+    for name, p in table.static.items():
+        lines.append(f"| {name} | {'not modelled' if p.watts is None else f'{p.watts:.4g}'} | {p.source} |")
+    lines += ["", f"Register file per SM: {table.rf_area_mm2:.4f} mm^2 ({table.rf_area_source})"]
+    return lines
+
+
 def cmd_energy(args) -> int:
     from dualflow.experiments.simulate import simulate
-    from dualflow.models.energy import gpu_energy
+    from dualflow.models.energy import energy_table, gpu_energy
 
     from .timing import _config
 
+    config = _config(args)
+    table = energy_table(config, args.rf_registers, args.sram_node)  # no technology: fails before simulating
+    if args.table:
+        if args.workload is not None or args.json is not None:
+            raise ConfigError("--table prints the energy table alone: give no workload and no --json")
+        print("\n".join(table_lines(table)))
+        return 0
+    if args.workload is None:
+        raise ConfigError("give a workload to run (or --table for the energy table alone)")
     if args.json is not None:
         check_output(args.json, "--json")
-    config = _config(args)
-    report_table = None
-    if args.rf_registers is not None:
-        from dualflow.models.energy import energy_table
-
-        report_table = energy_table(config, args.rf_registers)
-    else:
-        from dualflow.models.energy import technology
-
-        technology(config.name)  # no technology: fail before simulating
     result = simulate(args.workload, config, size=args.size, seed=args.seed, progress=True)
-    report = gpu_energy(result.total, config, table=report_table)
+    report = gpu_energy(result.total, config, table=table)
     print(f"{result.workload} ({result.size}) on {config.name}, {config.mode}: {result.run.verdict}; "
           f"{result.total.cycles:,} cycles")
     print("\n".join(energy_lines(report)))
@@ -64,10 +79,13 @@ def cmd_energy(args) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     from dualflow.machine.presets import PRESETS
+    from dualflow.models.energy.table import DEFAULT_SRAM_NODE, SRAM_BASES
 
     p = sub.add_parser("energy", help="run one workload on the cycle-level GPU model and print the whole GPU's "
                        "energy per component, average power, EDP and the register file's share (docs/energy.md)")
-    p.add_argument("workload", help="workload name (see `dualflow bench list`)")
+    p.add_argument("workload", nargs="?", help="workload name (see `dualflow bench list`)")
+    p.add_argument("--table", action="store_true", help="print the energy per event and the static powers of the "
+                   "GPU, with their sources, and run nothing")
     p.add_argument("--size", default="small", help="workload size (default small)")
     p.add_argument("--mode", choices=MODES, default=None, help="base or dflow (default base)")
     p.add_argument("--preset", choices=sorted(PRESETS), default=None, help="named GPU (default paper-rtx3080)")
@@ -76,6 +94,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rf-registers", type=int, default=None, metavar="N",
                    help="build a register file of N 32-bit registers per SM (default the configuration's "
                         "sm.registers)")
+    p.add_argument("--sram-node", type=int, choices=sorted(SRAM_BASES), default=DEFAULT_SRAM_NODE,
+                   help=f"CACTI node of the SRAM arrays, scaled from there to the GPU's (default {DEFAULT_SRAM_NODE})")
     p.add_argument("--seed", type=seed, default=1, help="seed of the inputs (default 1)")
     p.add_argument("--json", help="write the run's statistics and the energy report here")
     p.set_defaults(func=cmd_energy)
