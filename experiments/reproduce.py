@@ -175,6 +175,10 @@ def rf_entries_per_thread(workload: str, mode: Mode) -> int:
     return max(entries_per_warp(k, mode) for k in module)
 
 
+#: The energy columns the warps study compares at BASE's full size and at D-FLOW's match.
+STUDY_ENERGY = ("rf_area_mm2", "energy_j", "chip_energy_j", "edp_js", "chip_edp_js")
+
+
 def rf_registers_needed(warps: int, sm_registers: int, per_warp: int) -> int:
     """32-bit registers per SM the resident warps occupy: ``warps`` of ``per_warp`` registers
     each, or fewer warps if ``sm_registers`` runs out first."""
@@ -267,7 +271,8 @@ def warps_study(rows: list[dict], warp_size: int) -> tuple[list[dict], list[dict
                        "warps": r["warps"], "cycles": r["cycles"],
                        "ipc": r["ipc"], "rf_entries_per_thread": r["rf_entries_per_thread"],
                        "rf_kib": round(rf_bytes / 1024, 1),
-                       **{k: r.get(k) for k in ("rf_area_mm2", "energy_j", "edp_js", "rf_share")}})
+                       **{k: r.get(k) for k in ("rf_area_mm2", "energy_j", "chip_energy_j", "edp_js", "chip_edp_js",
+                                                "rf_chip_share")}})
     matches = []
     for name in dict.fromkeys(p["workload"] for p in points):
         base = sorted((p for p in points if p["workload"] == name and p["mode"] == Mode.BASE), key=lambda p: p["warps"])
@@ -281,8 +286,8 @@ def warps_study(rows: list[dict], warp_size: int) -> tuple[list[dict], list[dict
             "dflow_match_warps": first["warps"] if first else None,
             "dflow_match_rf_kib": first["rf_kib"] if first else None,
             "dflow_best_speedup": round(target["cycles"] / min(p["cycles"] for p in dflow), 4),
-            **{f"base_{k}": target[k] for k in ("rf_area_mm2", "energy_j", "edp_js")},
-            **{f"dflow_match_{k}": first[k] if first else None for k in ("rf_area_mm2", "energy_j", "edp_js")},
+            **{f"base_{k}": target[k] for k in STUDY_ENERGY},
+            **{f"dflow_match_{k}": first[k] if first else None for k in STUDY_ENERGY},
         })
     return points, matches
 

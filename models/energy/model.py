@@ -86,6 +86,11 @@ class EnergyReport:
         return self.total_joules * self.seconds
 
     @property
+    def chip_edp(self) -> float:
+        """The chip's energy-delay product, J s (``chip_joules`` x time)."""
+        return self.chip_joules * self.seconds
+
+    @property
     def rf_joules(self) -> float:
         return sum(c.joules or 0.0 for c in self.components if c.name in RF_PARTS)
 
@@ -123,7 +128,7 @@ class EnergyReport:
             "rf_area_mm2_per_sm": {"value": t.rf_area_mm2, "source": t.rf_area_source},
             "seconds": self.seconds,
             "total_joules": self.total_joules, "chip_joules": self.chip_joules, "average_watts": self.average_watts,
-            "edp_joule_seconds": self.edp,
+            "edp_joule_seconds": self.edp, "chip_edp_joule_seconds": self.chip_edp,
             "rf_joules": self.rf_joules, "rf_share": self.rf_share, "rf_chip_share": self.rf_chip_share,
             "dynamic_joules": self.dynamic_joules,
             "rf_dynamic_share": self.rf_dynamic_share, "not_modelled": list(self.pending),
