@@ -26,7 +26,7 @@ BUILDS_ON: Mapping[str, tuple[str, ...]] = {
     "build_dir": (),
     "isa": ("errors", "atomic_write"),
     "machine": ("isa",),
-    "models": ("machine",),
+    "models": ("machine", "synth"),  # synth: the energy model's SRAM figures (CACTI) and technology scaling
     "kernels": ("models",),
     "experiments": ("kernels",),
     "rtl": ("machine",),
