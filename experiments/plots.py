@@ -94,7 +94,7 @@ def plot_energy(rows: list[dict], path: Path) -> None:
     width = 0.38
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4), dpi=120)
     a.bar([i - width / 2 for i in x], [r["chip_energy_ratio"] for r in rows], width, label="chip energy")
-    a.bar([i + width / 2 for i in x], [r["edp_ratio"] for r in rows], width, label="energy-delay product")
+    a.bar([i + width / 2 for i in x], [r["edp_ratio"] for r in rows], width, label="energy-delay product (whole GPU)")
     a.axhline(1.0, color="black", lw=0.8)
     a.set_xticks(list(x), names)
     a.set_ylabel("D-FLOW / BASE")

@@ -34,7 +34,7 @@ from .technology import Technology, technology
 #: from, the supply CACTI's file gives that technology: ``-Vdd`` of its ``hp`` column).
 #: 22 nm (the default) is CACTI's smallest node here; the paper has no 22 nm row, so its nearest,
 #: HP20, stands for it. 180 nm is the RTL flow's node (docs/sram.md), nine nodes from the GPU's:
-#: its leakage, scaled by the paper's static-power fit, comes out about 1000 x below CACTI's own
+#: its leakage, scaled by the paper's static-power fit, comes out about 600 x below CACTI's own
 #: 22 nm leakage (docs/energy.md), so it is kept as a cross-check, not the default.
 SRAM_BASES = {22: ("HP20", 0.8), 180: ("180", 1.5)}
 DEFAULT_SRAM_NODE = 22
