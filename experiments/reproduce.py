@@ -88,8 +88,8 @@ def run_job(job: Job) -> dict[str, Any]:
     except BlockDoesNotFit as exc:  # fewer warps per SM than one block has: no such design point
         row = {**asdict(job), "cycles": None, "ipc": None, "warp_instructions": None,
                "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
-               "sm_registers": config.sm.registers, "check": f"infeasible: {exc}", "wall_seconds": 0.0,
-               **dict.fromkeys(energy_study.COLUMNS)}
+               "sm_registers": config.sm.registers, "check": f"infeasible: {exc}",
+               **dict.fromkeys(energy_study.COLUMNS), "wall_seconds": 0.0}
         return {"row": row, "full": {"job": asdict(job), "infeasible": str(exc), "config": config.to_dict()}}
     t = result.total
     row = {**asdict(job), "cycles": t.cycles, "ipc": round(t.ipc, 4),
@@ -102,7 +102,8 @@ def run_job(job: Job) -> dict[str, Any]:
     rf = config.sm.registers if job.experiment == "paper" else rf_registers_needed(
         job.warps, config.sm.registers, config.sm.warp_size * row["rf_entries_per_thread"])
     columns, energy = energy_study.energy_columns(result, config, rf)
-    row.update(columns)
+    wall = row.pop("wall_seconds")
+    row.update(columns, wall_seconds=wall)  # wall_seconds stays the last column (tests/test_byte_identical.py)
     return {"row": row, "full": {**result.to_dict(), "energy": energy}}
 
 
