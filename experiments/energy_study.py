@@ -54,11 +54,30 @@ def energy_figure(rows: list[dict]) -> list[dict]:
     return out
 
 
+def equal_rf(points: list[dict]) -> list[dict]:
+    """Per workload and BASE point of the warps study: the D-FLOW point with the largest register
+    file not above BASE's (equal or fewer bytes), and D-FLOW / BASE of time, chip energy and chip
+    EDP there. Points without energy (no technology) give None ratios."""
+    out = []
+    for name in dict.fromkeys(p["workload"] for p in points):
+        mine = [p for p in points if p["workload"] == name]
+        dflow = sorted((p for p in mine if p["mode"] == Mode.DFLOW), key=lambda p: (p["rf_kib"], p["warps"]))
+        for b in sorted((p for p in mine if p["mode"] == Mode.BASE), key=lambda p: p["warps"]):
+            fits = [d for d in dflow if d["rf_kib"] <= b["rf_kib"]]
+            d = fits[-1] if fits else None
+            out.append({"workload": name, "base_warps": b["warps"], "base_rf_kib": b["rf_kib"],
+                        "dflow_warps": d["warps"] if d else None, "dflow_rf_kib": d["rf_kib"] if d else None,
+                        "speedup": _ratio(b["cycles"], d["cycles"]) if d else None,
+                        "chip_energy_ratio": _ratio(d["chip_energy_j"], b["chip_energy_j"]) if d else None,
+                        "chip_edp_ratio": _ratio(d["chip_edp_js"], b["chip_edp_js"]) if d else None})
+    return out
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def summary_lines(fig: list[dict], matches: list[dict]) -> list[str]:
+def summary_lines(fig: list[dict], matches: list[dict], equal: list[dict]) -> list[str]:
     if not fig or fig[0]["base_energy_j"] is None:
         return ["", "Energy: no technology for this preset (models/energy/technology.py); not computed"]
     lines = ["", "Energy of the whole GPU (docs/energy.md; modelled parts only): D-FLOW / BASE, and the register "
@@ -80,4 +99,15 @@ def summary_lines(fig: list[dict], matches: list[dict]) -> list[str]:
         else:
             lines.append(f"{head}{m['dflow_match_rf_area_mm2']:>10.3f}{m['dflow_match_chip_energy_j'] * 1e6:>10.2f}"
                          f"{m['dflow_match_chip_edp_js'] / m['base_chip_edp_js']:>9.3f}")
+    lines += ["", "Warps study at equal register-file bytes: each BASE point against the D-FLOW point with the "
+              "largest register file not above it (D-FLOW / BASE)",
+              f"{'workload':<12}{'BASE warps':>11}{'RF KiB':>8}{'D warps':>8}{'D RF KiB':>9}{'speedup':>9}"
+              f"{'chip E':>8}{'chip EDP':>9}"]
+    for e in equal:
+        if e["dflow_warps"] is None:
+            lines.append(f"{e['workload']:<12}{e['base_warps']:>11}{e['base_rf_kib']:>8.0f}{'-':>8}")
+            continue
+        lines.append(f"{e['workload']:<12}{e['base_warps']:>11}{e['base_rf_kib']:>8.0f}{e['dflow_warps']:>8}"
+                     f"{e['dflow_rf_kib']:>9.0f}{e['speedup']:>9.3f}{e['chip_energy_ratio']:>8.3f}"
+                     f"{e['chip_edp_ratio']:>9.3f}")
     return lines

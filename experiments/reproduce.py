@@ -355,11 +355,13 @@ def reproduce(out: Path, size: str = "default", seed: int = 1, preset: str = "pa
         write_table(tmp, "warps_study_match", matches)
         energy = energy_study.energy_figure(rows)
         write_table(tmp, "energy", energy)
+        equal = energy_study.equal_rf(points)
+        write_table(tmp, "warps_study_equal_rf", equal)
         plot_figure9_10(fig, tmp / "figure9_10.png")
         plot_warps_study(points, tmp / "warps_study.png")
         if energy and energy[0]["base_energy_j"] is not None:
             plot_energy(energy, tmp / "energy.png")
-        text = summary_text(fig, matches, meta) + "\n".join(energy_study.summary_lines(energy, matches)) + "\n"
+        text = summary_text(fig, matches, meta) + "\n".join(energy_study.summary_lines(energy, matches, equal)) + "\n"
         atomic_write(tmp / "summary.txt", text)
         atomic_write(tmp / MARKER, json.dumps(meta, indent=1) + "\n")
     return text
