@@ -91,3 +91,16 @@ def test_the_sram_basis_is_named_and_checked(run):
     assert at180.static["rf_leakage"].watts < at22.static["rf_leakage"].watts / 100
     with pytest.raises(ConfigError, match="modelled at 22 or 180 nm, not 90"):
         energy_table(config, sram_node=90)
+
+
+def test_energy_command_prints_and_writes_the_report(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "e.json"
+    assert main(["energy", "nn", "--size", "tiny", "--mode", "dflow", "--json", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "total" in text and "register file:" in text and "not modelled" in text
+    energy = json.loads(path.read_text())["energy"]
+    parts = [c["joules"] for c in energy["components"].values() if c["joules"] is not None]
+    assert energy["total_joules"] == pytest.approx(sum(parts))
+    assert energy["edp_joule_seconds"] == pytest.approx(energy["total_joules"] * energy["seconds"])

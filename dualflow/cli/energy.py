@@ -10,7 +10,7 @@ from dualflow.atomic_write import atomic_write, check_output
 from dualflow.errors import ConfigError
 from dualflow.machine.mode import MODES
 
-from .options import seed
+from .options import positive, seed
 
 
 def energy_lines(report) -> list[str]:
@@ -91,7 +91,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", choices=sorted(PRESETS), default=None, help="named GPU (default paper-rtx3080)")
     p.add_argument("--config", metavar="FILE", help="the GPU configuration in a JSON file instead of a preset")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a configuration field (repeatable)")
-    p.add_argument("--rf-registers", type=int, default=None, metavar="N",
+    p.add_argument("--rf-registers", type=positive, default=None, metavar="N",
                    help="build a register file of N 32-bit registers per SM (default the configuration's "
                         "sm.registers)")
     p.add_argument("--sram-node", type=int, choices=sorted(SRAM_BASES), default=DEFAULT_SRAM_NODE,

@@ -142,6 +142,8 @@ def energy_table(config: GpuConfig, rf_registers: int | None = None,
     sm, mem = config.sm, config.memory
     lanes, banks = sm.warp_size, sm.register_banks
     registers = sm.registers if rf_registers is None else rf_registers
+    if not isinstance(registers, int) or isinstance(registers, bool) or registers < 1:
+        raise ConfigError(f"register-file capacity must be a positive number of registers, not {registers!r}")
     rf_rows = max(1, math.ceil(registers / (lanes * banks)))
     line_bits = 8 * mem.l1.line_bytes
     l1_words = mem.l1.size_bytes // mem.l1.line_bytes
