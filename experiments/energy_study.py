@@ -1,4 +1,4 @@
-"""The energy side of ``dualflow reproduce``: each run's whole-GPU energy (models/energy) as
+"""The energy side of ``dualflow reproduce``: each run's whole-GPU energy (energy/) as
 columns of its row, and the tables built from them: figures 9/10 with energy, EDP and
 register-file area, and the register file's share of the GPU's energy per workload."""
 
@@ -19,8 +19,8 @@ COLUMNS = (*_REPORT, "rf_area_mm2", "rf_registers")
 
 def energy_columns(result, config, rf_registers: int) -> tuple[dict[str, Any], dict | None]:
     """The row's energy columns and the full energy report (None, and empty columns, when the
-    GPU has no technology in models/energy/technology.py)."""
-    from dualflow.models.energy import gpu_energy, technology
+    GPU has no technology in energy/technology.py)."""
+    from dualflow.energy import gpu_energy, technology
 
     try:
         technology(config.name)
@@ -79,7 +79,7 @@ def _pct(x: float) -> str:
 
 def summary_lines(fig: list[dict], matches: list[dict], equal: list[dict]) -> list[str]:
     if not fig or fig[0]["base_energy_j"] is None:
-        return ["", "Energy: no technology for this preset (models/energy/technology.py); not computed"]
+        return ["", "Energy: no technology for this preset (energy/technology.py); not computed"]
     lines = ["", "Energy of the whole GPU (docs/energy.md; modelled parts only): D-FLOW / BASE, and the register "
              "file's share of the chip's energy and of the dynamic energy",
              f"{'workload':<12}{'BASE uJ':>10}{'D-FLOW uJ':>11}{'energy':>8}{'chip':>7}{'EDP':>7}"

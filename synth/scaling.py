@@ -14,7 +14,7 @@ and HP32 energy rows); ``AREA`` its area factors. Every result is a ``Scaled`` c
 that names the two nodes, voltages and the model: a scaled figure never passes for a measured one.
 
 Nodes the paper lacks (8 nm, 40 nm, ...) are not interpolated here: ``check_node`` names the
-tabulated ones, and a caller chooses one and says why (models/energy/technology.py).
+tabulated ones, and a caller chooses one and says why (energy/technology.py).
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
-"""The whole-GPU energy model (models/energy): the total is the sum of its parts, a smaller
+"""The whole-GPU energy model (energy/): the total is the sum of its parts, a smaller
 register file leaks less, every figure names its source, and a GPU without a technology is a
 clear error. A tiny run on the reference engine (well under a second)."""
 
 import pytest
 
 from dualflow.cli import main
+from dualflow.energy import EVENT_COUNTS, energy_table, gpu_energy
 from dualflow.errors import ConfigError
 from dualflow.experiments.simulate import simulate
 from dualflow.machine import preset
-from dualflow.models.energy import EVENT_COUNTS, energy_table, gpu_energy
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """``dualflow energy``: one workload on the cycle-level GPU model, and the energy of the whole GPU
-for that run (models/energy), per component with its source."""
+for that run (energy/), per component with its source."""
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ def table_lines(table) -> list[str]:
 
 
 def cmd_energy(args) -> int:
+    from dualflow.energy import energy_table, gpu_energy
     from dualflow.experiments.simulate import simulate
-    from dualflow.models.energy import energy_table, gpu_energy
 
     from .timing import _config
 
@@ -78,8 +78,8 @@ def cmd_energy(args) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
+    from dualflow.energy.table import DEFAULT_SRAM_NODE, SRAM_BASES
     from dualflow.machine.presets import PRESETS
-    from dualflow.models.energy.table import DEFAULT_SRAM_NODE, SRAM_BASES
 
     p = sub.add_parser("energy", help="run one workload on the cycle-level GPU model and print the whole GPU's "
                        "energy per component, average power, EDP and the register file's share (docs/energy.md)")

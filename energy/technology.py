@@ -50,4 +50,4 @@ def technology(preset: str) -> Technology:
         return TECHNOLOGIES[preset]
     except KeyError:
         raise ConfigError(f"no energy technology for GPU {preset!r} (have: {', '.join(TECHNOLOGIES)}); "
-                          "models/energy/technology.py lists them with their sources") from None
+                          "energy/technology.py lists them with their sources") from None
