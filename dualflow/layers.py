@@ -9,8 +9,9 @@ it, function-local imports included.
 Bottom to top: the base utilities (errors, atomic file writes); the instruction set; the machine
 description; the models (functional, then timing); the workloads; the experiments that run
 workloads on the models. Beside them: the RTL core on the machine description, its synthesis and
-its testbenches (which use the models and the workloads as golden references). The command line
-sits on top of everything.
+its testbenches (which use the models and the workloads as golden references). The GPU energy
+model joins the two sides: the timing model's statistics times energies from synthesis's SRAM model
+and technology scaling; the experiments use it. The command line sits on top of everything.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ BUILDS_ON: Mapping[str, tuple[str, ...]] = {
     "machine": ("isa",),
     "models": ("machine",),
     "kernels": ("models",),
-    "experiments": ("kernels",),
+    "energy": ("models", "synth"),  # the timing model's statistics times per-event energies (CACTI, scaling)
+    "experiments": ("kernels", "energy"),
     "rtl": ("machine",),
     "synth": ("rtl", "build_dir"),
     "testbench": ("rtl", "kernels", "synth", "build_dir"),  # synth: the gate-level run of a mapped netlist

@@ -83,3 +83,28 @@ def plot_warps_study(points: list[dict], path: Path) -> None:
             axes[1][col].set_ylabel("performance vs BASE at full size")
             axes[0][col].legend(fontsize=8)
     _save(fig, path)
+
+
+def plot_energy(rows: list[dict], path: Path) -> None:
+    """Left: D-FLOW's whole-GPU energy and EDP relative to BASE per workload. Right: the register
+    file's share of the GPU's energy in each mode (``energy_study.energy_figure`` rows)."""
+    plt = _pyplot()
+    names = [r["workload"] for r in rows]
+    x = range(len(rows))
+    width = 0.38
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4), dpi=120)
+    a.bar([i - width / 2 for i in x], [r["chip_energy_ratio"] for r in rows], width, label="chip energy")
+    a.bar([i + width / 2 for i in x], [r["edp_ratio"] for r in rows], width, label="energy-delay product (whole GPU)")
+    a.axhline(1.0, color="black", lw=0.8)
+    a.set_xticks(list(x), names)
+    a.set_ylabel("D-FLOW / BASE")
+    a.set_title("Whole-GPU energy (modelled parts)")
+    a.legend(fontsize=8)
+    for offset, mode in ((-width / 2, Mode.BASE), (width / 2, Mode.DFLOW)):
+        key = "base_rf_chip_share" if mode is Mode.BASE else "dflow_rf_chip_share"
+        b.bar([i + offset for i in x], [100 * r[key] for r in rows], width, label=mode.label)
+    b.set_xticks(list(x), names)
+    b.set_ylabel("register file, % of the chip's energy")
+    b.set_title("Register-file share")
+    b.legend(fontsize=8)
+    _save(fig, path)

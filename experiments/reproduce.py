@@ -31,6 +31,7 @@ from typing import Any
 
 from dualflow.atomic_write import atomic_folder, atomic_write
 from dualflow.errors import ConfigError, DualflowError
+from dualflow.experiments import energy_study
 from dualflow.experiments.progress import RunProgress
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.rodinia import PAPER_FOUR
@@ -87,7 +88,8 @@ def run_job(job: Job) -> dict[str, Any]:
     except BlockDoesNotFit as exc:  # fewer warps per SM than one block has: no such design point
         row = {**asdict(job), "cycles": None, "ipc": None, "warp_instructions": None,
                "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
-               "sm_registers": config.sm.registers, "check": f"infeasible: {exc}", "wall_seconds": 0.0}
+               "sm_registers": config.sm.registers, "check": f"infeasible: {exc}",
+               **dict.fromkeys(energy_study.COLUMNS), "wall_seconds": 0.0}
         return {"row": row, "full": {"job": asdict(job), "infeasible": str(exc), "config": config.to_dict()}}
     t = result.total
     row = {**asdict(job), "cycles": t.cycles, "ipc": round(t.ipc, 4),
@@ -96,7 +98,13 @@ def run_job(job: Job) -> dict[str, Any]:
            "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
            "sm_registers": config.sm.registers, "check": result.run.verdict,
            "wall_seconds": round(result.wall_seconds, 2)}
-    return {"row": row, "full": result.to_dict()}
+    # the paper's runs have the machine's register file; the study's the one their warps need
+    rf = config.sm.registers if job.experiment == "paper" else rf_registers_needed(
+        job.warps, config.sm.registers, config.sm.warp_size * row["rf_entries_per_thread"])
+    columns, energy = energy_study.energy_columns(result, config, rf)
+    wall = row.pop("wall_seconds")
+    row.update(columns, wall_seconds=wall)  # wall_seconds stays the last column (tests/test_byte_identical.py)
+    return {"row": row, "full": {**result.to_dict(), "energy": energy}}
 
 
 class Terminated(KeyboardInterrupt):
@@ -166,6 +174,16 @@ def rf_entries_per_thread(workload: str, mode: Mode) -> int:
     workload uses, D-FLOW the ring size of its converted kernels (``entries_per_warp``)."""
     module = get_workload(workload)().module(mode.form)
     return max(entries_per_warp(k, mode) for k in module)
+
+
+#: The energy columns the warps study compares at BASE's full size and at D-FLOW's match.
+STUDY_ENERGY = ("rf_area_mm2", "energy_j", "chip_energy_j", "edp_js", "chip_edp_js")
+
+
+def rf_registers_needed(warps: int, sm_registers: int, per_warp: int) -> int:
+    """32-bit registers per SM the resident warps occupy: ``warps`` of ``per_warp`` registers
+    each, or fewer warps if ``sm_registers`` runs out first."""
+    return min(warps, sm_registers // per_warp) * per_warp
 
 
 def study_slice(name: str, size: str, study_sms: int | None) -> tuple[str, int]:
@@ -249,13 +267,13 @@ def warps_study(rows: list[dict], warp_size: int) -> tuple[list[dict], list[dict
         if r["experiment"] != "warps" or r["cycles"] is None:  # skip points where a block cannot fit
             continue
         # the register file the resident warps occupy: the warp limit, or fewer if registers run out first
-        per_warp = warp_size * r["rf_entries_per_thread"]
-        resident = min(r["warps"], r["sm_registers"] // per_warp)
-        rf_bytes = resident * per_warp * 4
+        rf_bytes = 4 * rf_registers_needed(r["warps"], r["sm_registers"], warp_size * r["rf_entries_per_thread"])
         points.append({"workload": r["workload"], "size": r["size"], "sms": r["num_sms"], "mode": r["mode"],
                        "warps": r["warps"], "cycles": r["cycles"],
                        "ipc": r["ipc"], "rf_entries_per_thread": r["rf_entries_per_thread"],
-                       "rf_kib": round(rf_bytes / 1024, 1)})
+                       "rf_kib": round(rf_bytes / 1024, 1),
+                       **{k: r.get(k) for k in ("rf_area_mm2", "energy_j", "chip_energy_j", "edp_js", "chip_edp_js",
+                                                "rf_chip_share")}})
     matches = []
     for name in dict.fromkeys(p["workload"] for p in points):
         base = sorted((p for p in points if p["workload"] == name and p["mode"] == Mode.BASE), key=lambda p: p["warps"])
@@ -269,6 +287,8 @@ def warps_study(rows: list[dict], warp_size: int) -> tuple[list[dict], list[dict
             "dflow_match_warps": first["warps"] if first else None,
             "dflow_match_rf_kib": first["rf_kib"] if first else None,
             "dflow_best_speedup": round(target["cycles"] / min(p["cycles"] for p in dflow), 4),
+            **{f"base_{k}": target[k] for k in STUDY_ENERGY},
+            **{f"dflow_match_{k}": first[k] if first else None for k in STUDY_ENERGY},
         })
     return points, matches
 
@@ -312,7 +332,7 @@ def reproduce(out: Path, size: str = "default", seed: int = 1, preset: str = "pa
               workloads: Iterable[str] = PAPER_FOUR, warps: Iterable[int] = WARPS, study_sms: int | None = None,
               workers: int | None = None, progress=None) -> str:
     """Run everything, write the tables and plots under ``out``, return the printed summary."""
-    from .plots import plot_figure9_10, plot_warps_study
+    from .plots import plot_energy, plot_figure9_10, plot_warps_study
 
     workloads, warps = tuple(workloads), tuple(warps)
     for name in workloads:
@@ -333,9 +353,15 @@ def reproduce(out: Path, size: str = "default", seed: int = 1, preset: str = "pa
         points, matches = warps_study(rows, preset_config(preset).sm.warp_size)
         write_table(tmp, "warps_study", points)
         write_table(tmp, "warps_study_match", matches)
+        energy = energy_study.energy_figure(rows)
+        write_table(tmp, "energy", energy)
+        equal = energy_study.equal_rf(points)
+        write_table(tmp, "warps_study_equal_rf", equal)
         plot_figure9_10(fig, tmp / "figure9_10.png")
         plot_warps_study(points, tmp / "warps_study.png")
-        text = summary_text(fig, matches, meta)
+        if energy and energy[0]["base_energy_j"] is not None:
+            plot_energy(energy, tmp / "energy.png")
+        text = summary_text(fig, matches, meta) + "\n".join(energy_study.summary_lines(energy, matches, equal)) + "\n"
         atomic_write(tmp / "summary.txt", text)
         atomic_write(tmp / MARKER, json.dumps(meta, indent=1) + "\n")
     return text

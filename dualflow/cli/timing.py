@@ -179,7 +179,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("workloads", nargs="*", help=f"workloads (default: {' '.join(PAPER_FOUR)})")
     p.add_argument("--size", default="default",
                    help="input size of every run (default: per workload, see docs/timing-model.md; "
-                        "paper = the Rodinia sizes, hours)")
+                        "paper = the Rodinia sizes, minutes: docs/timing-model.md, 'Speed')")
     p.add_argument("--preset", choices=sorted(PRESETS), default="paper-rtx3080")
     p.add_argument("--warps", type=int_list(1, 64), help="warps-per-SM points of the study, comma separated "
                    f"(default {','.join(map(str, WARPS))})")
