@@ -118,13 +118,25 @@ def _constraint_tables(pin: LibertyGroup, timing_type: str, where: str) -> list[
     raise DualflowError(f"{where}: no {timing_type} table")
 
 
-def _register(library: Library) -> tuple[dict[str, float], dict[str, list[LibertyGroup]]]:
-    """The register cell's clock and data pin capacitances, and its data pin's setup and hold tables."""
-    cell = _cell(library, REGISTER_CELL)
-    clk, data = _pin(cell, "CLK"), _pin(cell, "D")
-    where = f"{library.path}: {REGISTER_CELL} pin D"
-    caps = {"clock_pf": float(clk.attribute("capacitance", "0")), "data_pf": float(data.attribute("capacitance", "0"))}
-    return caps, {kind: _constraint_tables(data, kind, where) for kind in ("setup_rising", "hold_rising")}
+@dataclass
+class _Borrowed:
+    """What the macros take from the standard cells: the register cell's pin capacitances and its
+    data pin's setup and hold tables; the driver cell's delay and slew tables and its output pin."""
+
+    clock_pf: float
+    data_pf: float
+    checks: dict[str, list[LibertyGroup]]
+    driver: list[LibertyGroup]
+    driver_pin: LibertyGroup
+
+    @classmethod
+    def of(cls, library: Library) -> _Borrowed:
+        cell = _cell(library, REGISTER_CELL)
+        clk, data = _pin(cell, "CLK"), _pin(cell, "D")
+        where = f"{library.path}: {REGISTER_CELL} pin D"
+        checks = {kind: _constraint_tables(data, kind, where) for kind in ("setup_rising", "hold_rising")}
+        return cls(float(clk.attribute("capacitance", "0")), float(data.attribute("capacitance", "0")), checks,
+                   *_driver_tables(library))
 
 
 def _driver_tables(library: Library) -> tuple[list[LibertyGroup], LibertyGroup]:
@@ -178,15 +190,39 @@ def _check(kind: str, clock: str, tables: list[LibertyGroup], indent: str) -> li
             *(line for t in tables for line in _table(t, 0.0, indent + "  ")), f"{indent}}}"]
 
 
+def _pin_lines(p: MacroPort, cycle: float, access: float, cells: _Borrowed) -> list[str]:
+    """One pin or bus of a macro: a clock (capacitance, ``min_period`` = the cycle time), a registered
+    input (capacitance, setup and hold) or the read data (clock to data = access time + driver)."""
+    lines = [f"    pin ({p.name}) {{" if p.width == 1 else f"    bus ({p.name}) {{"]
+    lines += [f"      bus_type : bus{p.width};"] if p.width > 1 else []
+    lines.append(f"      direction : {p.direction};")
+    clock = f"{p.port}_CLK"
+    if p.clock:
+        lines += ["      clock : true;", f"      capacitance : {cells.clock_pf:.6g};",
+                  f"      min_period : {cycle:.6g};"]
+    elif p.direction == "input":
+        lines.append(f"      capacitance : {cells.data_pf:.6g};")
+        for kind, tables in cells.checks.items():
+            lines += _check(kind, clock, tables, "      ")
+    else:
+        if cells.driver_pin.attribute("max_capacitance"):
+            lines.append(f"      max_capacitance : {cells.driver_pin.attribute('max_capacitance')};")
+        lines += ["      timing () {", f'        related_pin : "{clock}";', "        timing_type : rising_edge;",
+                  "        timing_sense : non_unate;"]
+        for t in cells.driver:
+            lines += _table(t, access if t.kind.startswith("cell_") else 0.0, "        ")
+        lines.append("      }")
+    return lines + ["    }"]
+
+
 def macro_liberty(memories: list[MemoryInstance], ports: dict[str, list[MacroPort]], library: Library,
                   node_nm: int) -> str:
     """The Liberty text of one cell per macro geometry of ``memories`` (ports from
     :func:`read_macro_ports`), in the units of ``library``, figures from ``synth/sram.py`` at ``node_nm``."""
     ns = _unit(library, "time_unit", _TIME_UNITS_NS)
     uw = _unit(library, "leakage_power_unit", _LEAKAGE_UNITS_UW)
-    caps, checks = _register(library)
-    driver, driver_pin = _driver_tables(library)
-    templates = sorted({t.args[0] for t in driver + [g for tables in checks.values() for g in tables]})
+    cells = _Borrowed.of(library)
+    templates = sorted({t.args[0] for t in cells.driver + [g for tables in cells.checks.values() for g in tables]})
     lines = [f"library ({LIBRARY_NAME}) {{", "  delay_model : table_lookup;"]
     for name in _COPIED:
         value = library.root.attributes.get(name)
@@ -215,26 +251,7 @@ def macro_liberty(memories: list[MemoryInstance], ports: dict[str, list[MacroPor
                   "    dont_touch : true;", "    interface_timing : true;",
                   f"    cell_leakage_power : {fig.leakage_uw / uw:.6g};"]
         for p in ports[mem.macro]:
-            head = f"    pin ({p.name}) {{" if p.width == 1 else f"    bus ({p.name}) {{"
-            lines += [head] + ([f"      bus_type : bus{p.width};"] if p.width > 1 else [])
-            lines.append(f"      direction : {p.direction};")
-            clock = f"{p.port}_CLK"
-            if p.clock:
-                lines += ["      clock : true;", f"      capacitance : {caps['clock_pf']:.6g};",
-                          f"      min_period : {fig.cycle_time_ns / ns:.6g};"]
-            elif p.direction == "input":
-                lines.append(f"      capacitance : {caps['data_pf']:.6g};")
-                for kind, tables in checks.items():
-                    lines += _check(kind, clock, tables, "      ")
-            else:
-                if driver_pin.attribute("max_capacitance"):
-                    lines.append(f"      max_capacitance : {driver_pin.attribute('max_capacitance')};")
-                lines += ["      timing () {", f'        related_pin : "{clock}";', "        timing_type : rising_edge;",
-                          "        timing_sense : non_unate;"]
-                for t in driver:
-                    lines += _table(t, fig.access_time_ns / ns if t.kind.startswith("cell_") else 0.0, "        ")
-                lines.append("      }")
-            lines.append("    }")
+            lines += _pin_lines(p, fig.cycle_time_ns / ns, fig.access_time_ns / ns, cells)
         lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n"
