@@ -37,18 +37,24 @@ from .macros import MemoryInstance, memories_to_macros
 from .sram import SramFigures, macro
 from .yosys import design_rtlil, yosys_command
 
-__all__ = ["ModuleArea", "AreaReport", "map_design", "map_core", "compare_area_table"]
+__all__ = ["ModuleArea", "AreaReport", "block_name", "map_design", "map_core", "compare_area_table"]
 
 #: Yosys passes up to the memories (read_rtlil first), then the mapping (read_json of the macro netlist first).
 MEMORY_SCRIPT = "hierarchy -top {top}\nproc\nopt\nmemory -nomap\nopt_clean\nwrite_json memories.json\n"
 MAP_SCRIPT = ("hierarchy -top {top}\nsynth -top {top}\ndfflibmap -liberty {lib}\nabc -liberty {lib}{abc}\nopt_clean\n"
               "tee -q -o stats.json stat -liberty {lib} -json\n"
-              "write_verilog -noattr -noexpr mapped.v\nwrite_verilog -noattr -blackboxes macros.v\n")
+              "write_verilog -noattr -noexpr -simple-lhs mapped.v\nwrite_verilog -noattr -blackboxes macros.v\n")
 
 #: What ``map_design(out_dir=...)`` keeps of its work folder: the mapped netlist (hierarchical, one
 #: Verilog module per block; library cells and macro instances only), the macros' empty black-box
 #: modules (their ports), the macro netlist Yosys mapped and its statistics.
 KEPT_FILES = ("mapped.v", "macros.v", "macros.json", "stats.json")
+
+
+def block_name(name: str) -> str:
+    """A block's name as the reports give it: the instance or module name below the top without
+    Yosys's ``$N`` suffixes (``issue$410`` is ``issue``)."""
+    return re.sub(r"\$\d+", "", name)
 
 
 @dataclass
@@ -72,7 +78,7 @@ class ModuleArea:
     @property
     def block(self) -> str:
         """The block it belongs to: the first name below the top, without Yosys's ``$N`` suffixes."""
-        return re.sub(r"\$\d+", "", self.name).split(".", 1)[0]
+        return block_name(self.name.split(".", 1)[0])
 
 
 @dataclass

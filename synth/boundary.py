@@ -11,6 +11,8 @@ timing (``synth/sta.py``) sees the same at the core's own ports. Both take these
   delay measure).
 
 There is no wire load model: the OSU library has none, and nets carry only their pin capacitances.
+ABC's delay target of that mapping, ``DELAY_TARGET_PS``, is the default of ``dualflow synth
+--delay-target``; docs/asic.md ("Static timing") says how it was chosen.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from dualflow.errors import DualflowError
 
 from .liberty import Library
 
-__all__ = ["DRIVING_CELL", "LOAD_FANOUT", "Boundary"]
+__all__ = ["DRIVING_CELL", "LOAD_FANOUT", "DELAY_TARGET_PS", "Boundary"]
 
+#: ABC's delay target of the timing-driven mapping (ps, per module: ABC maps each module alone).
+DELAY_TARGET_PS = 4000
 DRIVING_CELL = "INVX1"
 LOAD_FANOUT = 4
 _CAP_UNITS_PF = {"pf": 1.0, "ff": 1e-3, "nf": 1e3}

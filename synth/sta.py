@@ -29,19 +29,24 @@ from pathlib import Path
 
 from dualflow.errors import DualflowError
 
+from .asic import block_name
 from .boundary import Boundary
 from .liberty import Library
 from .macro_liberty import macro_liberty, read_macro_ports
 from .macros import MemoryInstance
 
-__all__ = ["PathPoint", "TimingPath", "TimingReport", "run_sta", "sta_command", "constraints_tcl",
-           "STA_PERIOD_NS", "TOP_BLOCK"]
+__all__ = ["PathPoint", "TimingPath", "TimingReport", "run_sta", "for_opensta", "sta_command", "constraints_tcl",
+           "STA_PERIOD_NS", "TOP_BLOCK", "OUTPUTS_BLOCK"]
 
 #: The clock period the design is constrained at (ns); the achievable period does not depend on it.
 STA_PERIOD_NS = 10.0
 #: The block name of cells at the top of the hierarchy (as in synth/asic.py's area report).
 TOP_BLOCK = "(top)"
 _DIGITS = 4
+#: More paths than any design here has endpoints: report_checks lists one path per endpoint.
+_ALL = 10_000_000
+#: The block of paths that end at an output port.
+OUTPUTS_BLOCK = "(outputs)"
 _MARK = "DUALFLOW-"
 #: Files of the work folder and the step of the flow that reads each (an error names the step).
 _STEPS = {"cells.lib": "reading the cell library", "macros.lib": "reading the macro timing models",
@@ -92,6 +97,20 @@ class TimingPath:
         return out
 
     @property
+    def instances(self) -> list[str]:
+        """The hierarchical instances the path's cells are in, in order (``fpu/fpu0/lane3/round``);
+        ``(top)`` for cells at the top."""
+        out: list[str] = []
+        for p in self.points:
+            if p.cell == "port":
+                continue
+            parts = re.split(r"(?<!\\)/", p.pin)
+            inst = "/".join(parts[:-2]) or TOP_BLOCK
+            if not out or out[-1] != inst:
+                out.append(inst)
+        return out
+
+    @property
     def macros(self) -> list[PathPoint]:
         """The points that are a macro's pins (their delay is the macro's clock-to-data)."""
         return [p for p in self.points if p.cell.startswith("sram_")]
@@ -111,6 +130,8 @@ class TimingReport:
     wns_ns: float
     tns_ns: float
     endpoints: int
+    #: per block, the period its endpoints need (the block's worst arrival plus setup) and that endpoint
+    block_periods: dict[str, tuple[float, str]]
     #: the largest ``min_period`` of a clock pin (the macros' cycle time), 0 without one
     min_period_ns: float
     min_period_pin: str
@@ -132,10 +153,13 @@ class TimingReport:
     def to_dict(self) -> dict:
         return {"top": self.top, "period_ns": self.period_ns, "achievable_period_ns": self.achievable_period_ns,
                 "frequency_mhz": self.frequency_mhz, "wns_ns": self.wns_ns, "tns_ns": self.tns_ns,
-                "endpoints": self.endpoints, "min_period_ns": self.min_period_ns,
+                "endpoints": self.endpoints, "block_periods_ns": {b: {"period_ns": p, "endpoint": e}
+                                                                  for b, (p, e) in self.block_periods.items()},
+                "min_period_ns": self.min_period_ns,
                 "min_period_pin": self.min_period_pin, "uncertainty_ns": self.uncertainty_ns,
                 "seconds": self.seconds,
-                "worst": None if self.worst is None else {**asdict(self.worst), "blocks": self.worst.blocks}}
+                "worst": None if self.worst is None else {**asdict(self.worst), "blocks": self.worst.blocks,
+                                                          "instances": self.worst.instances}}
 
 
 def constraints_tcl(clock: str, period_ns: float, boundary: Boundary) -> str:
@@ -152,11 +176,12 @@ def _script(top: str, constraints: str) -> str:
     return "\n".join([
         "read_liberty cells.lib", "read_liberty macros.lib", "read_verilog netlist.v", f"link_design {top}",
         constraints,
-        f'puts "{_MARK}ENDPOINTS [llength [sta::endpoints]]"',
         f'puts "{_MARK}TNS"', f"report_tns -digits {_DIGITS}",
         f'puts "{_MARK}MIN_PERIOD"', f"report_check_types -min_period -verbose -digits {_DIGITS}",
         f'puts "{_MARK}PATH"',
         f"report_checks -path_delay max -format full_clock_expanded -fields {{input_pins}} -digits {_DIGITS}",
+        f'puts "{_MARK}ENDPOINTS"',
+        f"report_checks -path_delay max -format end -group_count {_ALL} -endpoint_count 1 -digits {_DIGITS}",
         f'puts "{_MARK}END"', ""])
 
 
@@ -165,7 +190,7 @@ def _block(pin: str, cell: str) -> str:
     if cell == "port":
         return TOP_BLOCK
     parts = re.split(r"(?<!\\)/", pin)
-    return parts[0] if len(parts) > 2 else TOP_BLOCK
+    return block_name(parts[0]) if len(parts) > 2 else TOP_BLOCK
 
 
 _POINT = re.compile(r"^\s*(-?[\d.]+)\s+(-?[\d.]+)\s+([\^v])\s+(\S+)\s+\((\S+)\)\s*$")
@@ -200,6 +225,22 @@ def _parse_path(text: str) -> TimingPath | None:
         raise DualflowError(f"OpenSTA's path report has no {missing.args[0]}:\n{text[-2000:]}") from None
 
 
+_END = re.compile(r"^(\S.*?) \((\S+)\)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+) \(\w+\)\s*$", re.M)
+
+
+def _block_periods(text: str, period_ns: float) -> tuple[int, dict[str, tuple[float, str]]]:
+    """The number of endpoints listed by ``report_checks -format end`` and, per block, the period its
+    worst endpoint needs (the constraining period minus that endpoint's slack)."""
+    count, out = 0, {}
+    for pin, cell, _required, _arrival, slack in _END.findall(text):
+        count += 1
+        block = OUTPUTS_BLOCK if cell == "output" else _block(pin, cell)
+        need = round(period_ns - float(slack), _DIGITS)
+        if block not in out or need > out[block][0]:
+            out[block] = (need, pin)
+    return count, dict(sorted(out.items()))
+
+
 def _section(out: str, name: str) -> str:
     m = re.search(rf"^{_MARK}{name}\b(.*?)(?=^{_MARK}|\Z)", out, re.M | re.S)
     if m is None:
@@ -217,6 +258,16 @@ def _errors(stderr: str, stdout: str) -> None:
             why = (f"cell {black_box.group(1)} has no timing model in the cell library or the macro models"
                    if black_box else line)
             raise DualflowError(f"OpenSTA failed ({step}): {why}")
+
+
+_SIGNED = re.compile(r"^(\s*(?:wire|input|output|inout|reg))\s+signed\b", re.M)
+
+
+def for_opensta(netlist: str) -> str:
+    """The mapped netlist as Debian's OpenSTA parses it: declarations without ``signed`` (its Verilog
+    reader rejects the keyword; a netlist of cell instances and plain assignments does not depend on it).
+    Assignments must have one net on the left: ``map_design`` writes ``write_verilog -simple-lhs``."""
+    return _SIGNED.sub(r"\1", netlist)
 
 
 def run_sta(netlist_dir: Path, top: str, memories: list[MemoryInstance], library: Library, node_nm: int, *,
@@ -237,14 +288,14 @@ def run_sta(netlist_dir: Path, top: str, memories: list[MemoryInstance], library
         work = Path(tmp)
         shutil.copyfile(library.path, work / "cells.lib")
         (work / "macros.lib").write_text(models)
-        (work / "netlist.v").write_text(netlist)
+        (work / "netlist.v").write_text(for_opensta(netlist))
         (work / "run.tcl").write_text(script)
         done = subprocess.run(sta_command() + ["run.tcl"], cwd=work, capture_output=True, text=True)
     _errors(done.stderr, done.stdout)
     if done.returncode != 0:
         raise DualflowError(f"OpenSTA failed (exit {done.returncode}): {(done.stderr or done.stdout)[-2000:]}")
     out = done.stdout
-    endpoints = int(_section(out, "ENDPOINTS").split()[0])
+    endpoints, blocks = _block_periods(_section(out, "ENDPOINTS"), period_ns)
     tns = float(re.search(r"tns\s+(-?[\d.]+)", _section(out, "TNS")).group(1))
     min_period = _section(out, "MIN_PERIOD")
     pin = re.search(r"^Pin: (\S+)", min_period, re.M)
@@ -252,5 +303,5 @@ def run_sta(netlist_dir: Path, top: str, memories: list[MemoryInstance], library
     path_text = _section(out, "PATH").strip("\n")
     worst = _parse_path(path_text)
     wns = 0.0 if worst is None else min(0.0, worst.slack_ns)
-    return TimingReport(top, period_ns, worst, wns, tns, endpoints, float(value.group(1)) if value else 0.0,
+    return TimingReport(top, period_ns, worst, wns, tns, endpoints, blocks, float(value.group(1)) if value else 0.0,
                         pin.group(1) if pin else "", 0.0, time.monotonic() - start, path_text)

@@ -5,10 +5,9 @@ input; slow: the whole core in both modes through `dualflow synth --liberty osu0
 
 import dataclasses
 import json
-import shutil
 
 import pytest
-from amaranth import Module, Signal
+from amaranth import Module, Signal, signed
 from amaranth.back import rtlil
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -16,24 +15,25 @@ from test_asic_area import TwoMemories
 
 from dualflow.cli import main
 from dualflow.errors import DualflowError
+from dualflow.rtl.params import CoreParams
 from dualflow.synth import sta as sta_module
 from dualflow.synth.asic import map_design
 from dualflow.synth.boundary import Boundary
+from dualflow.synth.core_timing import CoreTiming, compare_timing_table, time_core
 from dualflow.synth.liberty import find_liberty, read_library
 from dualflow.synth.macro_liberty import DRIVER_CELL, macro_liberty, read_macro_ports
 from dualflow.synth.sram import macro
 from dualflow.synth.sta import run_sta
 
-pytestmark = pytest.mark.skipif(shutil.which("sta") is None, reason="OpenSTA is not installed (make sta)")
-
 
 @pytest.fixture(scope="module")
 def osu018():
-    return read_library(find_liberty("osu018"))
+    return read_library(find_liberty("osu018"))  # `make test` installs it and OpenSTA: missing is a failure
 
 
 class Accumulator(wiring.Component):
-    """A register that adds its input every cycle: register -> ripple-carry adder -> register."""
+    """A register that adds its input every cycle: register -> ripple-carry adder -> register
+    (signed: Yosys declares signed wires, which Debian's OpenSTA does not parse)."""
 
     def __init__(self, width: int):
         super().__init__({"inc": In(width), "acc": Out(width)})
@@ -41,7 +41,7 @@ class Accumulator(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        total = Signal(self.width)
+        total = Signal(signed(self.width))
         m.d.sync += total.eq(total + self.inc)
         m.d.comb += self.acc.eq(total)
         return m
@@ -68,6 +68,9 @@ def test_the_register_to_register_path_grows_with_the_adder(osu018, tmp_path):
         # the arrival is the sum of the delays along the path
         assert path.arrival_ns == pytest.approx(sum(p.delay_ns for p in path.points), abs=1e-3 * len(path.points))
         assert t.endpoints >= w and t.wns_ns == t.tns_ns == 0.0  # met at 10 ns
+        # one path per endpoint: the worst block needs the achievable period
+        assert max(p for p, _ in t.block_periods.values()) == pytest.approx(t.achievable_period_ns, abs=1e-3)
+    assert " signed " in (tmp_path / "16" / "mapped.v").read_text()
     assert timings[16].worst.arrival_ns > timings[4].worst.arrival_ns + 0.5
     assert len(timings[16].worst.points) > len(timings[4].worst.points)
 
@@ -145,6 +148,27 @@ def test_bad_netlist_liberty_and_missing_opensta_are_clear_errors(osu018, tmp_pa
     monkeypatch.setattr(sta_module.shutil, "which", lambda name: None)
     with pytest.raises(DualflowError, match=r"OpenSTA \(`sta`\) is not installed: run `make sta`"):
         run_sta(tmp_path, "two", report.memories, osu018, 180)
+
+
+def test_the_timing_table_sets_the_modes_side_by_side(osu018, tmp_path):
+    timed = {}
+    for mode, width in (("base", 4), ("dflow", 16)):
+        netlist, timing = _timed(Accumulator(width), "acc", osu018, tmp_path / mode)
+        timed[mode] = CoreTiming(timing, netlist, 500)
+    rows = compare_timing_table(timed["base"], timed["dflow"]).splitlines()
+    assert rows[1].startswith("critical path BASE : ") and timed["base"].timing.worst.summary() in rows[1]
+    a, b = (timed[m].timing.achievable_period_ns for m in ("base", "dflow"))
+    period = next(r for r in rows if r.startswith("achievable period"))
+    assert period.split()[-3:] == [f"{a:.2f}", f"{b:.2f}", f"{100 * (b - a) / a:+.1f}%"]
+    assert timed["dflow"].to_dict()["netlist"] == "timing-driven mapping (abc -D 500 -constr)"
+
+
+def test_timing_needs_a_library_of_known_node_and_the_cli_needs_liberty(osu018, capsys):
+    with pytest.raises(DualflowError, match="the node of .* is unknown: use a known library"):
+        time_core(CoreParams(), osu018, None)
+    assert main(["synth", "--timing"]) != 0
+    err = capsys.readouterr().err
+    assert "--timing needs --liberty" in err and "Traceback" not in err
 
 
 @pytest.mark.slow
