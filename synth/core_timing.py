@@ -64,7 +64,10 @@ def compare_timing_table(base: CoreTiming, dflow: CoreTiming) -> str:
     lines = [f"static timing, {base.netlist.library} (OpenSTA on a timing-driven mapping, abc -D "
              f"{base.delay_target_ps} ps; ideal clock, no wires, inputs and outputs at flip-flops)"]
     for mode, t in (("BASE", base), ("DFLOW", dflow)):
-        lines.append(f"critical path {mode:<5}: " + (t.timing.worst.summary() if t.timing.worst else "none"))
+        worst = t.timing.worst
+        lines.append(f"critical path {mode:<5}: " + (worst.summary() if worst else "none"))
+        if worst:
+            lines.append(f"  through {', '.join(worst.instances)}")
     a, b = base.timing, dflow.timing
     lines.append(f"{'':<30} {'BASE':>12} {'DFLOW':>12} {'change':>8}")
     rows = [("achievable period (ns)", a.achievable_period_ns, b.achievable_period_ns, ".2f"),
@@ -77,4 +80,9 @@ def compare_timing_table(base: CoreTiming, dflow: CoreTiming) -> str:
     for name, x, y, fmt in rows:
         change = _percent(x, y) if name.startswith(("achievable", "clock", "timing")) else ""
         lines.append(f"{name:<30} {x:>12{fmt}} {y:>12{fmt}} {change:>8}")
+    lines.append("period each block's endpoints need (ns: its worst arrival + setup; DFLOW's worst endpoint)")
+    pa, pb = a.block_periods, b.block_periods
+    for block in sorted(set(pa) | set(pb)):
+        x, y = pa.get(block, (0.0, "")), pb.get(block, (0.0, ""))
+        lines.append(f"  {block:<28} {x[0]:>12.2f} {y[0]:>12.2f} {_percent(x[0], y[0]):>8}  {y[1] or x[1]}")
     return "\n".join(lines)
