@@ -174,7 +174,7 @@ def test_timing_needs_a_library_of_known_node_and_the_cli_needs_liberty(osu018, 
 @pytest.mark.slow
 def test_core_timing_both_modes(tmp_path, capsys):
     out = tmp_path / "synth.json"
-    assert main(["synth", "--lanes", "4", "--warps", "2", "--alu-latency", "1", "--liberty", "osu018", "--timing",
+    assert main(["synth", "--warp-size", "4", "--warps", "2", "--alu-latency", "1", "--liberty", "osu018", "--timing",
                  "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "critical path" in text and "MHz" in text
