@@ -72,6 +72,8 @@ class PathPoint:
     delay_ns: float
     time_ns: float
     block: str
+    #: a memory macro's pin (its delay is the macro's clock-to-data)
+    macro: bool = False
 
 
 @dataclass
@@ -104,8 +106,7 @@ class TimingPath:
         for p in self.points:
             if p.cell == "port":
                 continue
-            parts = re.split(r"(?<!\\)/", p.pin)
-            inst = "/".join(parts[:-2]) or TOP_BLOCK
+            inst = "/".join(_hierarchy(p.pin)) or TOP_BLOCK
             if not out or out[-1] != inst:
                 out.append(inst)
         return out
@@ -113,7 +114,7 @@ class TimingPath:
     @property
     def macros(self) -> list[PathPoint]:
         """The points that are a macro's pins (their delay is the macro's clock-to-data)."""
-        return [p for p in self.points if p.cell.startswith("sram_")]
+        return [p for p in self.points if p.macro]
 
     def summary(self) -> str:
         start, end = (p.split(" ", 1)[0] for p in (self.startpoint, self.endpoint))
@@ -135,7 +136,6 @@ class TimingReport:
     #: the largest ``min_period`` of a clock pin (the macros' cycle time), 0 without one
     min_period_ns: float
     min_period_pin: str
-    uncertainty_ns: float = 0.0
     seconds: float = 0.0
     text: str = ""  # OpenSTA's own report of the worst path
 
@@ -156,7 +156,7 @@ class TimingReport:
                 "endpoints": self.endpoints, "block_periods_ns": {b: {"period_ns": p, "endpoint": e}
                                                                   for b, (p, e) in self.block_periods.items()},
                 "min_period_ns": self.min_period_ns,
-                "min_period_pin": self.min_period_pin, "uncertainty_ns": self.uncertainty_ns,
+                "min_period_pin": self.min_period_pin,
                 "seconds": self.seconds,
                 "worst": None if self.worst is None else {**asdict(self.worst), "blocks": self.worst.blocks,
                                                           "instances": self.worst.instances}}
@@ -185,12 +185,15 @@ def _script(top: str, constraints: str) -> str:
         f'puts "{_MARK}END"', ""])
 
 
+def _hierarchy(pin: str) -> list[str]:
+    """The instances above a cell's pin (``rf/bank0/_12_/Y``: ``rf``, ``bank0``); OpenSTA's divider is ``/``."""
+    return re.split(r"(?<!\\)/", pin)[:-2]
+
+
 def _block(pin: str, cell: str) -> str:
-    """The first instance below the top that a pin is in (``rf/bank0/x/Y`` is in ``rf``)."""
-    if cell == "port":
-        return TOP_BLOCK
-    parts = re.split(r"(?<!\\)/", pin)
-    return block_name(parts[0]) if len(parts) > 2 else TOP_BLOCK
+    """The first instance below the top that a pin is in (``rf/bank0/_12_/Y`` is in ``rf``)."""
+    above = [] if cell == "port" else _hierarchy(pin)
+    return block_name(above[0]) if above else TOP_BLOCK
 
 
 _POINT = re.compile(r"^\s*(-?[\d.]+)\s+(-?[\d.]+)\s+([\^v])\s+(\S+)\s+\((\S+)\)\s*$")
@@ -198,7 +201,7 @@ _VALUE = re.compile(r"^\s*(-?[\d.]+)\s+(data arrival time|data required time|sla
 _SETUP = re.compile(r"^\s*(-?[\d.]+)\s+(-?[\d.]+)\s+(library setup time|output external delay)\s*$")
 
 
-def _parse_path(text: str) -> TimingPath | None:
+def _parse_path(text: str, macro_cells: set[str]) -> TimingPath | None:
     if "No paths found" in text or "Startpoint:" not in text:
         return None
     start = re.search(r"^Startpoint: (.*)$", text, re.M).group(1).strip()
@@ -211,7 +214,7 @@ def _parse_path(text: str) -> TimingPath | None:
         if m:
             delay, at, edge, pin, cell = m.groups()
             cell = "port" if cell in ("in", "out") else cell
-            points.append(PathPoint(pin, cell, edge, float(delay), float(at), _block(pin, cell)))
+            points.append(PathPoint(pin, cell, edge, float(delay), float(at), _block(pin, cell), cell in macro_cells))
     values: dict[str, float] = {}
     for line in text.splitlines():
         m = _VALUE.match(line)
@@ -301,7 +304,7 @@ def run_sta(netlist_dir: Path, top: str, memories: list[MemoryInstance], library
     pin = re.search(r"^Pin: (\S+)", min_period, re.M)
     value = re.search(r"^\s*-?([\d.]+)\s+min_period\s*$", min_period, re.M)
     path_text = _section(out, "PATH").strip("\n")
-    worst = _parse_path(path_text)
+    worst = _parse_path(path_text, {m.macro for m in memories})
     wns = 0.0 if worst is None else min(0.0, worst.slack_ns)
     return TimingReport(top, period_ns, worst, wns, tns, endpoints, blocks, float(value.group(1)) if value else 0.0,
-                        pin.group(1) if pin else "", 0.0, time.monotonic() - start, path_text)
+                        pin.group(1) if pin else "", time.monotonic() - start, path_text)
