@@ -2,15 +2,16 @@
 
 The input is what ``synth.asic.map_design(..., out_dir=DIR)`` keeps: ``mapped.v`` (hierarchical
 Verilog of library cells and macro instances; Debian's OpenSTA reads Yosys's escaped module names
-such as ``\\core_dflow.alu`` as they are, so nothing is renamed or flattened) and ``macros.v`` (the
-macros' ports). :func:`run_sta` writes, in a temporary folder, the cell library, the macros'
-timing models (``synth/macro_liberty.py``) and a Tcl script, runs ``sta`` (Debian package
-``opensta``, installed by ``make sta``) and reads its reports into a :class:`TimingReport`.
+such as ``\\core_dflow.alu`` as they are, so nothing is renamed or flattened; :func:`for_opensta`
+removes what its parser rejects) and ``macros.v`` (the macros' ports). :func:`run_sta` writes,
+in a temporary folder, the cell library, the macros' timing models (``synth/macro_liberty.py``)
+and a Tcl script, runs ``sta`` (Debian package ``opensta``, installed by ``make sta``) and reads
+its reports into a :class:`TimingReport`.
 
 The constraints (``constraints_tcl``): one ideal clock on the clock port (no clock tree, no
 uncertainty, no skew: the mapped netlist has no clock tree); every other input arrives at the
 clock edge (input delay 0) through the driving cell of ``synth/boundary.py``, and every output
-is captured at the next edge (output delay 0) with that module's load: the outside of the design
+is captured at the next edge (output delay 0) under that module's load: the outside of the design
 is flip-flops at its ports. No wire load model (the OSU library has none): a net's load is its
 pins' capacitance. So the achievable period is the worst path's arrival plus its endpoint's
 setup time, i.e. the constraining period minus the worst slack, and no shorter than the macros'
