@@ -132,8 +132,8 @@ class TimingReport:
     wns_ns: float
     tns_ns: float
     endpoints: int
-    #: per block, the period its endpoints need (the block's worst arrival plus setup) and that endpoint
-    block_periods: dict[str, tuple[float, str]]
+    #: per block, the worst path ending in it (``OUTPUTS_BLOCK``: at an output port)
+    block_paths: dict[str, TimingPath]
     #: the largest ``min_period`` of a clock pin (the macros' cycle time), 0 without one
     min_period_ns: float
     min_period_pin: str
@@ -148,14 +148,21 @@ class TimingReport:
         return max(paths, self.min_period_ns)
 
     @property
+    def block_periods(self) -> dict[str, float]:
+        """Per block, the period its endpoints need: its worst path's arrival plus setup."""
+        return {b: round(self.period_ns - p.slack_ns, _DIGITS) for b, p in self.block_paths.items()}
+
+    @property
     def frequency_mhz(self) -> float:
         return 1000.0 / self.achievable_period_ns if self.achievable_period_ns > 0 else float("inf")
 
     def to_dict(self) -> dict:
         return {"top": self.top, "period_ns": self.period_ns, "achievable_period_ns": self.achievable_period_ns,
                 "frequency_mhz": self.frequency_mhz, "wns_ns": self.wns_ns, "tns_ns": self.tns_ns,
-                "endpoints": self.endpoints, "block_periods_ns": {b: {"period_ns": p, "endpoint": e}
-                                                                  for b, (p, e) in self.block_periods.items()},
+                "endpoints": self.endpoints,
+                "blocks": {b: {"period_ns": self.block_periods[b], "path": p.summary(), "startpoint": p.startpoint,
+                               "endpoint": p.endpoint, "arrival_ns": p.arrival_ns, "setup_ns": p.setup_ns,
+                               "instances": p.instances} for b, p in self.block_paths.items()},
                 "min_period_ns": self.min_period_ns,
                 "min_period_pin": self.min_period_pin,
                 "seconds": self.seconds,
@@ -173,17 +180,33 @@ def constraints_tcl(clock: str, period_ns: float, boundary: Boundary) -> str:
             f"set_load {boundary.load_pf:.6g} [all_outputs]\n")
 
 
+def _setup(top: str, constraints: str) -> list[str]:
+    return ["read_liberty cells.lib", "read_liberty macros.lib", "read_verilog netlist.v", f"link_design {top}",
+            constraints]
+
+
+def _path_report(to: str = "") -> str:
+    return f"report_checks -path_delay max{to} -format full_clock_expanded -fields {{input_pins}} -digits {_DIGITS}"
+
+
 def _script(top: str, constraints: str) -> str:
-    return "\n".join([
-        "read_liberty cells.lib", "read_liberty macros.lib", "read_verilog netlist.v", f"link_design {top}",
-        constraints,
+    """The first run: slacks, the macros' min_period, the worst path, each endpoint's slack."""
+    return "\n".join(_setup(top, constraints) + [
         f'puts "{_MARK}TNS"', f"report_tns -digits {_DIGITS}",
         f'puts "{_MARK}MIN_PERIOD"', f"report_check_types -min_period -verbose -digits {_DIGITS}",
-        f'puts "{_MARK}PATH"',
-        f"report_checks -path_delay max -format full_clock_expanded -fields {{input_pins}} -digits {_DIGITS}",
+        f'puts "{_MARK}PATH"', _path_report(),
         f'puts "{_MARK}ENDPOINTS"',
         f"report_checks -path_delay max -format end -group_count {_ALL} -endpoint_count 1 -digits {_DIGITS}",
         f'puts "{_MARK}END"', ""])
+
+
+def _block_script(top: str, constraints: str, endpoints: dict[str, tuple[str, str]]) -> str:
+    """The second run: the worst path to each block's worst endpoint (``{block: (pin, cell)}``)."""
+    lines = _setup(top, constraints)
+    for i, (pin, cell) in enumerate(endpoints.values()):
+        kind = "get_ports" if cell == "output" else "get_pins"
+        lines += [f'puts "{_MARK}BLOCK{i}"', _path_report(f" -to [{kind} {{{pin}}}]")]
+    return "\n".join(lines + [f'puts "{_MARK}END"', ""])
 
 
 def _hierarchy(pin: str) -> list[str]:
@@ -232,16 +255,15 @@ def _parse_path(text: str, macro_cells: set[str]) -> TimingPath | None:
 _END = re.compile(r"^(\S.*?) \((\S+)\)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+) \(\w+\)\s*$", re.M)
 
 
-def _block_periods(text: str, period_ns: float) -> tuple[int, dict[str, tuple[float, str]]]:
-    """The number of endpoints listed by ``report_checks -format end`` and, per block, the period its
-    worst endpoint needs (the constraining period minus that endpoint's slack)."""
-    count, out = 0, {}
+def _worst_endpoints(text: str) -> tuple[int, dict[str, tuple[str, str]]]:
+    """The number of endpoints listed by ``report_checks -format end`` and, per block, its endpoint
+    of least slack (pin, cell)."""
+    count, slacks, out = 0, {}, {}
     for pin, cell, _required, _arrival, slack in _END.findall(text):
         count += 1
         block = OUTPUTS_BLOCK if cell == "output" else _block(pin, cell)
-        need = round(period_ns - float(slack), _DIGITS)
-        if block not in out or need > out[block][0]:
-            out[block] = (need, pin)
+        if block not in out or float(slack) < slacks[block]:
+            out[block], slacks[block] = (pin, cell), float(slack)
     return count, dict(sorted(out.items()))
 
 
@@ -287,25 +309,34 @@ def run_sta(netlist_dir: Path, top: str, memories: list[MemoryInstance], library
     if not re.search(rf"^module\s+\\?{re.escape(top)}\s*\(", netlist, re.M):
         raise DualflowError(f"{netlist_dir / 'mapped.v'}: no module {top}")
     models = macro_liberty(memories, read_macro_ports(boxes), library, node_nm)
-    script = _script(top, constraints_tcl(clock, period_ns, Boundary.of(library)))
+    constraints = constraints_tcl(clock, period_ns, Boundary.of(library))
+    macro_cells = {m.macro for m in memories}
     with tempfile.TemporaryDirectory(prefix="dualflow-sta-") as tmp:
         work = Path(tmp)
         shutil.copyfile(library.path, work / "cells.lib")
         (work / "macros.lib").write_text(models)
         (work / "netlist.v").write_text(for_opensta(netlist))
-        (work / "run.tcl").write_text(script)
-        done = subprocess.run(sta_command() + ["run.tcl"], cwd=work, capture_output=True, text=True)
-    _errors(done.stderr, done.stdout)
-    if done.returncode != 0:
-        raise DualflowError(f"OpenSTA failed (exit {done.returncode}): {(done.stderr or done.stdout)[-2000:]}")
-    out = done.stdout
-    endpoints, blocks = _block_periods(_section(out, "ENDPOINTS"), period_ns)
+        out = _run(work, _script(top, constraints))
+        endpoints, worst_ends = _worst_endpoints(_section(out, "ENDPOINTS"))
+        per_block = _run(work, _block_script(top, constraints, worst_ends))
+    block_paths = {b: _parse_path(_section(per_block, f"BLOCK{i}"), macro_cells) for i, b in enumerate(worst_ends)}
     tns = float(re.search(r"tns\s+(-?[\d.]+)", _section(out, "TNS")).group(1))
     min_period = _section(out, "MIN_PERIOD")
     pin = re.search(r"^Pin: (\S+)", min_period, re.M)
     value = re.search(r"^\s*-?([\d.]+)\s+min_period\s*$", min_period, re.M)
     path_text = _section(out, "PATH").strip("\n")
-    worst = _parse_path(path_text, {m.macro for m in memories})
+    worst = _parse_path(path_text, macro_cells)
     wns = 0.0 if worst is None else min(0.0, worst.slack_ns)
-    return TimingReport(top, period_ns, worst, wns, tns, endpoints, blocks, float(value.group(1)) if value else 0.0,
-                        pin.group(1) if pin else "", time.monotonic() - start, path_text)
+    return TimingReport(top, period_ns, worst, wns, tns, endpoints, {b: p for b, p in block_paths.items() if p},
+                        float(value.group(1)) if value else 0.0, pin.group(1) if pin else "",
+                        time.monotonic() - start, path_text)
+
+
+def _run(work: Path, script: str) -> str:
+    """Run one OpenSTA script in ``work``; its standard output (an error it printed is raised)."""
+    (work / "run.tcl").write_text(script)
+    done = subprocess.run(sta_command() + ["run.tcl"], cwd=work, capture_output=True, text=True)
+    _errors(done.stderr, done.stdout)
+    if done.returncode != 0:
+        raise DualflowError(f"OpenSTA failed (exit {done.returncode}): {(done.stderr or done.stdout)[-2000:]}")
+    return done.stdout

@@ -69,7 +69,7 @@ def test_the_register_to_register_path_grows_with_the_adder(osu018, tmp_path):
         assert path.arrival_ns == pytest.approx(sum(p.delay_ns for p in path.points), abs=1e-3 * len(path.points))
         assert t.endpoints >= w and t.wns_ns == t.tns_ns == 0.0  # met at 10 ns
         # one path per endpoint: the worst block needs the achievable period
-        assert max(p for p, _ in t.block_periods.values()) == pytest.approx(t.achievable_period_ns, abs=1e-3)
+        assert max(t.block_periods.values()) == pytest.approx(t.achievable_period_ns, abs=1e-3)
     assert " signed " in (tmp_path / "16" / "mapped.v").read_text()
     assert timings[16].worst.arrival_ns > timings[4].worst.arrival_ns + 0.5
     assert len(timings[16].worst.points) > len(timings[4].worst.points)
@@ -101,6 +101,13 @@ def test_a_path_out_of_a_memory_macro_carries_its_access_time(osu018, tmp_path):
               for m in report.memories}
     assert t.min_period_ns == pytest.approx(max(cycles.values()), abs=1e-3)
     assert t.min_period_pin.endswith("_CLK")
+    # the worst path into each block ends in that block; the worst of them is the critical path
+    assert set(t.block_paths) == {"(top)", "counter", "(outputs)"}
+    for block, path in t.block_paths.items():
+        end = path.points[-1]
+        assert (end.cell == "port") if block == "(outputs)" else (end.block == block and end.cell != "port")
+        assert path.slack_ns >= t.worst.slack_ns
+    assert min(p.slack_ns for p in t.block_paths.values()) == t.worst.slack_ns
 
 
 def test_macro_models_take_every_figure_from_the_sram_model_and_the_library(osu018, tmp_path):
