@@ -178,6 +178,27 @@ def test_timing_needs_a_library_of_known_node_and_the_cli_needs_liberty(osu018, 
     assert "--timing needs --liberty" in err and "Traceback" not in err
 
 
+def test_cli_prints_and_writes_the_timing(osu018, tmp_path, capsys, monkeypatch):
+    """`dualflow synth --liberty osu018 --timing`, with a tiny design standing in for the core."""
+    import dualflow.cli.asic as cli_asic
+    import dualflow.synth.core_timing as core_timing
+
+    netlist, timing = _timed(Accumulator(8), "acc", osu018, tmp_path / "acc")
+    monkeypatch.setattr(cli_asic, "map_core", lambda params, library, node_nm: netlist)
+    monkeypatch.setattr(core_timing, "time_core", lambda params, library, node_nm, delay_target_ps:
+                        CoreTiming(timing, netlist, delay_target_ps))
+    out = tmp_path / "synth.json"
+    assert main(["synth", "--mode", "dflow", "--liberty", "osu018", "--timing", "--delay-target", "1234",
+                 "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"critical path: {timing.worst.summary()}" in text
+    assert f"achievable clock {timing.achievable_period_ns:.2f} ns ({timing.frequency_mhz:.1f} MHz)" in text
+    data = json.loads(out.read_text())["dflow"]
+    assert data["total"] == netlist.to_dict()["total"]
+    assert data["timing"]["delay_target_ps"] == 1234 and data["timing"]["worst"]["blocks"] == ["(top)"]
+    assert data["timing"]["achievable_period_ns"] == timing.achievable_period_ns
+
+
 @pytest.mark.slow
 def test_core_timing_both_modes(tmp_path, capsys):
     out = tmp_path / "synth.json"
