@@ -11,7 +11,7 @@ from three sources, and nothing else:
 - **the standard-cell library** the logic is mapped to, for what CACTI does not model:
   the macro registers its inputs (address, enable, write data) at the clock edge like the
   library's flip-flop ``REGISTER_CELL``, so each input pin gets that flip-flop's data-pin
-  capacitance and the largest value of its setup and hold tables, and each clock pin that
+  capacitance and its setup and hold tables (looked up at the actual slews), and each clock pin that
   flip-flop's clock-pin capacitance (one load: the macro buffers its clock inside); the read data
   leave through an output driver modelled as the library's ``DRIVER_CELL``, so the read data's
   delay is the access time plus that buffer's delay at the actual load and clock slew, and its
