@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-all bench clean compiled cacti tech
+.PHONY: run test test-all bench clean compiled cacti tech sta
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml
 
 iverilog:
 	@command -v iverilog >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog; }
+
+# OpenSTA (static timing of the mapped netlist, synth/sta.py): Debian's opensta package when `sta` is missing
+sta:
+	@command -v sta >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq opensta; }
 
 # CACTI 7 (SRAM macro figures, synth/sram.py), built from its source in the pinned PyPI wheel into build/tech/
 cacti: $(STAMP)
@@ -39,13 +43,13 @@ $(OSU018_LIB):
 compiled: $(STAMP)
 	$(BIN)/python -m dualflow.experiments.compile_engine
 
-run: compiled cacti tech
+run: compiled cacti tech sta
 	$(BIN)/dualflow reproduce -o results
 
-test: compiled iverilog cacti tech
+test: compiled iverilog cacti tech sta
 	$(BIN)/python -m pytest -n 2
 
-test-all: compiled iverilog cacti tech
+test-all: compiled iverilog cacti tech sta
 	$(BIN)/python -m pytest -n 2 -m ''
 
 bench: compiled

@@ -31,23 +31,30 @@ from pathlib import Path
 
 from dualflow.errors import DualflowError
 
+from .boundary import Boundary
 from .liberty import Library
 from .macros import MemoryInstance, memories_to_macros
 from .sram import SramFigures, macro
 from .yosys import design_rtlil, yosys_command
 
-__all__ = ["ModuleArea", "AreaReport", "map_design", "map_core", "compare_area_table"]
+__all__ = ["ModuleArea", "AreaReport", "block_name", "map_design", "map_core", "compare_area_table"]
 
 #: Yosys passes up to the memories (read_rtlil first), then the mapping (read_json of the macro netlist first).
 MEMORY_SCRIPT = "hierarchy -top {top}\nproc\nopt\nmemory -nomap\nopt_clean\nwrite_json memories.json\n"
-MAP_SCRIPT = ("hierarchy -top {top}\nsynth -top {top}\ndfflibmap -liberty {lib}\nabc -liberty {lib}\nopt_clean\n"
+MAP_SCRIPT = ("hierarchy -top {top}\nsynth -top {top}\ndfflibmap -liberty {lib}\nabc -liberty {lib}{abc}\nopt_clean\n"
               "tee -q -o stats.json stat -liberty {lib} -json\n"
-              "write_verilog -noattr -noexpr mapped.v\nwrite_verilog -noattr -blackboxes macros.v\n")
+              "write_verilog -noattr -noexpr -simple-lhs mapped.v\nwrite_verilog -noattr -blackboxes macros.v\n")
 
 #: What ``map_design(out_dir=...)`` keeps of its work folder: the mapped netlist (hierarchical, one
 #: Verilog module per block; library cells and macro instances only), the macros' empty black-box
 #: modules (their ports), the macro netlist Yosys mapped and its statistics.
 KEPT_FILES = ("mapped.v", "macros.v", "macros.json", "stats.json")
+
+
+def block_name(name: str) -> str:
+    """A block's name as the reports give it: the instance or module name below the top without
+    Yosys's ``$N`` suffixes (``issue$410`` is ``issue``)."""
+    return re.sub(r"\$\d+", "", name)
 
 
 @dataclass
@@ -71,7 +78,7 @@ class ModuleArea:
     @property
     def block(self) -> str:
         """The block it belongs to: the first name below the top, without Yosys's ``$N`` suffixes."""
-        return re.sub(r"\$\d+", "", self.name).split(".", 1)[0]
+        return block_name(self.name.split(".", 1)[0])
 
 
 @dataclass
@@ -128,10 +135,13 @@ def _run_yosys(script: str, cwd: Path, what: str) -> None:
 
 
 def map_design(top: str, rtlil_text: str, library: Library, params: dict | None = None, *,
-               node_nm: int | None = None, out_dir: Path | None = None) -> AreaReport:
+               node_nm: int | None = None, out_dir: Path | None = None,
+               delay_target_ps: int | None = None) -> AreaReport:
     """Map the design ``top`` (RTLIL text) to ``library``: area per module, memories as macros
     (modelled at ``node_nm`` if given). With ``out_dir``, the mapped netlist and its companions
-    (``KEPT_FILES``) are copied there."""
+    (``KEPT_FILES``) are copied there. With ``delay_target_ps``, ABC maps for that delay through
+    each module and buffers and sizes gates for it (``abc -D -constr``, inputs and outputs as
+    ``synth/boundary.py`` assumes): the netlist for static timing."""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="dualflow-asic-") as tmp:
         work = Path(tmp)
@@ -144,7 +154,11 @@ def map_design(top: str, rtlil_text: str, library: Library, params: dict | None 
         _run_yosys("read_rtlil design.il\n" + MEMORY_SCRIPT.format(top=top), work, "reading the design")
         netlist, memories = memories_to_macros(json.loads((work / "memories.json").read_text()), top)
         (work / "macros.json").write_text(json.dumps(netlist))
-        _run_yosys("read_json macros.json\n" + MAP_SCRIPT.format(top=top, lib=lib), work,
+        abc = ""
+        if delay_target_ps is not None:
+            (work / "constr.txt").write_text(Boundary.of(library).abc_constraints())
+            abc = f" -D {delay_target_ps} -constr constr.txt"
+        _run_yosys("read_json macros.json\n" + MAP_SCRIPT.format(top=top, lib=lib, abc=abc), work,
                    f"mapping to {library.name}")
         stats = json.loads((work / "stats.json").read_text())["modules"]
         if out_dir is not None:
@@ -174,11 +188,13 @@ def map_design(top: str, rtlil_text: str, library: Library, params: dict | None 
     return AreaReport(params or {}, library.name, modules, memories, time.monotonic() - start, node_nm)
 
 
-def map_core(params, library: Library, *, node_nm: int | None = None, out_dir: Path | None = None) -> AreaReport:
+def map_core(params, library: Library, *, node_nm: int | None = None, out_dir: Path | None = None,
+             delay_target_ps: int | None = None) -> AreaReport:
     """Map ``SimtCore(params)`` to ``library`` (memories modelled at ``node_nm`` if given; the
-    netlist kept in ``out_dir`` if given)."""
+    netlist kept in ``out_dir`` if given; for a delay target if given, see :func:`map_design`)."""
     top, text = design_rtlil(params)
-    return map_design(top, text, library, params.to_dict(), node_nm=node_nm, out_dir=out_dir)
+    return map_design(top, text, library, params.to_dict(), node_nm=node_nm, out_dir=out_dir,
+                      delay_target_ps=delay_target_ps)
 
 
 def _percent(a: float, b: float) -> str:

@@ -1,4 +1,5 @@
-"""``dualflow synth --liberty LIB``: the core's logic area per block in um^2, memories as macros."""
+"""``dualflow synth --liberty LIB``: the core's logic area per block in um^2, memories as macros;
+with ``--timing``, also its critical path and achievable clock (OpenSTA on a timing-driven mapping)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,29 @@ from dualflow.synth.asic import compare_area_table, map_core
 from dualflow.synth.liberty import NODE_NM, find_liberty, read_library
 
 
+def _timing(args, params: dict[str, CoreParams], library) -> dict:
+    """Each mode's timing (``synth/core_timing.py``), printed BASE vs DFLOW or alone."""
+    from dualflow.synth.core_timing import compare_timing_table, time_core
+
+    timings = {}
+    for mode, p in params.items():
+        timings[mode] = time_core(p, library, NODE_NM.get(args.liberty), delay_target_ps=args.delay_target)
+        print(f"{mode}: timing-driven mapping in {timings[mode].netlist.seconds:.0f} s, OpenSTA in "
+              f"{timings[mode].timing.seconds:.0f} s", file=sys.stderr)
+    print()
+    if len(timings) == 2:
+        print(compare_timing_table(timings["base"], timings["dflow"]))
+    else:
+        (t,) = timings.values()
+        print(f"critical path: {t.timing.worst.summary() if t.timing.worst else 'none'}")
+        print(f"achievable clock {t.timing.achievable_period_ns:.2f} ns ({t.timing.frequency_mhz:.1f} MHz); "
+              f"macro cycle time {t.timing.min_period_ns:.2f} ns; {t.timing.endpoints:,} endpoints checked")
+    return timings
+
+
 def synth_area(args, params: dict[str, CoreParams]) -> int:
-    """Map each mode's core to ``args.liberty``; print the table (BASE and DFLOW side by side), ``--json``."""
+    """Map each mode's core to ``args.liberty``; print the table (BASE and DFLOW side by side), ``--json``;
+    with ``args.timing``, the critical path and clock too."""
     library = read_library(find_liberty(args.liberty))
     reports = {}
     for mode, p in params.items():
@@ -28,6 +50,8 @@ def synth_area(args, params: dict[str, CoreParams]) -> int:
         memories = "" if total["memory_area"] is None else f", memories {total['memory_area']:,.0f} um^2"
         print(f"total logic {total['area']:,.0f} um^2{memories}; memories: "
               + ", ".join(f"{m.block}.{m.name} {m.macro}" for m in report.memories))
+    timings = _timing(args, params, library) if args.timing else {}
     if args.json is not None:
-        atomic_write(args.json, json.dumps({m: r.to_dict() for m, r in reports.items()}, indent=1) + "\n")
+        atomic_write(args.json, json.dumps({m: {**r.to_dict(), **({"timing": timings[m].to_dict()} if timings else {})}
+                                            for m, r in reports.items()}, indent=1) + "\n")
     return 0

@@ -161,6 +161,10 @@ def cmd_synth(args) -> int:
     if args.json is not None:
         check_output(args.json, "--json")
     modes = MODES if args.mode is None else (args.mode,)
+    if args.timing and args.liberty is None:
+        from dualflow.errors import ConfigError
+
+        raise ConfigError("--timing needs --liberty (a standard-cell library to time the core in)")
     if args.liberty is not None:
         from .asic import synth_area
 
@@ -229,5 +233,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", help="also write the statistics as JSON")
     p.add_argument("--liberty", metavar="LIB", help="map to a standard-cell library and report area in um^2: "
                    "osu018 (OSU 0.18 um, installed by `make tech`) or a Liberty file")
+    from dualflow.synth.boundary import DELAY_TARGET_PS
+
+    p.add_argument("--timing", action="store_true", help="with --liberty: also the critical path and achievable "
+                   "clock (a second, timing-driven mapping and OpenSTA; several minutes more per mode)")
+    p.add_argument("--delay-target", type=positive, default=DELAY_TARGET_PS, metavar="PS",
+                   help=f"ABC's delay target of the timing-driven mapping, ps (default {DELAY_TARGET_PS})")
     p.set_defaults(func=cmd_synth)
 
