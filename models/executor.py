@@ -564,11 +564,17 @@ class BatchExecutor:
         g = (cand == pc).nonzero()[0]
         if pc >= len(self.kernel.code):
             raise self.ran_past_end(int(g[0]))
-        mask = self.active[g]
-        self.warp_counts[pc] += len(g)
+        n = len(g)
+        if n == 1:  # one warp (most steps of a small launch): its row by a slice, copied as handlers change it
+            w = int(g[0])
+            mask = self.active[w:w + 1].copy()
+        else:
+            mask = self.active[g]
+        self.warp_counts[pc] += n
         self.thread_counts[pc] += np.count_nonzero(mask)
-        self.budget[0] += len(g)
-        if self.budget[0] > self.limit:
+        budget = self.budget
+        budget[0] += n
+        if budget[0] > self.limit:
             launch_warps = self.geo.num_blocks * self.geo.warps_per_block
             raise self.fault(self.config.budget_exceeded(launch_warps), pc, int(g[0]))
         return pc, g, mask
