@@ -39,6 +39,8 @@ SYNC_ENTRY, DIV_ENTRY = 0, 1
 #: (a distance reaching before the warp's first producer).
 NEVER_WRITTEN = np.iinfo(np.int64).min
 _NO_PC = np.iinfo(np.int64).max  # the pc of a warp that cannot run, above every real one
+#: Opcodes whose handlers change more than their warps' pc (control flow, exits, barriers).
+_CONTROL = frozenset({Opcode.BRA, Opcode.SSY, Opcode.SYNC, Opcode.EXIT, Opcode.BAR})
 #: Integer opcodes whose ``alu`` function takes an immediate as a scalar (broadcast over the
 #: lanes, the same values as a full array of it, without building one per step).
 _SCALAR_IMMEDIATE = frozenset({Opcode.IADD, Opcode.ISUB, Opcode.IMUL, Opcode.IAND, Opcode.IOR, Opcode.IXOR,
@@ -124,6 +126,9 @@ class BatchExecutor:
         self.sregs: dict[SpecialReg, np.ndarray] = {}  # those the kernel reads (``_special_register``)
         self._begin(params, warp_counts, thread_counts, budget)
         self.handlers = [self._compile(pc, ins) for pc, ins in enumerate(kernel.code)]
+        #: per pc: its handler only moves its warps to the next pc (no branch, stack, exit or
+        #: barrier), which lets ``next_step`` find the next step from the last one
+        self._advances_only = [ins.op not in _CONTROL and SPECS[ins.op].branch_if is None for ins in kernel.code]
 
     def restart(self, params: np.ndarray, warp_counts: np.ndarray, thread_counts: np.ndarray,
                 budget: list[int]) -> None:
@@ -153,6 +158,8 @@ class BatchExecutor:
         self.waiting.fill(False)
         self.stacks: list[list[StackEntry]] = [[] for _ in range(self.nw)]
         self.seq.fill(0)
+        self._last: tuple[int, np.ndarray, np.ndarray, int] | None = None  # see next_step
+        self._cand = self.pc  # see next_step
         self.last_access: tuple[np.ndarray, np.ndarray | None] | None = None  # (addresses, store data)
         #: Called as ``watch(space, g, mask, words, data)`` by every global and shared load (data
         #: None) and store just before it touches memory: the flat word indices into
@@ -599,25 +606,41 @@ class BatchExecutor:
         step through this one rule."""
         # ufuncs and ndarray.nonzero directly: the ndarray methods' Python wrappers (any, min,
         # sum) doubled the cost of a step of a few warps
-        cand = np.where(self.done | self.waiting, _NO_PC, self.pc)
-        pc = int(np.minimum.reduce(cand))
-        if pc == _NO_PC:  # no runnable warp
-            if self.waiting.any():
-                w = int(np.flatnonzero(self.waiting)[0])
-                raise self.fault("barrier deadlock: warps wait at a barrier that can never complete",
-                                 int(self.pc[w]) - 1, w)
-            return None
-        g = (cand == pc).nonzero()[0]
+        last = self._last
+        if last is not None and self.pc[last[1][0]] == last[0] + 1:
+            # The last step's instruction only moved its warps, all the warps at the lowest pc,
+            # to the next pc: that is the lowest pc now, and the warps there are those and any
+            # that were waiting there; nothing else changed (``_cand``: the runnable warps' pcs).
+            pc, cand, last_g = last[0] + 1, self._cand, last[1]
+            cand[last_g] = pc
+            g = (cand == pc).nonzero()[0]
+            if len(g) == len(last_g):  # the same warps, their active lanes unchanged
+                mask, threads = last[2], last[3]
+            else:
+                mask = self.active[g]
+                threads = np.count_nonzero(mask)
+        else:
+            cand = self._cand = np.where(self.done | self.waiting, _NO_PC, self.pc)
+            pc = int(np.minimum.reduce(cand))
+            if pc == _NO_PC:  # no runnable warp
+                if self.waiting.any():
+                    w = int(np.flatnonzero(self.waiting)[0])
+                    raise self.fault("barrier deadlock: warps wait at a barrier that can never complete",
+                                     int(self.pc[w]) - 1, w)
+                return None
+            g = (cand == pc).nonzero()[0]
+            if pc < len(self.kernel.code) and len(g) == 1:  # one warp: its row by a slice, copied
+                w = int(g[0])  # (handlers change ``active``)
+                mask = self.active[w:w + 1].copy()
+            else:
+                mask = self.active[g]
+            threads = np.count_nonzero(mask)
         if pc >= len(self.kernel.code):
             raise self.ran_past_end(int(g[0]))
         n = len(g)
-        if n == 1:  # one warp (most steps of a small launch): its row by a slice, copied as handlers change it
-            w = int(g[0])
-            mask = self.active[w:w + 1].copy()
-        else:
-            mask = self.active[g]
+        self._last = (pc, g, mask, threads) if self._advances_only[pc] else None
         self.warp_counts[pc] += n
-        self.thread_counts[pc] += np.count_nonzero(mask)
+        self.thread_counts[pc] += threads
         budget = self.budget
         budget[0] += n
         if budget[0] > self.limit:
