@@ -235,12 +235,15 @@ class BatchExecutor:
         dist, ring, tag, n, nw, rp = field_value, self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
         def read(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
-            if len(g) == 1:  # one warp (most steps of a small launch): its row by a slice, no index arrays
-                w = int(g[0])
-                p = int(rp[w]) - dist
-                r = p % n * nw + w
-                if not np.count_nonzero((tag[r] != p) & mask[0]):
-                    return ring[r:r + 1].copy()
+            rows = warp_rows(g)
+            if type(rows) is slice:  # one warp, or consecutive warps at one RP (in step): their
+                rps = rp[rows]  # rows of the slot are consecutive, a slice, no index arrays
+                p = int(rps[0])
+                if len(g) == 1 or not np.count_nonzero(rps != p):
+                    p -= dist
+                    r = p % n * nw + rows.start
+                    if not np.count_nonzero((tag[r:r + len(g)] != p) & mask):
+                        return ring[r:r + len(g)].copy()
             pos = rp[g] - dist
             row = pos % n * nw + g
             tags = tag[row]
@@ -268,14 +271,16 @@ class BatchExecutor:
             ring, tag, n, nw, rp = self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
             def write(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
-                if len(g) == 1:  # one warp: its row as a view, written in place
-                    w = int(g[0])
-                    p = int(rp[w])
-                    r = p % n * nw + w
-                    np.copyto(ring[r], values[0], where=mask[0], casting="unsafe")  # as setitem casts
-                    np.copyto(tag[r], p, where=mask[0])
-                    rp[w] = p + 1
-                    return
+                rows = warp_rows(g)
+                if type(rows) is slice:  # one warp, or consecutive warps at one RP: their rows of
+                    rps = rp[rows]  # the slot as a view, written in place
+                    p = int(rps[0])
+                    if len(g) == 1 or not np.count_nonzero(rps != p):
+                        r = p % n * nw + rows.start
+                        np.copyto(ring[r:r + len(g)], values, where=mask, casting="unsafe")  # as setitem casts
+                        np.copyto(tag[r:r + len(g)], p, where=mask)
+                        rps += 1
+                        return
                 pos = rp[g]
                 row = pos % n * nw + g
                 if np.count_nonzero(mask) == mask.size:  # every lane: no merge with the old values
