@@ -516,7 +516,7 @@ class BatchExecutor:
                 any_taken = any_of(taken, axis=1)
                 any_not = any_of(not_taken, axis=1)
                 self.pc[g] = np.where(any_taken, target, nxt)
-                for row in np.flatnonzero(any_taken & any_not):
+                for row in (any_taken & any_not).nonzero()[0].tolist():
                     w = int(g[row])
                     self.stacks[w].append(StackEntry(DIV_ENTRY, nxt, not_taken[row].copy(),
                                                      int(self.rp[w]) if self.dflow else 0))
@@ -551,6 +551,15 @@ class BatchExecutor:
                     np.greater(alive, mask[0], out=alive)  # alive & ~mask
                 else:
                     self.alive[g] &= ~mask
+                    stacks = self.stacks
+                    if not any(stacks[w] for w in g.tolist()) and not np.count_nonzero(self.alive[g]):
+                        # no path to resume and no lane left: ``_resume`` makes each warp done, and
+                        # the barriers' release depends only on the final done/waiting state
+                        self.active[g] = False
+                        self.done[g] = True
+                        for b in sorted(set(self.wblock[g].tolist())):
+                            self._check_barrier(b)
+                        return
                 for w in g.tolist():
                     self._resume(w, pc)
                     if self.done[w]:
