@@ -12,7 +12,12 @@ The reference engine needs hours at paper sizes, so ``--launches N`` stops both 
 first N launches of a workload (the ratio is then measured on those launches, side by side);
 ``--compiled-only`` measures the compiled engine alone on whole runs. ``--golden`` adds a column:
 the golden functional model alone on the same launches (its ``BatchExecutor``s, built and run,
-no timing), the floor of any engine that gets its results from the golden model.
+no timing), the floor of any engine that gets its results from the golden model. ``--split``
+adds, per workload and mode, where the compiled engine's CPU time goes (median run): the
+functional pre-run (``build_streams``; ``next_step`` of it separately), the timing core
+(``run_launch``), the SM state's set-up (``SmStates.fresh``), the memory statistics (snapshots and
+trees) and the rest of the per-launch glue (thread CPU time: wall time on a shared machine
+counts other jobs' time).
 
     python benchmarks/timing_speed.py [--size paper] [--launches 1] [--repeat 3] [workload ...]
 """
@@ -35,10 +40,49 @@ class _Enough(Exception):
     """Raised after the requested number of launches to stop the host driver."""
 
 
+#: ``--split``'s parts of the compiled engine: (module, attribute) wrapped to add up their CPU time.
+SPLIT = {"pre-run": ("dualflow.models.timing.compiled.engine", "build_streams"),
+         "  next_step": ("dualflow.models.executor", "BatchExecutor.next_step"),
+         "timing core": ("dualflow.models.timing.compiled.engine", "run_launch"),
+         "SM state": ("dualflow.models.timing.compiled.core", "SmStates.fresh"),
+         "memory tree": ("dualflow.models.timing.compiled.engine", "launch_tree"),
+         "snapshots": ("dualflow.models.timing.compiled.memory", "CompiledMemory.snapshot"),
+         "whole launch": ("dualflow.models.timing.compiled.engine", "CompiledGpu.run")}
+
+
+def _split_timers() -> dict[str, float]:
+    """Wrap ``SPLIT``'s functions so that each adds its thread CPU seconds to the returned dict."""
+    import functools
+    import importlib
+    import time
+
+    spent = dict.fromkeys(SPLIT, 0.0)
+    for part, (module, attribute) in SPLIT.items():
+        owner = importlib.import_module(module)
+        *path, name = attribute.split(".")
+        for step in path:
+            owner = getattr(owner, step)
+        original = getattr(owner, name)
+
+        @functools.wraps(original)
+        def timed(*args, _original=original, _part=part, **kwargs):
+            start = time.thread_time()
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                spent[_part] += time.thread_time() - start
+        setattr(owner, name, timed)
+    return spent
+
+
 def measure(workload: str, size: str, mode: str, engine: str, launches: int | None) -> dict:
-    """One run in this process: its launches' merged timing, wall seconds and peak RSS."""
+    """One run in this process: its launches' merged timing, wall seconds and peak RSS
+    (engine "split": the compiled engine with ``SPLIT``'s CPU seconds)."""
     if engine == "golden":
         return measure_golden(workload, size, mode, launches)
+    spent = None
+    if engine == "split":
+        spent, engine = _split_timers(), "compiled"
     from dualflow.kernels.registry import get_workload
     from dualflow.kernels.workload import run_workload
     from dualflow.machine.functional import FunctionalConfig
@@ -50,6 +94,9 @@ def measure(workload: str, size: str, mode: str, engine: str, launches: int | No
     # load the compiled code (numba's cache: about 0.7 s once per process) before timing anything
     warm = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size), engine=engine)
     run_workload(get_workload("nn"), size="tiny", form=config.mode.form, device=warm)
+    if spent is not None:
+        for part in spent:
+            spent[part] = 0.0
     device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size), engine=engine)
     if launches is not None:
         def stop(_stats, _seconds) -> None:
@@ -66,7 +113,7 @@ def measure(workload: str, size: str, mode: str, engine: str, launches: int | No
             "thread_instructions": sum(total.thread_instructions.values()), "launches": len(device.timing),
             "seconds": device.sim_seconds,
             "digest": hashlib.sha256(json.dumps(timing, sort_keys=True).encode()).hexdigest()[:16],
-            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "split": spent}
 
 
 def measure_golden(workload: str, size: str, mode: str, launches: int | None) -> dict:
@@ -119,6 +166,19 @@ def in_fresh_process(*args) -> dict:
     return json.loads(out.stdout)
 
 
+def print_split(args) -> None:
+    """``--split``: the compiled engine's CPU milliseconds per part, median over ``--repeat`` runs."""
+    print(f"compiled engine, thread CPU ms, median of {args.repeat} runs ('rest': the launch's other glue)")
+    print(f"{'workload':<11}{'mode':<6}" + "".join(f"{part.strip():>13}" for part in SPLIT) + f"{'rest':>8}")
+    for name in args.workloads:
+        for mode in args.modes.split(","):
+            runs = [in_fresh_process(name, args.size, mode, "split", args.launches)["split"]
+                    for _ in range(args.repeat)]
+            parts = {part: statistics.median(r[part] for r in runs) * 1000 for part in SPLIT}
+            rest = parts["whole launch"] - sum(parts[p] for p in SPLIT if not p.startswith(" ") and p != "whole launch")
+            print(f"{name:<11}{mode:<6}" + "".join(f"{v:>13.1f}" for v in parts.values()) + f"{rest:>8.1f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workloads", nargs="*", default=PAPER_FOUR)
@@ -129,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compiled-only", action="store_true", help="measure only the compiled engine")
     parser.add_argument("--golden", action="store_true",
                         help="also time the golden functional model alone on the same launches")
+    parser.add_argument("--split", action="store_true",
+                        help="also print where the compiled engine's CPU time goes (median of --repeat runs)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -172,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
                 line += "  MISMATCH: timing statistics differ"
                 status = 1
             print(line, flush=True)
+    if args.split:
+        print_split(args)
     summary = f"median thread-instructions/s ({engines[-1]}): {statistics.median(rates):,.0f}"
     if ratios:
         summary += f"; speed-up median {statistics.median(ratios):.1f}x, minimum {min(ratios):.1f}x"

@@ -39,6 +39,23 @@ SYNC_ENTRY, DIV_ENTRY = 0, 1
 #: (a distance reaching before the warp's first producer).
 NEVER_WRITTEN = np.iinfo(np.int64).min
 _NO_PC = np.iinfo(np.int64).max  # the pc of a warp that cannot run, above every real one
+#: Opcodes whose handlers change more than their warps' pc (control flow, exits, barriers).
+_CONTROL = frozenset({Opcode.BRA, Opcode.SSY, Opcode.SYNC, Opcode.EXIT, Opcode.BAR})
+#: Integer opcodes whose ``alu`` function takes an immediate as a scalar (broadcast over the
+#: lanes, the same values as a full array of it, without building one per step).
+_SCALAR_IMMEDIATE = frozenset({Opcode.IADD, Opcode.ISUB, Opcode.IMUL, Opcode.IAND, Opcode.IOR, Opcode.IXOR,
+                               Opcode.ISHL, Opcode.ISHR, Opcode.ISRA, Opcode.IMIN, Opcode.IMAX, Opcode.UMIN,
+                               Opcode.UMAX, Opcode.ISETP, Opcode.USETP})
+
+
+def warp_rows(g: np.ndarray) -> slice | np.ndarray:
+    """The rows of warps ``g`` (ascending, as every step gives them): a slice when they are
+    consecutive (one warp, most steps of a small launch, or a run), which indexes a view
+    instead of copying through an index array; else ``g`` itself."""
+    first, n = int(g[0]), len(g)
+    if n == 1 or int(g[-1]) - first == n - 1:
+        return slice(first, first + n)
+    return g
 
 
 @dataclass
@@ -109,6 +126,9 @@ class BatchExecutor:
         self.sregs: dict[SpecialReg, np.ndarray] = {}  # those the kernel reads (``_special_register``)
         self._begin(params, warp_counts, thread_counts, budget)
         self.handlers = [self._compile(pc, ins) for pc, ins in enumerate(kernel.code)]
+        #: per pc: its handler only moves its warps to the next pc (no branch, stack, exit or
+        #: barrier), which lets ``next_step`` find the next step from the last one
+        self._advances_only = [ins.op not in _CONTROL and SPECS[ins.op].branch_if is None for ins in kernel.code]
 
     def restart(self, params: np.ndarray, warp_counts: np.ndarray, thread_counts: np.ndarray,
                 budget: list[int]) -> None:
@@ -138,6 +158,8 @@ class BatchExecutor:
         self.waiting.fill(False)
         self.stacks: list[list[StackEntry]] = [[] for _ in range(self.nw)]
         self.seq.fill(0)
+        self._last: tuple[int, np.ndarray, np.ndarray, int] | None = None  # see next_step
+        self._cand = self.pc  # see next_step
         self.last_access: tuple[np.ndarray, np.ndarray | None] | None = None  # (addresses, store data)
         #: Called as ``watch(space, g, mask, words, data)`` by every global and shared load (data
         #: None) and store just before it touches memory: the flat word indices into
@@ -209,16 +231,19 @@ class BatchExecutor:
             return lambda g, mask: np.zeros((len(g), L), dtype=U32)
         if not self.dflow:
             reg = self.regs[field_value - 1]
-            return lambda g, mask: reg[g]
+            return lambda g, mask: reg[warp_rows(g)]  # a view at most until the step's write
         dist, ring, tag, n, nw, rp = field_value, self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
         def read(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
-            if len(g) == 1:  # one warp (most steps of a small launch): its row by a slice, no index arrays
-                w = int(g[0])
-                p = int(rp[w]) - dist
-                r = p % n * nw + w
-                if not np.count_nonzero((tag[r] != p) & mask[0]):
-                    return ring[r:r + 1].copy()
+            rows = warp_rows(g)
+            if type(rows) is slice:  # one warp, or consecutive warps at one RP (in step): their
+                rps = rp[rows]  # rows of the slot are consecutive, a slice, no index arrays
+                p = int(rps[0])
+                if len(g) == 1 or not np.count_nonzero(rps != p):
+                    p -= dist
+                    r = p % n * nw + rows.start
+                    if not np.count_nonzero((tag[r:r + len(g)] != p) & mask):
+                        return ring[r:r + len(g)].copy()
             pos = rp[g] - dist
             row = pos % n * nw + g
             tags = tag[row]
@@ -246,14 +271,16 @@ class BatchExecutor:
             ring, tag, n, nw, rp = self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
             def write(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
-                if len(g) == 1:  # one warp: its row as a view, written in place
-                    w = int(g[0])
-                    p = int(rp[w])
-                    r = p % n * nw + w
-                    np.copyto(ring[r], values[0], where=mask[0], casting="unsafe")  # as setitem casts
-                    np.copyto(tag[r], p, where=mask[0])
-                    rp[w] = p + 1
-                    return
+                rows = warp_rows(g)
+                if type(rows) is slice:  # one warp, or consecutive warps at one RP: their rows of
+                    rps = rp[rows]  # the slot as a view, written in place
+                    p = int(rps[0])
+                    if len(g) == 1 or not np.count_nonzero(rps != p):
+                        r = p % n * nw + rows.start
+                        np.copyto(ring[r:r + len(g)], values, where=mask, casting="unsafe")  # as setitem casts
+                        np.copyto(tag[r:r + len(g)], p, where=mask)
+                        rps += 1
+                        return
                 pos = rp[g]
                 row = pos % n * nw + g
                 if np.count_nonzero(mask) == mask.size:  # every lane: no merge with the old values
@@ -270,10 +297,13 @@ class BatchExecutor:
         reg = self.regs[ins.dst - 1]
 
         def write_reg(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
-            if len(g) == 1:  # one warp: its row as a view, written in place
-                np.copyto(reg[int(g[0])], values[0], where=mask[0], casting="unsafe")  # as setitem casts
+            rows = warp_rows(g)
+            if np.count_nonzero(mask) == mask.size:  # every lane: no merge with the old values
+                reg[rows] = values
+            elif type(rows) is slice:  # the rows as a view, written in place
+                np.copyto(reg[rows], values, where=mask, casting="unsafe")  # as setitem casts
             else:
-                reg[g] = values if np.count_nonzero(mask) == mask.size else np.where(mask, values, reg[g])
+                reg[rows] = np.where(mask, values, reg[rows])
 
         return write_reg
 
@@ -284,7 +314,10 @@ class BatchExecutor:
         ra, rb, rc = (self._reader(pc, getattr(ins, f)) for f in ("a", "b", "c"))
         if ins.bimm and spec.syntax in (Syntax.BI, Syntax.A_BI):
             imm, L = U32(ins.imm), self.L
-            rb = lambda g, mask: np.full((len(g), L), imm, dtype=U32)  # noqa: E731
+            if op in _SCALAR_IMMEDIATE:
+                rb = lambda g, mask: imm  # noqa: E731
+            else:
+                rb = lambda g, mask: np.full((len(g), L), imm, dtype=U32)  # noqa: E731
         write = self._writer(ins)
         nxt = pc + 1
 
@@ -321,7 +354,7 @@ class BatchExecutor:
             table = self._special_register(SpecialReg(ins.mod))
 
             def s2r(g, mask):
-                write(g, mask, table[g])
+                write(g, mask, table[warp_rows(g)])
                 advance(g)
             return s2r
         if op is Opcode.LDC:
@@ -363,9 +396,12 @@ class BatchExecutor:
         watched = space != "local"  # local memory is private to a lane: nothing to watch
 
         def addresses(g, mask):
-            addr = (ra(g, mask).astype(np.int64) + offset) & 0xFFFFFFFF
-            misaligned = mask & (addr % 4 != 0)
-            if misaligned.any():
+            addr = ra(g, mask).astype(np.int64)
+            if offset:  # a uint32 register is already below 2^32
+                addr = (addr + offset) & 0xFFFFFFFF
+            misaligned = mask & (addr & 3).astype(bool)
+            # np.count_nonzero, not ndarray.any: its Python wrapper cost a few-warp step 2 us per test
+            if np.count_nonzero(misaligned):
                 w, lane = self._first(g, misaligned)
                 raise self.fault(f"misaligned {space} access (4-byte words need 4-byte alignment)",
                                  pc, w, lane, int(addr[np.flatnonzero(g == w)[0], lane]))
@@ -381,17 +417,21 @@ class BatchExecutor:
 
             def index(g, mask, addr):
                 words = addr >> 2
-                inside = words < len(mem.valid)
-                ok = np.zeros_like(mask)
-                ok[inside] = mem.valid[words[inside]]
-                if (mask & ~ok).any():
+                valid = mem.valid
+                inside = words < len(valid)
+                if np.count_nonzero(inside) == inside.size:  # every lane inside the allocated words
+                    ok = valid[words]
+                else:
+                    ok = np.zeros_like(mask)
+                    ok[inside] = valid[words[inside]]
+                if np.count_nonzero(mask > ok):  # an active lane not inside an allocation
                     out_of_bounds(g, mask, addr, ~ok, "not inside any allocation")
                 return words, mem.words
         elif space == "shared":
             size = self.kernel.shared_bytes
 
             def index(g, mask, addr):
-                if (mask & (addr >= size)).any():
+                if np.count_nonzero(mask & (addr >= size)):
                     out_of_bounds(g, mask, addr, addr >= size, f"block has {size} bytes of shared memory")
                 words = self.wblock[g][:, None] * (size // 4) + (addr >> 2)
                 return words, self.shared.reshape(-1)
@@ -399,7 +439,7 @@ class BatchExecutor:
             size = self.kernel.local_bytes
 
             def index(g, mask, addr):
-                if (mask & (addr >= size)).any():
+                if np.count_nonzero(mask & (addr >= size)):
                     out_of_bounds(g, mask, addr, addr >= size, f"thread has {size} bytes of local memory")
                 lane_base = (g[:, None] * L + np.arange(L)[None, :]) * (size // 4)
                 return lane_base + (addr >> 2), self.local.reshape(-1)
@@ -410,8 +450,9 @@ class BatchExecutor:
                 words, store = index(g, mask, addr)
                 if self.watch is not None and watched:
                     self.watch(space, g, mask, words, None)
-                values = np.zeros((len(g), L), dtype=U32)
-                values[mask] = store[words[mask]]
+                # every lane's word (an inactive lane's may lie outside memory: clipped), of which
+                # the writer keeps the active lanes'
+                values = store.take(words, mode="clip") if store.size else np.zeros((len(g), L), dtype=U32)
                 write(g, mask, values)
                 self.last_access = (addr, None)  # the trace and the timing model read it
                 advance(g)
@@ -453,16 +494,29 @@ class BatchExecutor:
             return bra
         branch_if = SPECS[op].branch_if
         if branch_if is not None:
-            target, want = ins.imm, branch_if is BranchIf.NONZERO
+            target = ins.imm
+            test = np.not_equal if branch_if is BranchIf.NONZERO else np.equal  # the lanes that branch
+            any_of = np.logical_or.reduce
 
             def branch(g, mask):
-                cond = (ra(g, mask) != 0) == want
+                cond = test(ra(g, mask), 0)
                 taken = cond & mask
-                any_taken = taken.any(axis=1)
-                not_taken = mask & ~cond
-                any_not = not_taken.any(axis=1)
+                not_taken = mask > cond  # mask & ~cond
+                if len(g) == 1:  # one warp: counts instead of per-row reductions
+                    w = int(g[0])
+                    if not np.count_nonzero(taken):
+                        self.pc[w] = nxt
+                        return
+                    self.pc[w] = target
+                    if np.count_nonzero(not_taken):
+                        self.stacks[w].append(StackEntry(DIV_ENTRY, nxt, not_taken[0].copy(),
+                                                         int(self.rp[w]) if self.dflow else 0))
+                        self.active[w] = taken[0]
+                    return
+                any_taken = any_of(taken, axis=1)
+                any_not = any_of(not_taken, axis=1)
                 self.pc[g] = np.where(any_taken, target, nxt)
-                for row in np.flatnonzero(any_taken & any_not):
+                for row in (any_taken & any_not).nonzero()[0].tolist():
                     w = int(g[row])
                     self.stacks[w].append(StackEntry(DIV_ENTRY, nxt, not_taken[row].copy(),
                                                      int(self.rp[w]) if self.dflow else 0))
@@ -492,7 +546,20 @@ class BatchExecutor:
             return sync
         if op is Opcode.EXIT:
             def exit_(g, mask):
-                self.alive[g] &= ~mask
+                if len(g) == 1:  # one warp: its row in place
+                    alive = self.alive[int(g[0])]
+                    np.greater(alive, mask[0], out=alive)  # alive & ~mask
+                else:
+                    self.alive[g] &= ~mask
+                    stacks = self.stacks
+                    if not any(stacks[w] for w in g.tolist()) and not np.count_nonzero(self.alive[g]):
+                        # no path to resume and no lane left: ``_resume`` makes each warp done, and
+                        # the barriers' release depends only on the final done/waiting state
+                        self.active[g] = False
+                        self.done[g] = True
+                        for b in sorted(set(self.wblock[g].tolist())):
+                            self._check_barrier(b)
+                        return
                 for w in g.tolist():
                     self._resume(w, pc)
                     if self.done[w]:
@@ -525,14 +592,14 @@ class BatchExecutor:
         while stack:
             e = stack.pop()
             m = e.mask & alive
-            if m.any():
+            if np.count_nonzero(m):
                 self.pc[w], self.active[w] = e.pc, m
                 if self.dflow:
                     self.rp[w] = e.rp
                 return
             # An entry whose lanes have all exited is dropped. A SYNC entry dropped this way
             # passes nothing outward: no path through it reaches an outer join.
-        if alive.any():
+        if np.count_nonzero(alive):
             raise self.fault("divergence stack empty while lanes are still alive", pc, w)
         self.active[w] = False
         self.done[w] = True
@@ -541,7 +608,7 @@ class BatchExecutor:
         """Release block b's barrier once every warp that has not exited waits at it."""
         warps = slice(b * self.geo.warps_per_block, (b + 1) * self.geo.warps_per_block)
         waiting, done = self.waiting[warps], self.done[warps]
-        if waiting.any() and (waiting | done).all():
+        if np.count_nonzero(waiting) and np.count_nonzero(waiting | done) == len(waiting):
             self.waiting[warps] = False
 
     # ------------------------------------------------------------------ main loop
@@ -553,22 +620,44 @@ class BatchExecutor:
         step through this one rule."""
         # ufuncs and ndarray.nonzero directly: the ndarray methods' Python wrappers (any, min,
         # sum) doubled the cost of a step of a few warps
-        cand = np.where(self.done | self.waiting, _NO_PC, self.pc)
-        pc = int(np.minimum.reduce(cand))
-        if pc == _NO_PC:  # no runnable warp
-            if self.waiting.any():
-                w = int(np.flatnonzero(self.waiting)[0])
-                raise self.fault("barrier deadlock: warps wait at a barrier that can never complete",
-                                 int(self.pc[w]) - 1, w)
-            return None
-        g = (cand == pc).nonzero()[0]
+        last = self._last
+        if last is not None and self.pc[last[1][0]] == last[0] + 1:
+            # The last step's instruction only moved its warps, all the warps at the lowest pc,
+            # to the next pc: that is the lowest pc now, and the warps there are those and any
+            # that were waiting there; nothing else changed (``_cand``: the runnable warps' pcs).
+            pc, cand, last_g = last[0] + 1, self._cand, last[1]
+            cand[last_g] = pc
+            g = (cand == pc).nonzero()[0]
+            if len(g) == len(last_g):  # the same warps, their active lanes unchanged
+                mask, threads = last[2], last[3]
+            else:
+                mask = self.active[g]
+                threads = np.count_nonzero(mask)
+        else:
+            cand = self._cand = np.where(self.done | self.waiting, _NO_PC, self.pc)
+            pc = int(np.minimum.reduce(cand))
+            if pc == _NO_PC:  # no runnable warp
+                if self.waiting.any():
+                    w = int(np.flatnonzero(self.waiting)[0])
+                    raise self.fault("barrier deadlock: warps wait at a barrier that can never complete",
+                                     int(self.pc[w]) - 1, w)
+                return None
+            g = (cand == pc).nonzero()[0]
+            if pc < len(self.kernel.code) and len(g) == 1:  # one warp: its row by a slice, copied
+                w = int(g[0])  # (handlers change ``active``)
+                mask = self.active[w:w + 1].copy()
+            else:
+                mask = self.active[g]
+            threads = np.count_nonzero(mask)
         if pc >= len(self.kernel.code):
             raise self.ran_past_end(int(g[0]))
-        mask = self.active[g]
-        self.warp_counts[pc] += len(g)
-        self.thread_counts[pc] += np.count_nonzero(mask)
-        self.budget[0] += len(g)
-        if self.budget[0] > self.limit:
+        n = len(g)
+        self._last = (pc, g, mask, threads) if self._advances_only[pc] else None
+        self.warp_counts[pc] += n
+        self.thread_counts[pc] += threads
+        budget = self.budget
+        budget[0] += n
+        if budget[0] > self.limit:
             launch_warps = self.geo.num_blocks * self.geo.warps_per_block
             raise self.fault(self.config.budget_exceeded(launch_warps), pc, int(g[0]))
         return pc, g, mask

@@ -405,12 +405,16 @@ class _PreRun:
         add_warps, add_pc, add_threads = self.step_warps.append, self.step_pc.append, self.step_threads.append
         add_rp = self.step_rp.append if self.dflow else None
         next_step, rp = ex.next_step, ex.rp if self.dflow else None
+        count_rows = np.add.reduce  # active lanes per warp: a third of np.count_nonzero(axis=1)'s cost
+        last_mask = threads = None
         while (step := next_step()) is not None:
             pc, g, mask = step
-            warps = g + base
+            warps = g + base if base else g  # g is the executor's fresh array, never changed
             add_warps(warps)
             add_pc(pc)
-            add_threads(np.count_nonzero(mask, axis=1))
+            if mask is not last_mask:  # next_step hands on the same mask for the same warps and lanes
+                last_mask, threads = mask, count_rows(mask, 1, np.int32)
+            add_threads(threads)
             if add_rp is not None:
                 add_rp(rp[g])
             handlers[pc](g, mask)

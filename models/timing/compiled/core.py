@@ -259,7 +259,8 @@ class SmStates:
     Members
     -------
     _state, _pristine : SmState
-        The state the last ``fresh`` returned, and the copy it is reset from.
+        The state the last ``fresh`` returned, and what it is reset from: a fresh state of one
+        SM (every SM's rows start alike; copies broadcast it), beside which it is small.
     """
 
     #: Shapes kept at once (a run launches few distinct shapes; each state is about 1 MB at 68 SMs).
@@ -276,7 +277,7 @@ class SmStates:
             if len(self._kept) >= self.KEPT:
                 del self._kept[next(iter(self._kept))]  # the oldest shape
             state = make_sm_state(s, pipe_count)
-            kept = self._kept[shape] = make_sm_state(s, pipe_count), state, sm_state_ref(state)
+            kept = self._kept[shape] = make_sm_state(s._replace(num_sms=1), pipe_count), state, sm_state_ref(state)
         else:
             pristine, state, _ = kept
             used = _used(state)
@@ -285,7 +286,7 @@ class SmStates:
             if len(used):
                 rows = slice(used[0], used[-1] + 1)  # a slice copies faster than an index array
                 for i in _RESET_ROWS:
-                    np.copyto(state[i][rows], pristine[i][rows])
+                    np.copyto(state[i][rows], pristine[i])
         self._pristine, self._state, ref = kept
         return self._state, ref
 
