@@ -104,3 +104,21 @@ def test_energy_command_prints_and_writes_the_report(tmp_path, capsys):
     parts = [c["joules"] for c in energy["components"].values() if c["joules"] is not None]
     assert energy["total_joules"] == pytest.approx(sum(parts))
     assert energy["edp_joule_seconds"] == pytest.approx(energy["total_joules"] * energy["seconds"])
+
+
+def test_rtl_figures_scale_to_the_presets_node_labelled_as_scaled():
+    from dualflow.energy import rtl_scaler, technology
+    from dualflow.synth import scaling
+
+    s = rtl_scaler(180, 1.8, "paper-rtx3080")
+    tech = technology("paper-rtx3080")
+    assert s.energy(2.0).value == pytest.approx(scaling.scale_energy(2.0, "180", 1.8, tech.node, tech.vdd).value)
+    assert s.leakage(1.0).value < 1.0 and s.delay(10.0).value < 10.0 and s.area(1.0).value == pytest.approx(
+        scaling.AREA[180][scaling.node_nm(tech.node)])
+    assert "scaled" in s.energy(1.0).label and "scaled, not measured" in s.heading
+    with pytest.raises(ConfigError, match="node is unknown"):
+        rtl_scaler(None, 1.8, "paper-rtx3080")
+    with pytest.raises(ConfigError, match="not in the scaling model"):
+        rtl_scaler(40, 1.8, "paper-rtx3080")
+    with pytest.raises(ConfigError, match="no energy technology"):
+        rtl_scaler(180, 1.8, "fermi-gtx480")

@@ -236,5 +236,13 @@ def test_a_saved_run_prints_the_same_table(tiny_run, osu018, tmp_path, capsys):
                        **report.to_dict()}}
     (tmp_path / "dflow.json").write_text(json.dumps(saved))
     assert main(["power", "--from-json", str(tmp_path / "dflow.json")]) == 0
-    assert capsys.readouterr().out == _table({"dflow": run}) + "\n"
+    text = capsys.readouterr().out
+    assert text.startswith(_table({"dflow": run}) + "\n")
+    # then the run scaled to the GPU's node, labelled so, by the scaling model
+    from dualflow.energy import rtl_scaler
+
+    scaled = text.splitlines()[-1]
+    scaler = rtl_scaler(180, report.voltage, "paper-rtx3080")
+    assert scaler.heading in text and scaled.startswith("DFLOW  dynamic energy of the run")
+    assert f"{scaler.energy(report.total().dynamic).value * 1e9:,.3f} nJ" in scaled
     assert main(["power"]) == 1 and "give --workload NAME" in capsys.readouterr().err

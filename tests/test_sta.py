@@ -197,6 +197,13 @@ def test_cli_prints_and_writes_the_timing(osu018, tmp_path, capsys, monkeypatch)
     assert data["total"] == netlist.to_dict()["total"]
     assert data["timing"]["delay_target_ps"] == 1234 and data["timing"]["worst"]["blocks"] == ["(top)"]
     assert data["timing"]["achievable_period_ns"] == timing.achievable_period_ns
+    # the same figures scaled to the paper's GPU node, labelled as scaled
+    from dualflow.energy import rtl_scaler
+
+    scaler = rtl_scaler(180, osu018.units.nominal_voltage, "paper-rtx3080")
+    assert scaler.heading in text and data["scaled"]["heading"] == scaler.heading
+    assert data["scaled"]["period_ns"] == pytest.approx(scaler.delay(timing.achievable_period_ns).value)
+    assert data["scaled"]["logic_mm2"] == pytest.approx(scaler.area(netlist.total()["area"] / 1e6).value)
 
 
 @pytest.mark.slow

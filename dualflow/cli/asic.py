@@ -32,6 +32,33 @@ def _timing(args, params: dict[str, CoreParams], library) -> dict:
     return timings
 
 
+def _scaled(args, library, reports: dict, timings: dict) -> dict:
+    """Each mode's logic, memory and core area (and clock, with timing) scaled to ``--scale-to``'s node;
+    nothing for a library of unknown node (a Liberty file given by path)."""
+    from dualflow.energy import rtl_scaler
+
+    if NODE_NM.get(args.liberty) is None:
+        return {}
+    scaler = rtl_scaler(NODE_NM.get(args.liberty), library.units.nominal_voltage, args.scale_to)
+    print()
+    print(scaler.heading)
+    out = {}
+    for mode, report in reports.items():
+        total = report.total()
+        memory = total["memory_area"] or 0.0
+        figures = {"logic_mm2": scaler.area(total["area"] / 1e6).value, "memory_mm2": scaler.area(memory / 1e6).value,
+                   "core_mm2": scaler.area((total["area"] + memory) / 1e6).value}
+        line = (f"{mode.upper():<6} logic {figures['logic_mm2']:.4f} mm^2, memories {figures['memory_mm2']:.4f} mm^2, "
+                f"core {figures['core_mm2']:.4f} mm^2")
+        if mode in timings:
+            period = scaler.delay(timings[mode].timing.achievable_period_ns).value
+            figures["period_ns"], figures["clock_mhz"] = period, 1000.0 / period
+            line += f"; achievable period {period:.3f} ns ({1000.0 / period:,.0f} MHz)"
+        print(line)
+        out[mode] = {"heading": scaler.heading, **figures}
+    return out
+
+
 def synth_area(args, params: dict[str, CoreParams]) -> int:
     """Map each mode's core to ``args.liberty``; print the table (BASE and DFLOW side by side), ``--json``;
     with ``args.timing``, the critical path and clock too."""
@@ -51,7 +78,9 @@ def synth_area(args, params: dict[str, CoreParams]) -> int:
         print(f"total logic {total['area']:,.0f} um^2{memories}; memories: "
               + ", ".join(f"{m.block}.{m.name} {m.macro}" for m in report.memories))
     timings = _timing(args, params, library) if args.timing else {}
+    scaled = _scaled(args, library, reports, timings)
     if args.json is not None:
-        atomic_write(args.json, json.dumps({m: {**r.to_dict(), **({"timing": timings[m].to_dict()} if timings else {})}
+        atomic_write(args.json, json.dumps({m: {**r.to_dict(), **({"timing": timings[m].to_dict()} if timings else {}),
+                                                **({"scaled": scaled[m]} if scaled else {})}
                                             for m, r in reports.items()}, indent=1) + "\n")
     return 0

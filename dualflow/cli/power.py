@@ -99,6 +99,24 @@ def _table(runs: dict) -> str:
     return "\n".join(lines)
 
 
+def _scaled(runs: dict, liberty: str, preset: str) -> str:
+    """Each run's dynamic energy and leakage power scaled to ``preset``'s node (the runs were made in
+    ``liberty``)."""
+    from dualflow.energy import rtl_scaler
+    from dualflow.synth.liberty import NODE_NM
+
+    reports = {m: r.report for m, r in runs.items()}
+    scaler = rtl_scaler(NODE_NM.get(liberty), next(iter(reports.values())).voltage, preset)
+    lines = [scaler.heading]
+    for mode, r in reports.items():
+        t = r.total()
+        leakage = t.leakage_w + t.macro_leakage_w
+        lines.append(f"{mode.upper():<6} dynamic energy of the run {scaler.energy(t.dynamic).value * 1e9:,.3f} nJ "
+                     f"(measured {t.dynamic * 1e9:,.2f}), leakage {scaler.leakage(leakage).value * 1e6:,.4f} uW "
+                     f"(measured {leakage * 1e6:,.1f})")
+    return "\n".join(lines)
+
+
 def _saved_runs(paths: list[str]) -> dict:
     """The runs of ``--json`` files written before, by mode (a later file's mode replaces an earlier's)."""
     from dualflow.errors import ConfigError
@@ -129,7 +147,9 @@ def cmd_power(args) -> int:
     from .rtl import _params
 
     if args.from_json:
-        print(_table(_saved_runs(args.from_json)))
+        runs = _saved_runs(args.from_json)
+        print(_table(runs))
+        print(_scaled(runs, args.liberty, args.scale_to))
         return 0
     if args.workload is None:
         raise ConfigError("power: give --workload NAME (or --from-json FILE ...)")
@@ -154,6 +174,7 @@ def cmd_power(args) -> int:
                                     seed=args.seed, clock_mhz=args.clock_mhz, netlist=args.netlist,
                                     max_cycles=args.max_cycles, log=log)
     print(_table(runs))
+    print(_scaled(runs, args.liberty, args.scale_to))
     if args.json is not None:
         figures = {m: {"params": r.params, "matched": r.matched, "bench_cycles": r.bench_cycles,
                        "sim_seconds": r.sim_seconds, **r.report.to_dict()} for m, r in runs.items()}
@@ -164,7 +185,7 @@ def cmd_power(args) -> int:
 def add_commands(sub: argparse._SubParsersAction) -> None:
     from dualflow.testbench.gate_power import DEFAULT_CLOCK_MHZ
 
-    from .rtl import _add_param_options
+    from .rtl import _add_param_options, add_scale_option
 
     p = sub.add_parser("power", help="power per block of the mapped core from a gate-level run of a workload, "
                        "BASE and DFLOW side by side")
@@ -184,4 +205,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    "instead of mapping it (one --mode)")
     p.add_argument("--json", help="also write the figures (per block energy per cycle, macro accesses) as JSON")
     _add_param_options(p, mode_choices=(*MODES, "both"))
+    add_scale_option(p)
     p.set_defaults(func=cmd_power)

@@ -182,6 +182,15 @@ def cmd_synth(args) -> int:
     return 0
 
 
+def add_scale_option(p: argparse.ArgumentParser) -> None:
+    """``--scale-to PRESET``: the GPU preset whose node the library's figures are also scaled to."""
+    from dualflow.energy import TECHNOLOGIES
+
+    p.add_argument("--scale-to", choices=sorted(TECHNOLOGIES), default="paper-rtx3080", metavar="PRESET",
+                   help="with --liberty: also print the figures scaled to this GPU preset's node (Stillmaker & Baas; "
+                        f"labelled as scaled; {', '.join(sorted(TECHNOLOGIES))}; default paper-rtx3080)")
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the RTL subcommands on the top-level subparsers."""
     rtl = sub.add_parser("rtl", help="the RTL SIMT core: generate Verilog")
@@ -239,5 +248,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    "clock (a second, timing-driven mapping and OpenSTA; several minutes more per mode)")
     p.add_argument("--delay-target", type=positive, default=DELAY_TARGET_PS, metavar="PS",
                    help=f"ABC's delay target of the timing-driven mapping, ps (default {DELAY_TARGET_PS})")
+    add_scale_option(p)
     p.set_defaults(func=cmd_synth)
 
