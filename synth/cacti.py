@@ -38,7 +38,7 @@ from pathlib import Path
 
 from dualflow.errors import DualflowError
 
-from .cacti_build import WHEEL_VERSION, cacti_binary, cacti_dir
+from .cacti_build import WHEEL_VERSION, installed_cacti_dir
 
 __all__ = ["CactiResult", "CactiNoOrganisation", "config_text", "run", "VERSION"]
 
@@ -186,7 +186,8 @@ def run(*, words: int, bits: int, read_ports: int, write_ports: int, node_nm: in
         organisation: tuple[int, ...] | None = None) -> CactiResult:
     """CACTI's figures for one array; ``CactiNoOrganisation`` when it finds none (or the forced
     ``organisation`` is not valid for the array)."""
-    binary = cacti_binary()
+    folder = installed_cacti_dir()
+    binary = folder / "cacti"
     if not binary.exists():
         raise DualflowError(f"CACTI is not built ({binary} is missing): run `make cacti`")
     cfg = config_text(words=words, bits=bits, read_ports=read_ports, write_ports=write_ports, node_nm=node_nm,
@@ -195,7 +196,7 @@ def run(*, words: int, bits: int, read_ports: int, write_ports: int, node_nm: in
         infile = Path(scratch) / "array.cfg"
         infile.write_text(cfg)
         # CACTI opens tech_params/<node>.dat relative to the working directory
-        done = subprocess.run([str(binary), "-infile", str(infile)], cwd=cacti_dir(), capture_output=True,
+        done = subprocess.run([str(binary), "-infile", str(infile)], cwd=folder, capture_output=True,
                               text=True, timeout=TIMEOUT)
         out = Path(str(infile) + ".out")
         what = f"CACTI on {words} x {bits} bits, {read_ports}R{write_ports}W, {node_nm} nm"

