@@ -126,3 +126,9 @@ def test_table_script_prints_the_core_memories():
     bad = subprocess.run([sys.executable, "-m", "dualflow.synth.sram_table", "--node", "130"],
                          capture_output=True, text=True)
     assert bad.returncode == 1 and "error: SRAM macro node_nm must be" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_cacti_not_built_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(cacti_build, "installed_cacti_dir", lambda: tmp_path)
+    with pytest.raises(DualflowError, match=r"CACTI is not built .*run `make cacti`"):
+        cacti_build.require_cacti()
