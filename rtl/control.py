@@ -68,7 +68,7 @@ class ControlUnit(wiring.Component):
     trap: Out(trap_signature), BARRIER. stack_trap: Out(trap_signature), the SIMT stack's trap.
     start: In(1), init_mask: In(warp_size).array(warps), launch: masks, RP 0, warps with lanes run.
     advance_rp_valid, advance_rp_warp: In, DFLOW only: an instruction that produces a value issued.
-    ring_clear: Out(clear_layout), DFLOW only: ring positions the warp's lanes skip (``rpinc``, and
+    ring_clear: Out(clear_layout), DFLOW with ``read_check`` only: ring positions the warp's lanes skip (``rpinc``, and
         the SIMT stack's at ``sync``): their written bits are cleared (``written_bits.py``).
     active: Out(warp_size).array(warps), rp: Out(rp_width).array(warps), running: Out(warps),
         waiting: Out(warps) (at the block barrier): the warps' control state.
@@ -94,8 +94,9 @@ class ControlUnit(wiring.Component):
             "stack_depth": Out(range(params.stack_depth + 1)).array(W),
         }
         if params.dflow:
-            members.update({"advance_rp_valid": In(1), "advance_rp_warp": In(range(W)),
-                            "ring_clear": Out(clear_layout(params))})
+            members.update({"advance_rp_valid": In(1), "advance_rp_warp": In(range(W))})
+        if params.checks_reads:
+            members["ring_clear"] = Out(clear_layout(params))
         super().__init__(members)
 
     def elaborate(self, platform) -> Module:  # noqa: C901 - one state machine
@@ -195,7 +196,7 @@ class ControlUnit(wiring.Component):
                         m.d.sync += waiting.bit_select(c_warp, 1).eq(1)
                     with m.Case(Op.RPINC):
                         m.d.sync += rp[c_warp].eq(rp[c_warp] + c_imm)
-                        if p.dflow:
+                        if p.checks_reads:
                             m.d.comb += request_clear(p, self.ring_clear, warp=c_warp, first_rp=rp[c_warp],
                                                       length=c_imm, mask=mask)
             with m.State("RESUME"):
@@ -217,9 +218,10 @@ class ControlUnit(wiring.Component):
                     m.next = "IDLE"
 
         # RP advances at issue of a producer (DFLOW); this unit owns it otherwise.
-        if p.dflow:
+        if p.checks_reads:
             with m.If(stack.clear.valid):  # never in the cycle of an rpinc (one instruction at a time)
                 m.d.comb += self.ring_clear.eq(stack.clear)
+        if p.dflow:
             with m.If(self.advance_rp_valid):
                 m.d.sync += rp[self.advance_rp_warp].eq(rp[self.advance_rp_warp] + 1)
 

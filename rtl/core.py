@@ -151,7 +151,9 @@ class SimtCore(wiring.Component):
             m.d.comb += [issue.cu_waiting[c].eq(coll.waiting[c]) for c in range(p.collector_units)]
             m.d.comb += [sb.reads[r].eq(coll.pending[r]) for r in range(n_req)]
             m.d.comb += [ctrl.advance_rp_valid.eq(issue.advance_rp_valid),
-                         ctrl.advance_rp_warp.eq(issue.advance_rp_warp), issue.ring_clear.eq(ctrl.ring_clear)]
+                         ctrl.advance_rp_warp.eq(issue.advance_rp_warp)]
+            if p.checks_reads:
+                m.d.comb += issue.ring_clear.eq(ctrl.ring_clear)
         m.d.comb += [
             sb.issue.eq(issue.sb_issue), issue.running.eq(ctrl.running), issue.waiting.eq(ctrl.waiting),
             issue.sreg_value.eq(cfg.sreg_value), cfg.sreg_index.eq(issue.sreg_index),

@@ -62,7 +62,8 @@ class IssueStage(wiring.Component):
     cu_waiting: In(waiting_layout).array(collector_units), DFLOW: CUs waiting for operands.
     control: Out(stream.Signature(issue_control_layout)), a control instruction.
     advance_rp_valid, advance_rp_warp: Out, DFLOW only: the issued instruction produces (RP + 1).
-    ring_clear: In(clear_layout), DFLOW only: the control unit's clears of the ``WrittenBits``.
+    ring_clear: In(clear_layout), DFLOW with ``read_check`` only: the control unit's clears of the
+        ``WrittenBits``.
     active, rp, running, waiting: In, the warps' control state (``ControlUnit``).
     sreg_index: Out(4), sreg_value: In(32); param_index: Out(param_bits), param_value: In(32):
         the configuration registers an ``s2r`` or ``ldc`` reads at issue.
@@ -96,8 +97,9 @@ class IssueStage(wiring.Component):
             members.update({"ib_next_valid": In(W), "ib_next": In(DecodedLayout()).array(W),
                             "peek": Out(peek_signature(params)).array(W),
                             "advance_rp_valid": Out(1), "advance_rp_warp": Out(range(W)),
-                            "ring_clear": In(clear_layout(params)),
                             "cu_waiting": In(waiting_layout(params)).array(params.collector_units)})
+        if params.checks_reads:
+            members["ring_clear"] = In(clear_layout(params))
         super().__init__(members)
 
     def elaborate(self, platform) -> Module:  # noqa: C901 - per-warp checks, then the issuing warp
@@ -197,7 +199,7 @@ class IssueStage(wiring.Component):
                 m.d.comb += [i_d.eq(self.ib_inst[w]), i_pc.eq(self.ib_pc[w])]
         sel = lambda arr: Array(arr)[iw]  # the issuing warp's copy of a per-warp signal
         # DFLOW: an active lane reads a slot it did not write (WrittenBits)
-        i_bad_read = Signal() if p.dflow else Const(0, 1)
+        i_bad_read = Signal() if p.checks_reads else Const(0, 1)
         i_trap = i_go & (sel(is_trap) | i_bad_read)
         i_ctrl = i_go & ~i_trap & sel(is_ctrl)
         i_exec = i_go & ~i_trap & ~i_ctrl
@@ -277,6 +279,7 @@ class IssueStage(wiring.Component):
         # follow at issue too: sources checked, the destination slot set for the active lanes.
         if p.dflow:
             m.d.comb += [self.advance_rp_valid.eq(i_exec & i_d.produces), self.advance_rp_warp.eq(iw)]
+        if p.checks_reads:
             m.submodules.written = written = WrittenBits(p)
             i_mask = Array(self.active)[iw]
             wc, ws = written.check, written.set

@@ -34,7 +34,7 @@ SM_FIELDS: dict[str, str] = {
 #: Fields of the RTL alone: the resident warps of the one block the core runs, the register-file
 #: depth (ring, regs, dmax), and the sizes of the core's memories and tables.
 RTL_ONLY: tuple[str, ...] = ("warps", "ring", "regs", "dmax", "shared_bytes", "imem_words", "stack_depth",
-                             "param_words", "requests_in_flight", "shared_banks")
+                             "param_words", "requests_in_flight", "shared_banks", "read_check")
 
 
 def _power_of_two(n: int) -> bool:
@@ -85,6 +85,11 @@ class CoreParams:
     shared_banks: shared-memory banks (power of two, 1..32, at most ``shared_bytes / 4``);
         ``None`` (default) resolves at construction to one bank per lane,
         ``min(warp_size, shared_bytes / 4)``. RTL only.
+    read_check: DFLOW: trap an illegal DFLOW read (a source an active lane did not write at that
+        position: ``DFLOW_READ``, ``written_bits.py``), as the functional model faults. A
+        verification feature, like the retirement-trace port: a chip need not pay for it (BASE
+        has no such fault), so ``False`` builds the core without it for area and power figures;
+        a program without illegal reads runs identically either way. RTL only.
 
     The issue policy fields are checked in both modes and used in DFLOW only (BASE never sends
     an instruction with a pending source to a collector unit).
@@ -114,6 +119,7 @@ class CoreParams:
     param_words: int = 16
     requests_in_flight: int = 8
     shared_banks: int | None = None
+    read_check: bool = True
 
     def __post_init__(self) -> None:
         def bad(name: str, rule: str) -> ConfigError:
@@ -156,6 +162,8 @@ class CoreParams:
         for name, (ok, rule) in rules.items():
             if not is_int(name) or not ok(getattr(self, name)):
                 raise bad(name, rule)
+        if not isinstance(self.read_check, bool):
+            raise bad("read_check", "True or False")
 
     @classmethod
     def from_sm(cls, sm: SmConfig, mode: Mode | str, *, warps: int, **rtl_only: int) -> CoreParams:
@@ -184,6 +192,11 @@ class CoreParams:
     @property
     def dflow(self) -> bool:
         return self.mode.dflow
+
+    @property
+    def checks_reads(self) -> bool:
+        """The core traps illegal DFLOW reads (DFLOW with ``read_check``)."""
+        return self.dflow and self.read_check
 
     @property
     def entries_per_warp(self) -> int:

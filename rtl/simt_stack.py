@@ -108,7 +108,7 @@ class SimtStack(wiring.Component):
     trap : Out(1), sticky.
     trap_cause : Out(2), a ``Trap`` (the first one).
     trap_warp : Out(range(warps)).
-    clear : Out(written_bits.clear_layout), DFLOW only: written bits to clear (in the cycle after
+    clear : Out(written_bits.clear_layout), DFLOW with ``read_check`` only: written bits to clear (in the cycle after
         a SYNC is accepted).
     depth_of : Out(range(depth + 1)).array(warps), the entries each warp's stack holds (coverage).
     """
@@ -125,7 +125,7 @@ class SimtStack(wiring.Component):
             "trap": Out(1),
             "trap_cause": Out(2),
             "trap_warp": Out(range(params.warps)),
-            **({"clear": Out(clear_layout(params))} if params.dflow else {}),
+            **({"clear": Out(clear_layout(params))} if params.checks_reads else {}),
             "depth_of": Out(range(depth + 1)).array(params.warps),
         })
 
@@ -154,7 +154,9 @@ class SimtStack(wiring.Component):
         alive = Signal(p.warp_size)
         cur_rp = Signal(rpw)
         path_mask = Signal(p.warp_size)
-        parked = Array(Signal(p.warp_size, name=f"parked{w}") for w in range(p.warps)) if dflow else None
+        # lanes parked at a SYNC entry: the written bits' clears at sync need them
+        checks = p.checks_reads
+        parked = Array(Signal(p.warp_size, name=f"parked{w}") for w in range(p.warps)) if checks else None
         sync_level = Signal(range(depth))
         result = Signal(resp_layout(p))
         m.d.comb += self.resp.payload.eq(result)
@@ -179,7 +181,7 @@ class SimtStack(wiring.Component):
                 m.d.comb += self.cmd.ready.eq(1)
                 with m.If(self.cmd.valid):
                     m.d.sync += [warp.eq(c.warp), alive.eq(c.alive), cur_rp.eq(c.rp), sync_level.eq(nearest)]
-                    if dflow:
+                    if checks:
                         m.d.sync += path_mask.eq(c.mask)
                     with m.Switch(c.op):
                         with m.Case(Op.SSY, Op.DIV):
@@ -222,15 +224,18 @@ class SimtStack(wiring.Component):
                         wr.addr.eq(base(warp) + sync_level), wr.en.eq(1),
                         wr.data.pc.eq(entry.pc), wr.data.mask.eq(entry.mask), wr.data.rp.eq(later),
                     ]
-                    # written bits: the positions between the two RPs are skipped by whichever side is behind
-                    behind = (cur_rp - entry.rp)[rpw - 1]  # the arriving path is behind the entry
-                    with m.If(behind):
-                        m.d.comb += request_clear(p, self.clear, warp=warp, first_rp=cur_rp,
-                                                  length=(entry.rp - cur_rp)[:rpw], mask=path_mask)
-                    with m.Elif(cur_rp != entry.rp):
-                        m.d.comb += request_clear(p, self.clear, warp=warp, first_rp=entry.rp,
-                                                  length=(cur_rp - entry.rp)[:rpw], mask=parked[warp] & entry.mask)
-                    m.d.sync += parked[warp].eq(parked[warp] | path_mask)
+                    if checks:
+                        # written bits: the positions between the two RPs are skipped by whichever side
+                        # is behind
+                        behind = (cur_rp - entry.rp)[rpw - 1]  # the arriving path is behind the entry
+                        with m.If(behind):
+                            m.d.comb += request_clear(p, self.clear, warp=warp, first_rp=cur_rp,
+                                                      length=(entry.rp - cur_rp)[:rpw], mask=path_mask)
+                        with m.Elif(cur_rp != entry.rp):
+                            m.d.comb += request_clear(p, self.clear, warp=warp, first_rp=entry.rp,
+                                                      length=(cur_rp - entry.rp)[:rpw],
+                                                      mask=parked[warp] & entry.mask)
+                        m.d.sync += parked[warp].eq(parked[warp] | path_mask)
                     m.next = "POP"
             with m.State("POP"):
                 with m.If(sp[warp] == 0):
@@ -251,7 +256,7 @@ class SimtStack(wiring.Component):
                 with m.If(live.any()):
                     m.d.sync += [result.warp.eq(warp), result.status.eq(Status.RESUME), result.pc.eq(entry.pc),
                                  result.mask.eq(live), result.rp.eq(entry.rp if dflow else 0)]
-                    if dflow:
+                    if checks:
                         m.d.sync += parked[warp].eq(parked[warp] & ~live)
                     m.next = "RESP"
                 with m.Else():  # every lane of this entry has exited: drop it

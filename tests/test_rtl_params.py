@@ -54,6 +54,7 @@ def test_waiting_limits_are_clamped_to_the_collector_units():
     ("param_words", 0), ("param_words", 129),
     ("requests_in_flight", 0), ("requests_in_flight", 65),
     ("shared_banks", 0), ("shared_banks", 3), ("shared_banks", 64), ("shared_banks", 2.0),
+    ("read_check", 0), ("read_check", "no"),
 ])
 def test_impossible_values_name_the_field(field: str, value):
     with pytest.raises(ConfigError, match=rf"core parameter {field} must be"):
@@ -83,6 +84,8 @@ def test_the_cli_takes_the_new_fields():
     p = _params(args)
     assert (p.dflow_waiting_per_warp, p.shared_banks, p.param_words) == (1, 2, 4)
     assert _params(parser.parse_args([])) == CoreParams()
+    assert _params(parser.parse_args(["--no-read-check"])).read_check is False
+    assert not CoreParams(read_check=False).checks_reads and not CoreParams(mode="base").checks_reads
 
 
 def test_core_with_non_default_derived_parameters_matches_golden_model():

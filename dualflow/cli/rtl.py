@@ -20,6 +20,8 @@ from .options import add_max_instructions, positive, seed
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 #: Help for fields whose default is derived from the others.
 _DERIVED = {"shared_banks": "default one per lane, min(warp_size, shared_bytes / 4)"}
+#: Help for on/off fields.
+_FLAGS = {"read_check": "DFLOW: trap illegal DFLOW reads (written bits); off builds the core without the check"}
 
 
 def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = (),
@@ -36,6 +38,9 @@ def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()
             p.add_argument(flag, choices=mode_choices, default=None, help=f"default {f.default}")
         elif f.name in _CHOICES:
             p.add_argument(flag, choices=_CHOICES[f.name], default=None, help=f"default {f.default}")
+        elif f.type in (bool, "bool"):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
+                           help=_FLAGS.get(f.name, "") + f" (default {'on' if f.default else 'off'})")
         else:
             p.add_argument(flag, type=int, default=None, metavar="N", help=_DERIVED.get(f.name, f"default {f.default}"))
 
