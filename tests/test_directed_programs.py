@@ -131,3 +131,17 @@ def test_rtl_level(mode: str, tmp_path):
     grid = next(r for r in results if r.name == "grid")
     assert grid.blocks == 6 and grid.compare.warps == 12
     assert {rec.block for rec in grid.rtl.records} == set(range(6))
+
+
+def test_rtl_without_read_check_runs_in_the_same_cycles():
+    """The DFLOW core built without the illegal-read trap (``read_check=False``, the core of the
+    area and power figures) runs every program that does not fault as the checked core does: the
+    same records retired at the same cycles."""
+    checked = CoreParams(mode="dflow", **PARAM_SETS["l4w4"])
+    unchecked = CoreParams(mode="dflow", read_check=False, **PARAM_SETS["l4w4"])
+    names = [name for name in NAMES if name not in FAULT_PROGRAMS]
+    runs = [run_cosim(p, [directed_case(name, p) for name in names]) for p in (checked, unchecked)]
+    for a, b in zip(*runs, strict=True):
+        assert a.ok and b.ok and b.compare.matched == b.compare.model_records, b.summary()
+        assert (b.cycles, b.retire_cycles) == (a.cycles, a.retire_cycles), a.name
+        assert b.rtl.records == a.rtl.records, a.name
