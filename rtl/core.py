@@ -78,7 +78,7 @@ class SimtCore(wiring.Component):
     trap: Out(1), trap_cause: Out(TrapCause), trap_pc, trap_warp: the core stopped on an error.
     mem_req: Out(stream), mem_resp: In(stream): global/local memory (see ``LoadStoreUnit``).
     trace: Out(TraceSignature(params)): one retired instruction per cycle at most, registered
-        (valid for the one cycle after writeback).
+        (valid for the one cycle after writeback); absent without ``params.trace``.
     bank_conflicts: Out(32), register-file read requests that lost their bank, counted per
         request and cycle since ``start`` (the timing model's ``rf_bank_conflicts``).
     events: Out(event_layout(params)), the micro-architectural events of the cycle before
@@ -100,7 +100,7 @@ class SimtCore(wiring.Component):
             "trap": Out(1), "trap_cause": Out(TrapCause), "trap_pc": Out(pcs), "trap_warp": Out(range(params.warps)),
             "mem_req": Out(stream.Signature(mem_request_layout(params, self.lsu_tag_width))),
             "mem_resp": In(stream.Signature(mem_response_layout(params, self.lsu_tag_width))),
-            "trace": Out(TraceSignature(params)), "bank_conflicts": Out(32),
+            **({"trace": Out(TraceSignature(params))} if params.trace else {}), "bank_conflicts": Out(32),
             "events": Out(event_layout(params)),
         })
 
@@ -206,8 +206,9 @@ class SimtCore(wiring.Component):
         wiring.connect(m, fpu.complete, wb.source_port(ExecUnit.FPU))
         wiring.connect(m, sfu.complete, wb.source_port(ExecUnit.SFU))
         m.d.comb += [wb.lsu.valid.eq(lsu.o.valid), lsu.o.ready.eq(wb.lsu.ready),
-                     wb.lsu.payload.info.eq(lsu.o.payload.info), wb.lsu.payload.values.eq(lsu.o.payload.values),
-                     wb.lsu.payload.addrs.eq(lsu.o.payload.addrs), wb.lsu.payload.data.eq(lsu.o.payload.data)]
+                     wb.lsu.payload.info.eq(lsu.o.payload.info), wb.lsu.payload.values.eq(lsu.o.payload.values)]
+        if p.trace:
+            m.d.comb += [wb.lsu.payload.addrs.eq(lsu.o.payload.addrs), wb.lsu.payload.data.eq(lsu.o.payload.data)]
         wiring.connect(m, ctrl.complete, wb.source_port(ExecUnit.CTRL))
 
         # ---- writeback: register file, wakeup, scoreboard, in-flight counts, trace
@@ -223,7 +224,8 @@ class SimtCore(wiring.Component):
             sb.writeback[0].index.eq(w_info.dst),
             issue.retire_valid.eq(wb.out.valid & (wb.source != ExecUnit.CTRL)), issue.retire_warp.eq(w_info.warp),
         ]
-        m.d.sync += [self.trace.valid.eq(wb.out.valid), self.trace.payload.eq(w_)]
+        if p.trace:
+            m.d.sync += [self.trace.valid.eq(wb.out.valid), self.trace.payload.eq(w_)]
 
         # ---- traps (priority in trap.py)
         lsu_trap = traps.lsu.payload

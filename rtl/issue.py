@@ -207,12 +207,14 @@ class IssueStage(wiring.Component):
 
         info = Signal(info_layout(p))
         m.d.comb += [
-            info.warp.eq(iw), info.pc.eq(i_pc), info.seq.eq(seq[iw]), info.op.eq(i_d.op), info.mod.eq(i_d.mod),
-            info.rp.eq(rp[iw]), info.mask.eq(Array(self.active)[iw]), info.dst.eq(sel(i_dst)),
+            info.warp.eq(iw), info.pc.eq(i_pc), *([info.seq.eq(seq[iw])] if p.trace else []), info.op.eq(i_d.op),
+            info.mod.eq(i_d.mod), *([info.rp.eq(rp[iw])] if p.trace else []), info.mask.eq(Array(self.active)[iw]),
+            info.dst.eq(sel(i_dst)),
             info.writes.eq(sel(i_writes)), info.mem.eq(i_d.is_load | i_d.is_store), info.store.eq(i_d.is_store),
         ]
-        with m.If(i_go & ~i_trap):
-            m.d.sync += seq[iw].eq(seq[iw] + 1)
+        if p.trace:  # the trace's per-warp sequence numbers
+            with m.If(i_go & ~i_trap):
+                m.d.sync += seq[iw].eq(seq[iw] + 1)
 
         # Traps found at issue, named by the issuing instruction; a pc past the program is named
         # by the last instruction, the one that fell through.
@@ -296,6 +298,7 @@ class IssueStage(wiring.Component):
             dec = self.retire_valid & (self.retire_warp == w)
             m.d.sync += inflight[w].eq(inflight[w] + inc - dec)
 
-        with m.If(self.start):
-            m.d.sync += [seq[w].eq(0) for w in range(W)]
+        if p.trace:
+            with m.If(self.start):
+                m.d.sync += [seq[w].eq(0) for w in range(W)]
         return m

@@ -56,11 +56,11 @@ def lsu_input_layout(params: CoreParams, info_width: int) -> data.StructLayout:
 
 
 def lsu_output_layout(params: CoreParams, info_width: int) -> data.StructLayout:
-    """A performed access: loaded values (loads), the addresses and store data (for the trace)."""
-    return data.StructLayout({
-        "info": info_width, "values": lane_data(params.warp_size), "addrs": lane_data(params.warp_size),
-        "data": lane_data(params.warp_size),
-    })
+    """A performed access: loaded values (loads), the addresses and store data (for the trace:
+    absent without ``params.trace``)."""
+    lanes = lane_data(params.warp_size)
+    return data.StructLayout({"info": info_width, "values": lanes,
+                              **({"addrs": lanes, "data": lanes} if params.trace else {})})
 
 
 def mem_request_layout(params: CoreParams, tag_width: int) -> data.StructLayout:
@@ -163,8 +163,9 @@ class LoadStoreUnit(wiring.Component):
         s_color = [Signal(4, name=f"out{t}_color") for t in range(n_out)]
         s_store = [Signal(name=f"out{t}_store") for t in range(n_out)]
         s_info = [Signal(self.info_width, name=f"out{t}_info") for t in range(n_out)]
-        s_addr = [Signal(lane_data(L), name=f"out{t}_addr") for t in range(n_out)]
-        s_data = [Signal(lane_data(L), name=f"out{t}_data") for t in range(n_out)]
+        traced = p.trace  # a request's addresses and store data go back with its answer, for the trace
+        s_addr = [Signal(lane_data(L), name=f"out{t}_addr") for t in range(n_out)] if traced else None
+        s_data = [Signal(lane_data(L), name=f"out{t}_data") for t in range(n_out)] if traced else None
 
         is_shared = h.space == Space.SHARED
         # ---- faults: checked on the head, before anything is performed
@@ -201,8 +202,9 @@ class LoadStoreUnit(wiring.Component):
         for t in range(n_out):
             with m.If(sent & free_slot[t]):
                 m.d.sync += [busy[t].eq(1), s_warp[t].eq(h.warp), s_color[t].eq(h.color),
-                             s_store[t].eq(h.store), s_info[t].eq(h.info), s_addr[t].eq(h_addr),
-                             s_data[t].eq(h.b)]
+                             s_store[t].eq(h.store), s_info[t].eq(h.info)]
+                if traced:
+                    m.d.sync += [s_addr[t].eq(h_addr), s_data[t].eq(h.b)]
 
         # ---- shared memory engine
         sh_active = Signal()  # the head is a shared access being performed
@@ -246,15 +248,18 @@ class LoadStoreUnit(wiring.Component):
         with m.If(sh_done & o_free):
             m.d.sync += [
                 sh_active.eq(0), h_valid.eq(0), o_valid.eq(1),
-                o.info.eq(h.info), o.values.eq(sh_result), o.addrs.eq(h_addr), o.data.eq(h.b),
+                o.info.eq(h.info), o.values.eq(sh_result),
             ]
+            if traced:
+                m.d.sync += [o.addrs.eq(h_addr), o.data.eq(h.b)]
         resp = self.mem_resp
         m.d.comb += resp.ready.eq(o_free & ~sh_done)
         with m.If(resp.valid & resp.ready):
             m.d.sync += [o_valid.eq(1), o.values.eq(resp.payload.data)]
             for t in range(n_out):
                 with m.If(resp.payload.tag == t):
-                    m.d.sync += [busy[t].eq(0), o.info.eq(s_info[t]), o.addrs.eq(s_addr[t]),
-                                 o.data.eq(s_data[t])]
+                    m.d.sync += [busy[t].eq(0), o.info.eq(s_info[t])]
+                    if traced:
+                        m.d.sync += [o.addrs.eq(s_addr[t]), o.data.eq(s_data[t])]
         m.d.comb += self.idle.eq(~h_valid & ~o_valid & (busy == 0) & ~clearing)
         return m

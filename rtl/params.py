@@ -34,7 +34,7 @@ SM_FIELDS: dict[str, str] = {
 #: Fields of the RTL alone: the resident warps of the one block the core runs, the register-file
 #: depth (ring, regs, dmax), and the sizes of the core's memories and tables.
 RTL_ONLY: tuple[str, ...] = ("warps", "ring", "regs", "dmax", "shared_bytes", "imem_words", "stack_depth",
-                             "param_words", "requests_in_flight", "shared_banks", "read_check")
+                             "param_words", "requests_in_flight", "shared_banks", "read_check", "trace")
 
 
 def _power_of_two(n: int) -> bool:
@@ -90,6 +90,10 @@ class CoreParams:
         verification feature, like the retirement-trace port: a chip need not pay for it (BASE
         has no such fault), so ``False`` builds the core without it for area and power figures;
         a program without illegal reads runs identically either way. RTL only.
+    trace: the retirement-trace port (``stages.TraceSignature``) and the side-band fields only it
+        reads (each instruction's sequence number and RP, a memory access's per-lane addresses
+        and store data). A verification port, as RISC-V's RVFI: ``False`` builds the core without
+        it, for area and power figures; the core then runs the same cycles. RTL only.
 
     The issue policy fields are checked in both modes and used in DFLOW only (BASE never sends
     an instruction with a pending source to a collector unit).
@@ -120,6 +124,7 @@ class CoreParams:
     requests_in_flight: int = 8
     shared_banks: int | None = None
     read_check: bool = True
+    trace: bool = True
 
     def __post_init__(self) -> None:
         def bad(name: str, rule: str) -> ConfigError:
@@ -162,8 +167,9 @@ class CoreParams:
         for name, (ok, rule) in rules.items():
             if not is_int(name) or not ok(getattr(self, name)):
                 raise bad(name, rule)
-        if not isinstance(self.read_check, bool):
-            raise bad("read_check", "True or False")
+        for name in ("read_check", "trace"):
+            if not isinstance(getattr(self, name), bool):
+                raise bad(name, "True or False")
 
     @classmethod
     def from_sm(cls, sm: SmConfig, mode: Mode | str, *, warps: int, **rtl_only: int) -> CoreParams:

@@ -30,11 +30,13 @@ COLLECTOR_TAG_BITS = 0
 
 
 def info_layout(params: CoreParams) -> data.StructLayout:
-    """Side-band word of an instruction in flight: what writeback and the trace need."""
+    """Side-band word of an instruction in flight: what writeback, traps and the trace need
+    (``seq`` and ``rp`` only the trace: absent without ``params.trace``)."""
+    traced = params.trace
     return data.StructLayout({
-        "warp": range(params.warps), "pc": range(params.imem_words), "seq": SEQ_BITS, "op": Op, "mod": 4,
-        "rp": rp_width(params), "mask": params.warp_size, "dst": range(params.entries_per_warp), "writes": 1,
-        "mem": 1, "store": 1,
+        "warp": range(params.warps), "pc": range(params.imem_words), **({"seq": SEQ_BITS} if traced else {}),
+        "op": Op, "mod": 4, **({"rp": rp_width(params)} if traced else {}), "mask": params.warp_size,
+        "dst": range(params.entries_per_warp), "writes": 1, "mem": 1, "store": 1,
     })
 
 
@@ -53,10 +55,11 @@ def issue_control_layout(params: CoreParams) -> data.StructLayout:
 
 def completion_layout(params: CoreParams) -> data.StructLayout:
     """A completed instruction (execute -> writeback): its side-band word, per-lane result
-    values, and the per-lane addresses and store data of a memory access (unused fields zero)."""
+    values, and, for the trace (``params.trace``), the per-lane addresses and store data of a
+    memory access (unused fields zero)."""
     L = params.warp_size
-    return data.StructLayout({"info": info_layout(params), "values": lane_data(L), "addrs": lane_data(L),
-                              "data": lane_data(L)})
+    return data.StructLayout({"info": info_layout(params), "values": lane_data(L),
+                              **({"addrs": lane_data(L), "data": lane_data(L)} if params.trace else {})})
 
 
 def trace_layout(params: CoreParams) -> data.StructLayout:

@@ -101,10 +101,13 @@ class CaseResult:
     #: cycles of each event of the core's ``events`` port (rtl/events.py), and ``stack_depth``:
     #: cycles per deepest SIMT-stack depth, over every block
     events: dict = field(default_factory=dict)
+    #: the core had a retirement-trace port (``CoreParams.trace``); without it only the final
+    #: memory and how the run stopped are compared
+    traced: bool = True
 
     @property
     def ok(self) -> bool:
-        if self.compare is None or not self.compare.ok:
+        if self.traced and (self.compare is None or not self.compare.ok):
             return False
         if self.fault is not None:  # an expected stop: the RTL had to stop for the same reason
             return self.fault.agree
@@ -124,6 +127,8 @@ class CaseResult:
                 lines.append("timeout: the core did not finish")
         if self.compare is not None:
             lines.append(self.compare.summary())
+        elif not self.traced:
+            lines.append("no trace port (trace=False): the final memory and how the run stopped compared")
         if self.memory_mismatches:
             lines.append(f"{len(self.memory_mismatches)} global memory words differ, e.g. "
                          + "; ".join(self.memory_mismatches[:5]))
@@ -299,7 +304,8 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
                     f"warp {trap['warp']}")
         res = CaseResult(case.name, case.seed, None, cycles=out.get("cycles", 0), trap=trap,
                          timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
-        trace = rtl_trace(case.kernel, params.warp_size, out.get("trace", []), params)
+        res.traced = params.trace
+        trace = rtl_trace(case.kernel, params.warp_size, out.get("trace", []), params) if params.trace else None
         res.rtl = trace
         res.retire_cycles = [int(r["cycle"]) for r in out.get("trace", [])]
         res.sim_seconds = float(out.get("sim_seconds", 0.0))
@@ -307,8 +313,10 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
         res.bank_conflicts = int(out.get("bank_conflicts", 0))
         res.events = out.get("events", {})
         res.waves = wave_file
-        res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
-                                     rp_bits=rp_width(params) if params.dflow else None, stopped=fault is not None)
+        if trace is not None:
+            res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
+                                         rp_bits=rp_width(params) if params.dflow else None,
+                                         stopped=fault is not None)
         final = out.get("memory")
         if final is not None:
             res.memory = np.array(final, dtype=np.uint32)

@@ -180,9 +180,10 @@ def compare_traces(model: Trace, rtl: Trace, *, kernel: Kernel | None = None, ma
     return result
 
 
-def write_report(result: CompareResult, path: str | Path, extra: dict | None = None) -> None:
-    """Write the comparison (and any ``extra`` context, e.g. parameters and seed) as JSON, atomically."""
-    body = result.to_json()
+def write_report(result: CompareResult | None, path: str | Path, extra: dict | None = None) -> None:
+    """Write the comparison (and any ``extra`` context, e.g. parameters and seed) as JSON, atomically;
+    ``None``: no trace was compared (a core without the trace port), ``extra`` alone."""
+    body = {} if result is None else result.to_json()
     if extra:
         body = {**extra, **body}
     atomic_write(path, json.dumps(body, indent=1) + "\n")

@@ -115,7 +115,8 @@ def summary(wc: WorkloadCases, results: Sequence[CaseResult]) -> str:
     """One line per launch (the failing ones in full), then the totals."""
     lines = []
     for r in results:
-        lines.append(r.summary() if not r.ok else f"PASS {r.name}: {r.compare.matched} records matched, "
+        matched = f"{r.compare.matched} records matched" if r.compare is not None else "memory matched (no trace port)"
+        lines.append(r.summary() if not r.ok else f"PASS {r.name}: {matched}, "
                      f"{r.blocks} block{'s' if r.blocks > 1 else ''}, {r.cycles} cycles, "
                      f"{r.bank_conflicts} register bank conflicts")
     passed = sum(r.ok for r in results)

@@ -145,3 +145,19 @@ def test_rtl_without_read_check_runs_in_the_same_cycles():
         assert a.ok and b.ok and b.compare.matched == b.compare.model_records, b.summary()
         assert (b.cycles, b.retire_cycles) == (a.cycles, a.retire_cycles), a.name
         assert b.rtl.records == a.rtl.records, a.name
+
+
+def test_rtl_without_trace_port_runs_in_the_same_cycles():
+    """The core built without its retirement-trace port and the fields only the trace reads
+    (``trace=False``, with ``read_check=False``: the core of the area and power figures) ends every
+    program that does not fault with the golden model's memory, in the cycles the traced core
+    takes."""
+    names = [name for name in NAMES if name not in FAULT_PROGRAMS]
+    for mode in ("dflow", "base"):
+        traced = CoreParams(mode=mode, **PARAM_SETS["l4w4"])
+        bare = CoreParams(mode=mode, trace=False, read_check=False, **PARAM_SETS["l4w4"])
+        runs = [run_cosim(p, [directed_case(name, p) for name in names]) for p in (traced, bare)]
+        for a, b in zip(*runs, strict=True):
+            assert a.ok and b.ok and b.compare is None and b.rtl is None, b.summary()
+            assert b.cycles == a.cycles and b.bank_conflicts == a.bank_conflicts, (mode, a.name)
+            assert expectation_mismatches(b, bare) == [], (mode, a.name)

@@ -21,7 +21,8 @@ _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 #: Help for fields whose default is derived from the others.
 _DERIVED = {"shared_banks": "default one per lane, min(warp_size, shared_bytes / 4)"}
 #: Help for on/off fields.
-_FLAGS = {"read_check": "DFLOW: trap illegal DFLOW reads (written bits); off builds the core without the check"}
+_FLAGS = {"read_check": "DFLOW: trap illegal DFLOW reads (written bits); off builds the core without the check",
+          "trace": "the retirement-trace port and the fields only it reads; off builds the core without them"}
 
 
 def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = (),

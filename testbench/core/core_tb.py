@@ -61,7 +61,7 @@ class CoreBench:
 
     def __init__(self, dut: Any, params: dict, ports: dict, inject: bool = False):
         self.dut, self.p, self.inject = dut, params, inject
-        self.trace_desc = ports["trace__payload"]
+        self.trace_desc = ports.get("trace__payload")  # None: a core built without the trace port
         self.tid_desc = ports["tid_data"]
         self.req_desc = ports["mem_req__payload"]
         self.resp_desc = ports["mem_resp__payload"]
@@ -171,7 +171,7 @@ class CoreBench:
                 await ReadOnly()
                 cycles += 1
                 seen[int(self.dut.events.value)] += 1
-                if self.get("trace__valid"):
+                if self.trace_desc is not None and self.get("trace__valid"):
                     record = unpack(self.trace_desc, self.dut.trace__payload.value)
                     record["block"] = index
                     record["cycle"] = out["cycles"] + cycles  # core cycle of the launch it retired in
