@@ -201,13 +201,26 @@ def _percent(a: float, b: float) -> str:
     return f"{100 * (b - a) / a:+.1f}%" if a else "-"
 
 
+#: Core parameters that build verification features (on by default) -> what they build.
+VERIFICATION_FEATURES = {"trace": "the retirement-trace port", "read_check": "DFLOW's illegal-read trap"}
+
+
+def verification_features(params: dict) -> str:
+    """Which verification features a core of ``params`` (``CoreParams.to_dict``) carries."""
+    kept = [what for name, what in VERIFICATION_FEATURES.items() if params.get(name, True)]
+    if not kept:
+        return "core without verification features (no trace port, no illegal-read trap)"
+    return f"core with {' and '.join(kept)} (verification features)"
+
+
 def compare_area_table(base: AreaReport, dflow: AreaReport) -> str:
     """Text table: each block's logic area in BASE and DFLOW, flip-flops, totals, then the memories."""
     a, b = base.blocks(), dflow.blocks()
     zero = {"area": 0.0, "flop_area": 0.0, "cells": 0}
     head = (f"{'block':<14} {'BASE um^2':>12} {'DFLOW um^2':>12} {'change':>8} {'BASE FF um^2':>13} "
             f"{'DFLOW FF um^2':>14}")
-    lines = [f"logic area, {base.library} (Yosys + ABC area mapping; no placement, no wires; memories apart)", head]
+    lines = [f"logic area, {base.library} (Yosys + ABC area mapping; no placement, no wires; memories apart); "
+             f"{verification_features(dflow.params)}", head]
     for name in sorted(set(a) | set(b)):
         x, y = a.get(name, zero), b.get(name, zero)
         lines.append(f"{name:<14} {x['area']:>12,.0f} {y['area']:>12,.0f} {_percent(x['area'], y['area']):>8} "

@@ -11,7 +11,7 @@ from amaranth.lib.wiring import In, Out
 from dualflow.cli import main
 from dualflow.errors import DualflowError
 from dualflow.synth import liberty
-from dualflow.synth.asic import compare_area_table, map_design
+from dualflow.synth.asic import compare_area_table, map_design, verification_features
 from dualflow.synth.cacti_build import cacti_binary
 from dualflow.synth.liberty import find_liberty, parse_liberty, read_library
 from dualflow.synth.sram import macro
@@ -162,3 +162,13 @@ def test_core_area_both_modes(osu018):
     base, dflow = (reports[m].total()["area"] for m in ("base", "dflow"))
     assert 1e6 < base < dflow  # um^2
     assert "DFLOW core-logic overhead" in compare_area_table(reports["base"], reports["dflow"])
+
+
+def test_the_table_says_which_verification_features_the_core_has():
+    from dualflow.rtl.params import CoreParams
+
+    assert verification_features(CoreParams().to_dict()) == (
+        "core with the retirement-trace port and DFLOW's illegal-read trap (verification features)")
+    assert verification_features(CoreParams(read_check=False).to_dict()) == (
+        "core with the retirement-trace port (verification features)")
+    assert verification_features(CoreParams(read_check=False, trace=False).to_dict()).startswith("core without")
