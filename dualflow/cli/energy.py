@@ -56,7 +56,8 @@ def cmd_energy(args) -> int:
     from .timing import _config
 
     config = _config(args)
-    table = energy_table(config, args.rf_registers, args.sram_node)  # no technology: fails before simulating
+    # no technology or no RTL data: fails before simulating
+    table = energy_table(config, args.rf_registers, args.sram_node, clock_gating=args.clock_gating)
     if args.table:
         if args.workload is not None or args.json is not None:
             raise ConfigError("--table prints the energy table alone: give no workload and no --json")
@@ -78,7 +79,8 @@ def cmd_energy(args) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from dualflow.energy.table import DEFAULT_SRAM_NODE, SRAM_BASES
+    from dualflow.energy.rtl_events import CLOCK_GATING
+    from dualflow.energy.table import DEFAULT_CLOCK_GATING, DEFAULT_SRAM_NODE, SRAM_BASES
     from dualflow.machine.presets import PRESETS
 
     p = sub.add_parser("energy", help="run one workload on the cycle-level GPU model and print the whole GPU's "
@@ -96,6 +98,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "sm.registers)")
     p.add_argument("--sram-node", type=int, choices=sorted(SRAM_BASES), default=DEFAULT_SRAM_NODE,
                    help=f"CACTI node of the SRAM arrays, scaled from there to the GPU's (default {DEFAULT_SRAM_NODE})")
+    p.add_argument("--clock-gating", choices=CLOCK_GATING, default=DEFAULT_CLOCK_GATING,
+                   help="core-logic clock: 'sm' the RTL's ungated clock on every cycle an SM has work, 'ideal' no "
+                        f"clock energy (default {DEFAULT_CLOCK_GATING}; docs/energy.md)")
     p.add_argument("--seed", type=seed, default=1, help="seed of the inputs (default 1)")
     p.add_argument("--json", help="write the run's statistics and the energy report here")
     p.set_defaults(func=cmd_energy)
