@@ -78,6 +78,7 @@ def _check(path: Path) -> str:
         lines.append(f"  {'block':<11} {'event':<12} {'data':>9} {'predicted':>10} {'error':>8} {'clock':>9} "
                      f"{'predicted':>10} {'error':>8}")
         tot = {"data": 0.0, "data_pred": 0.0, "clock": 0.0, "clock_pred": 0.0}
+        seen = 0.0  # data energy of the blocks with a prediction
         for block, p in pred.items():
             def err(a, b):
                 return f"{a / b - 1:+8.1%}" if a is not None and b else f"{'-':>8}"
@@ -87,9 +88,13 @@ def _check(path: Path) -> str:
                          f"{p['clock'] * 1e9:9.3f} {p['clock_pred'] * 1e9:10.3f} {err(p['clock_pred'], p['clock'])}")
             for k in tot:
                 tot[k] += p[k] or 0.0
+            seen += p["data"] if dp is not None else 0.0
         lines.append(f"  {'total':<11} {'':<12} {tot['data'] * 1e9:9.3f} {tot['data_pred'] * 1e9:10.3f} "
                      f"{tot['data_pred'] / tot['data'] - 1:+8.1%} {tot['clock'] * 1e9:9.3f} "
                      f"{tot['clock_pred'] * 1e9:10.3f} {tot['clock_pred'] / tot['clock'] - 1:+8.1%}")
+        if seen < tot["data"]:
+            lines.append(f"  {'predicted':<11} {'blocks':<12} {seen * 1e9:9.3f} {tot['data_pred'] * 1e9:10.3f} "
+                         f"{tot['data_pred'] / seen - 1:+8.1%}   (blocks whose event the fit has)")
     return "\n".join(lines) if lines else "no mode has two runs: nothing to check"
 
 
