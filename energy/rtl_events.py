@@ -13,9 +13,11 @@ writes from the run's macro enables). The model, stated:
   summed). Blocks the table prices from other sources (``alu``, ``fpu``, ``lsu``: Horowitz) are
   measured as a cross-check only (``CROSS_CHECK``).
 - **Clock** (the RTL has no clock gating: every flip-flop is clocked every cycle, 88-90% of the
-  logic's energy): the clock energy per core cycle, charged per *active SM cycle*
-  (``sm_active_cycles``: an SM with no resident warp is taken to be gated off whole), or not at
-  all with ideal fine-grain gating (``CLOCK_GATING``); the choice is the table's.
+  logic's energy): ``CLOCK_GATING`` "ungated" charges the clock energy per core cycle on every
+  *active SM cycle* (``sm_active_cycles``: an SM with no resident warp is gated off whole), an
+  upper bound; "gated" charges none beyond the events' data energy (the RTL's enables are
+  multiplexers in front of the flip-flops, which a production flow turns into clock-gating
+  cells), a lower bound. The choice is the table's.
 - **Leakage**: the blocks' cell leakage, per SM, all the time.
 - **From the RTL core to a GPU SM.** The core is one scheduler with ``warp_size`` lanes (8) and
   ``warps`` warps (16). An SM is taken as ``sm.schedulers`` such sub-cores, each with
@@ -70,8 +72,9 @@ BLOCK_REPLICATION: dict[str, str] = {
 }
 #: GPU events counted over warp-wide operands: one is (GPU lanes / RTL lanes) of the core's.
 WARP_WIDE = ("collector", "writeback")
-#: What the clock is charged on: "sm" every active SM cycle (the RTL as measured), "ideal" not at all.
-CLOCK_GATING = ("sm", "ideal")
+#: How the logic clock is charged: "gated" not beyond the events (a lower bound), "ungated" the
+#: RTL's clock energy on every active SM cycle (as measured; an upper bound).
+CLOCK_GATING = ("gated", "ungated")
 _DATA_KINDS = ("internal", "switching")
 
 

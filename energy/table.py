@@ -18,8 +18,9 @@ preset (``technology.py``):
   ``logic_clock`` per active SM cycle and the static ``logic_leakage``): the RTL power flow's
   measured runs (``dualflow power --json``, kept in ``rtl_events.DATA_FILE``), per event as
   ``rtl_events.py`` derives them, for the configuration's mode (BASE and D-FLOW cores differ),
-  scaled to the preset's node. ``clock_gating`` (``rtl_events.CLOCK_GATING``): "sm" charges the
-  RTL's ungated clock on every cycle an SM has a resident warp; "ideal" charges no clock.
+  scaled to the preset's node. ``clock_gating`` (``rtl_events.CLOCK_GATING``): "gated" (the
+  default) charges no clock beyond the events' data energy, "ungated" the RTL's clock on every
+  cycle an SM has a resident warp (docs/energy.md shows both).
 - Events with no sourced figure (``pj`` None) are listed, counted and left out of the total; a
   source is swapped per event by changing its one entry here.
 """
@@ -36,7 +37,7 @@ from dualflow.synth import scaling
 from .rtl_events import CLOCK_GATING, DATA_FILE, rtl_figures
 from .technology import Technology, technology
 
-DEFAULT_CLOCK_GATING = "sm"
+DEFAULT_CLOCK_GATING = "gated"
 #: The CACTI technology an SRAM array is modelled in -> (the scaling model's node it is scaled
 #: from, the supply CACTI's file gives that technology: ``-Vdd`` of its ``hp`` column).
 #: 22 nm (the default) is CACTI's smallest node here; the paper has no 22 nm row, so its nearest,
@@ -153,12 +154,13 @@ def energy_table(config: GpuConfig, rf_registers: int | None = None,
     if clock_gating not in CLOCK_GATING:
         raise ConfigError(f"clock gating is {' or '.join(CLOCK_GATING)}, not {clock_gating!r}")
     rtl = rtl_figures(config, path=rtl_data)
-    if clock_gating == "sm":
+    if clock_gating == "ungated":
         clock = _rtl(rtl.clock_pj_per_sm_cycle, "active SM cycles")
     else:
-        clock = EventEnergy("active SM cycles", 0.0, "ideal clock gating: a flip-flop is clocked only when it loads "
-                            f"data, charged in the events' data energy (ungated: {rtl.clock_pj_per_sm_cycle.value:.4g} "
-                            "pJ per active SM cycle, clock_gating='sm')")
+        clock = EventEnergy("active SM cycles", 0.0, "clock gated (a lower bound): a flip-flop's clock is charged "
+                            "only through the events' data energy (the RTL's enable multiplexers become clock-gating "
+                            f"cells in a production flow); ungated {rtl.clock_pj_per_sm_cycle.value:.4g} pJ per active "
+                            "SM cycle (--clock-gating ungated)")
     arrays = _Sram(sram_node, tech)
     sm, mem = config.sm, config.memory
     lanes, banks = sm.warp_size, sm.register_banks

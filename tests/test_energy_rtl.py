@@ -74,12 +74,13 @@ def test_per_event_energies_by_hand(tmp_path):
     leak = scaling.scale_leakage(1e-6 * (7 * 4 + 4 + 5) * 4, "180", 1.8, "HP10", 0.83).value
     assert f.leakage_w_per_sm.value == pytest.approx(leak)
     assert "scaled" in f.events["collector"].source and "made-up tiny base" in f.events["collector"].source
-    table = energy_table(config, rtl_data=path)
+    table = energy_table(config, rtl_data=path, clock_gating="ungated")
     assert table.static["logic_leakage"].watts == pytest.approx(leak * config.num_sms)
     assert table.events["logic_clock"].pj == pytest.approx(f.clock_pj_per_sm_cycle.value)
-    ideal = energy_table(config, rtl_data=path, clock_gating="ideal")
-    assert ideal.events["logic_clock"].pj == 0.0 and "ideal clock gating" in ideal.events["logic_clock"].source
-    with pytest.raises(ConfigError, match="clock gating is sm or ideal"):
+    gated = energy_table(config, rtl_data=path)  # the default
+    assert gated.clock_gating == "gated"
+    assert gated.events["logic_clock"].pj == 0.0 and "clock gated (a lower bound)" in gated.events["logic_clock"].source
+    with pytest.raises(ConfigError, match="clock gating is gated or ungated"):
         energy_table(config, rtl_data=path, clock_gating="none")
 
 
@@ -146,7 +147,9 @@ def test_the_committed_data_names_its_runs():
     assert modes == {"base", "dflow"}
     for mode in ("base", "dflow"):
         table = energy_table(preset("paper-rtx3080").replace(mode=mode))
-        for event in ("collector", "decode", "ctrl_op", "sfu_op", "writeback", "logic_clock"):
+        table_ungated = energy_table(preset("paper-rtx3080").replace(mode=mode), clock_gating="ungated")
+        assert table_ungated.events["logic_clock"].pj > 0
+        for event in ("collector", "decode", "ctrl_op", "sfu_op", "writeback"):
             assert table.events[event].pj > 0, (mode, event)
         assert table.static["logic_leakage"].watts > 0
 

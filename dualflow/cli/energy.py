@@ -99,8 +99,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sram-node", type=int, choices=sorted(SRAM_BASES), default=DEFAULT_SRAM_NODE,
                    help=f"CACTI node of the SRAM arrays, scaled from there to the GPU's (default {DEFAULT_SRAM_NODE})")
     p.add_argument("--clock-gating", choices=CLOCK_GATING, default=DEFAULT_CLOCK_GATING,
-                   help="core-logic clock: 'sm' the RTL's ungated clock on every cycle an SM has work, 'ideal' no "
-                        f"clock energy (default {DEFAULT_CLOCK_GATING}; docs/energy.md)")
+                   help="core-logic clock: 'gated' none beyond the events (a lower bound), 'ungated' the RTL's "
+                        "clock on every cycle an SM has work (an upper bound; default "
+                        f"{DEFAULT_CLOCK_GATING}; docs/energy.md)")
     p.add_argument("--seed", type=seed, default=1, help="seed of the inputs (default 1)")
     p.add_argument("--json", help="write the run's statistics and the energy report here")
     p.set_defaults(func=cmd_energy)
