@@ -107,25 +107,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="only print the check of the data file (--data)")
     ap.add_argument("--data", default=str(DATA_FILE), help="data file of --check")
     args = ap.parse_args(argv)
-    try:
-        if not args.check:
-            if not args.run:
-                raise DualflowError("give --run WORKLOAD=FILE (one or more), or --check")
-            runs = [r for spec in args.run for r in _runs_of(spec, args.size, args.seed)]
-            data = {"description": "RTL power runs (dualflow power --json) with their golden event counts, for "
-                                   "the GPU energy model's core-logic events (energy/rtl_events.py)",
-                    "generated_by": "python benchmarks/rtl_energy_data.py " + " ".join(
-                        f"--run {s.split('=')[0]}={Path(s.split('=', 1)[1]).name}" for s in args.run),
-                    "commit": source_commit(), "runs": runs}
-            atomic_write(args.output, json.dumps(data, indent=1) + "\n")
-            print(f"wrote {args.output}: {len(runs)} runs")
-            args.data = args.output
-        print(_check(Path(args.data)))
-    except DualflowError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    if not args.check:
+        if not args.run:
+            raise DualflowError("give --run WORKLOAD=FILE (one or more), or --check")
+        runs = [r for spec in args.run for r in _runs_of(spec, args.size, args.seed)]
+        data = {"description": "RTL power runs (dualflow power --json) with their golden event counts, for "
+                               "the GPU energy model's core-logic events (energy/rtl_events.py)",
+                "generated_by": "python benchmarks/rtl_energy_data.py " + " ".join(
+                    f"--run {s.split('=')[0]}={Path(s.split('=', 1)[1]).name}" for s in args.run),
+                "commit": source_commit(), "runs": runs}
+        atomic_write(args.output, json.dumps(data, indent=1) + "\n")
+        print(f"wrote {args.output}: {len(runs)} runs")
+        args.data = args.output
+    print(_check(Path(args.data)))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except DualflowError as e:  # bad input: the message, no traceback
+        sys.exit(f"error: {e}")

@@ -19,7 +19,7 @@ from dualflow.energy.rtl_events import (
     rtl_figures,
     run_from_power,
 )
-from dualflow.errors import ConfigError
+from dualflow.errors import ConfigError, DualflowError
 from dualflow.machine import preset
 from dualflow.synth import scaling
 
@@ -177,8 +177,8 @@ def test_data_file_from_power_json_with_golden_counts(tmp_path, capsys):
     assert "nothing to check" in capsys.readouterr().out
     recorded = tmp_path / "nn.json"
     recorded.write_text(json.dumps({"base": {**entry, "workload": {"name": "nn"}}}))
-    assert _script().main(["--run", f"vadd={recorded}", "-o", str(out)]) == 1
-    assert "records workload 'nn', not 'vadd'" in capsys.readouterr().err
+    with pytest.raises(DualflowError, match="records workload 'nn', not 'vadd'"):
+        _script().main(["--run", f"vadd={recorded}", "-o", str(out)])
 
 
 def test_power_workload_overrides_parse():
