@@ -98,6 +98,29 @@ def _check(path: Path) -> str:
     return "\n".join(lines) if lines else "no mode has two runs: nothing to check"
 
 
+def _figures(path: Path, preset_name: str) -> str:
+    """Per mode: every event's energy at the preset's node (the GPU table's five, the cross-check
+    units beside the table's published figures), the clock per active SM cycle, the leakage per SM."""
+    from dualflow.energy import energy_table
+    from dualflow.energy.rtl_events import CROSS_CHECK, RTL_EVENTS, rtl_figures
+    from dualflow.machine import preset
+
+    lines = [f"per-event energies at {preset_name}'s node (pJ; scaled from the runs of each mode)",
+             f"  {'event':<12} {'BASE':>9} {'DFLOW':>9}  {'table':>9}"]
+    figures = {m: rtl_figures(preset(preset_name).replace(mode=m), path=path) for m in ("base", "dflow")}
+    table = energy_table(preset(preset_name))
+    for event in (*RTL_EVENTS, *CROSS_CHECK):
+        values = [figures[m].events[event].value for m in ("base", "dflow")]
+        published = f"{table.events[event].pj:9.4g}" if event in CROSS_CHECK else f"{'(this)':>9}"
+        lines.append(f"  {event:<12} " + " ".join(f"{v:9.4g}" if v is not None else f"{'-':>9}" for v in values)
+                     + f"  {published}")
+    lines.append(f"  {'clock/SM cyc':<12} " + " ".join(f"{figures[m].clock_pj_per_sm_cycle.value:9.4g}"
+                                                      for m in ("base", "dflow")) + "  (ungated)")
+    lines.append(f"  {'leakage/SM W':<12} " + " ".join(f"{figures[m].leakage_w_per_sm.value:9.3g}"
+                                                      for m in ("base", "dflow")))
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", action="append", metavar="WORKLOAD=FILE", help="a `dualflow power --json` file")
@@ -106,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-o", "--output", default=str(DATA_FILE), help=f"data file to write (default {DATA_FILE})")
     ap.add_argument("--check", action="store_true", help="only print the check of the data file (--data)")
     ap.add_argument("--data", default=str(DATA_FILE), help="data file of --check")
+    ap.add_argument("--preset", default="paper-rtx3080", help="GPU whose node the figures are scaled to")
     args = ap.parse_args(argv)
     if not args.check:
         if not args.run:
@@ -120,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.output}: {len(runs)} runs")
         args.data = args.output
     print(_check(Path(args.data)))
+    print(_figures(Path(args.data), args.preset))
     return 0
 
 

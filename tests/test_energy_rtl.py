@@ -190,3 +190,22 @@ def test_power_workload_overrides_parse():
     for bad in ("canes", "=3", "canes=x"):
         with pytest.raises(argparse.ArgumentTypeError, match="NAME=INTEGER"):
             _workload_value(bad)
+
+
+@pytest.mark.slow
+def test_an_fp_sfu_power_run_feeds_the_data_file(tmp_path):
+    """nn (61 records, one 128-thread block: the 8-lane, 16-warp core of the vadd runs) at gate level
+    in D-FLOW, then the data file from its JSON: sfu_op gets a measured figure (about 40 minutes
+    here: mapping and a gate-level run)."""
+    from dualflow.cli import main
+
+    power = tmp_path / "nn.json"
+    assert main(["power", "--workload", "nn", "--set", "canes=60", "--max-block-threads", "128", "--warp-size", "8",
+                 "--mode", "dflow", "--json", str(power)]) == 0
+    saved = json.loads(power.read_text())["dflow"]
+    assert saved["workload"]["values"] == {"canes": 60} and saved["params"]["warps"] == 16
+    out = tmp_path / "data.json"
+    assert _script().main(["--run", f"nn={power}", "-o", str(out)]) == 0
+    (run,) = load_rtl_runs(out)
+    assert run.count("sfu_op") == 61 and run.data_j("sfu") > 0
+    assert rtl_figures(preset("paper-rtx3080").replace(mode="dflow"), path=out).events["sfu_op"].value > 0
