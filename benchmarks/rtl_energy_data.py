@@ -105,19 +105,21 @@ def _figures(path: Path, preset_name: str) -> str:
     from dualflow.energy.rtl_events import CROSS_CHECK, RTL_EVENTS, rtl_figures
     from dualflow.machine import preset
 
+    have = {r.mode for r in load_rtl_runs(path)}
+    modes = [m for m in ("base", "dflow") if m in have]
     lines = [f"per-event energies at {preset_name}'s node (pJ; scaled from the runs of each mode)",
-             f"  {'event':<12} {'BASE':>9} {'DFLOW':>9}  {'table':>9}"]
-    figures = {m: rtl_figures(preset(preset_name).replace(mode=m), path=path) for m in ("base", "dflow")}
+             f"  {'event':<12} " + " ".join(f"{m.upper():>9}" for m in modes) + f"  {'table':>9}"]
+    figures = {m: rtl_figures(preset(preset_name).replace(mode=m), path=path) for m in modes}
     table = energy_table(preset(preset_name))
     for event in (*RTL_EVENTS, *CROSS_CHECK):
-        values = [figures[m].events[event].value for m in ("base", "dflow")]
+        values = [figures[m].events[event].value for m in modes]
         published = f"{table.events[event].pj:9.4g}" if event in CROSS_CHECK else f"{'(this)':>9}"
         lines.append(f"  {event:<12} " + " ".join(f"{v:9.4g}" if v is not None else f"{'-':>9}" for v in values)
                      + f"  {published}")
     lines.append(f"  {'clock/SM cyc':<12} " + " ".join(f"{figures[m].clock_pj_per_sm_cycle.value:9.4g}"
-                                                      for m in ("base", "dflow")) + "  (ungated)")
+                                                      for m in modes) + "  (ungated)")
     lines.append(f"  {'leakage/SM W':<12} " + " ".join(f"{figures[m].leakage_w_per_sm.value:9.3g}"
-                                                      for m in ("base", "dflow")))
+                                                      for m in modes))
     return "\n".join(lines)
 
 
