@@ -84,6 +84,7 @@ class EnergyTable:
     rf_area_mm2: float  # one SM's register file at the preset's node
     rf_area_source: str
     clock_gating: str = DEFAULT_CLOCK_GATING  # how the core logic's clock is charged (CLOCK_GATING)
+    mode: str = "base"  # the core whose RTL runs priced the logic (the configuration's mode)
 
 
 @dataclass(frozen=True)
@@ -222,4 +223,4 @@ def energy_table(config: GpuConfig, rf_registers: int | None = None,
     area = arrays.area_mm2(banks * lanes * rf_macro.area_um2)
     return EnergyTable(config.name, tech, registers, events, static, area.value,
                        f"{banks * lanes} x {rf_rows} x 32 lane macros ({rf_macro.source}, {sram_node} nm); "
-                       f"{area.label}", clock_gating)
+                       f"{area.label}", clock_gating, config.mode.value)

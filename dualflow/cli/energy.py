@@ -17,7 +17,8 @@ def energy_lines(report) -> list[str]:
     """The report as text: one line per component, then total, power, EDP and the RF share."""
     t = report.table
     lines = [f"  technology {t.technology.node} at {t.technology.vdd} V; register file "
-             f"{t.rf_registers:,} registers per SM, {t.rf_area_mm2:.3f} mm^2 per SM (scaled)",
+             f"{t.rf_registers:,} registers per SM, {t.rf_area_mm2:.3f} mm^2 per SM (scaled); logic clock "
+             f"{t.clock_gating}",
              f"  {'component':<16}{'count':>16}{'energy (nJ)':>14}{'share':>8}"]
     total = report.total_joules
     for c in report.components:
@@ -38,7 +39,8 @@ def table_lines(table) -> list[str]:
     """The energy table as Markdown: each event's energy, each static power, the RF's area."""
     tech = table.technology
     lines = [f"**{table.config_name}**: {tech.node} at {tech.vdd} V; register file {table.rf_registers:,} "
-             f"registers per SM", "", "| event | one count is | energy (pJ) | source |", "|---|---|---:|---|"]
+             f"registers per SM; core logic from the RTL runs of {table.mode}, clock {table.clock_gating}", "",
+             "| event | one count is | energy (pJ) | source |", "|---|---|---:|---|"]
     for name, e in table.events.items():
         pj = "not modelled" if e.pj is None else f"{e.pj:.4g}"
         lines.append(f"| {name} | {e.unit} | {pj} | {e.source} |")
