@@ -209,3 +209,16 @@ def test_an_fp_sfu_power_run_feeds_the_data_file(tmp_path):
     (run,) = load_rtl_runs(out)
     assert run.count("sfu_op") == 61 and run.data_j("sfu") > 0
     assert rtl_figures(preset("paper-rtx3080").replace(mode="dflow"), path=out).events["sfu_op"].value > 0
+
+
+def test_energy_table_command_names_the_clock_and_the_mode(capsys):
+    from dualflow.cli import main
+
+    assert main(["energy", "--table", "--mode", "dflow", "--clock-gating", "ungated"]) == 0
+    text = capsys.readouterr().out
+    assert "core logic from the RTL runs of dflow, clock ungated" in text
+    row = next(line for line in text.splitlines() if line.startswith("| logic_clock |"))
+    assert float(row.split("|")[3]) > 0
+    with pytest.raises(SystemExit) as exit_:
+        main(["energy", "--table", "--clock-gating", "none"])
+    assert exit_.value.code == 2 and "invalid choice: 'none'" in capsys.readouterr().err
