@@ -102,6 +102,7 @@ def workload_power(name: str, params, library: Library, *, node_nm: int, size: s
     from .cosim import run_cosim
     from .workload_cosim import core_for, summary, workload_cases
 
+    commit = source_commit()  # the source the run starts from (the checkout may change while it runs)
     wc = workload_cases(name, params, size=size, seed=seed, max_cycles=max_cycles, values=values,
                         max_block_threads=max_block_threads)
     params = core_for(wc, params)
@@ -120,7 +121,7 @@ def workload_power(name: str, params, library: Library, *, node_nm: int, size: s
         raise DualflowError(f"the gate-level run wrote no VCD ({gate.vcd}); see {sim_dir / 'sim.log'}")
     report = power_of_vcd(gate.vcd, gate.flat, library, root=top, node_nm=node_nm, clock_mhz=clock_mhz)
     workload = {"name": name, "size": size, "seed": seed, "values": values or {},
-                "max_block_threads": max_block_threads, "commit": source_commit()}
+                "max_block_threads": max_block_threads, "commit": commit}
     return RunPower(str(params.mode), report, all(r.ok for r in results), text, sum(r.cycles for r in results),
                     seconds, gate.vcd.stat().st_size, params.to_dict(), workload)
 
