@@ -25,6 +25,7 @@ BUILDS_ON: Mapping[str, tuple[str, ...]] = {
     "errors": (),
     "atomic_write": ("errors",),
     "build_dir": (),
+    "provenance": (),  # the checkout's commit, for data files that say where they came from
     "isa": ("errors", "atomic_write"),
     "machine": ("isa",),
     "models": ("machine",),
@@ -33,7 +34,7 @@ BUILDS_ON: Mapping[str, tuple[str, ...]] = {
     "experiments": ("kernels", "energy"),
     "rtl": ("machine",),
     "synth": ("rtl", "build_dir"),
-    "testbench": ("rtl", "kernels", "synth", "build_dir"),  # synth: the gate-level run of a mapped netlist
+    "testbench": ("rtl", "kernels", "synth", "build_dir", "provenance"),  # synth: gate-level runs of a netlist
     "cli": ("experiments", "synth", "testbench"),
     "__main__": ("cli",),
 }

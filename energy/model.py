@@ -31,6 +31,7 @@ EVENT_COUNTS: dict[str, Callable[[TimingStats], float]] = {
     "rf_read": lambda t: sum(t.rf_reads),
     "rf_write": lambda t: sum(t.rf_writes),
     "collector": lambda t: sum(t.rf_reads),
+    "writeback": lambda t: sum(t.rf_writes),
     "fetch": lambda t: t.total_warp_instructions,
     "decode": lambda t: t.total_warp_instructions,
     "int_op": _lanes("int"),
@@ -38,6 +39,7 @@ EVENT_COUNTS: dict[str, Callable[[TimingStats], float]] = {
     "sfu_op": _lanes("sfu"),
     "lsu_address": _lanes("mem"),
     "ctrl_op": lambda t: t.warp_instructions["ctrl"],
+    "logic_clock": lambda t: t.sm_active_cycles,
     "shared_round": _memory("shared", "bank_rounds"),
     "l1_read": _memory("l1", "load_transactions"),
     "l1_write": _memory("l1", "store_transactions"),
@@ -124,7 +126,7 @@ class EnergyReport:
         t = self.table
         return {
             "technology": {"node": t.technology.node, "vdd": t.technology.vdd, "source": t.technology.source},
-            "rf_registers_per_sm": t.rf_registers,
+            "rf_registers_per_sm": t.rf_registers, "clock_gating": t.clock_gating,
             "rf_area_mm2_per_sm": {"value": t.rf_area_mm2, "source": t.rf_area_source},
             "seconds": self.seconds,
             "total_joules": self.total_joules, "chip_joules": self.chip_joules, "average_watts": self.average_watts,

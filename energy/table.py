@@ -14,9 +14,15 @@ preset (``technology.py``):
   smaller ring need less).
 - **Arithmetic**: Horowitz, ISSCC 2014, 45 nm at 0.9 V, scaled from HP45 at 0.9 V.
 - **DRAM**: the preset's device energy per bit (``Technology.dram_pj_per_bit``), not scaled.
-- Events with no sourced figure yet (``pj`` None) are listed, counted and left out of the total:
-  the RTL power flow (``dualflow power``) is to give the core logic's; a source is swapped per
-  event by changing its one entry here.
+- **Core logic** (``collector``, ``writeback``, ``decode``, ``ctrl_op``, ``sfu_op``, the
+  ``logic_clock`` per active SM cycle and the static ``logic_leakage``): the RTL power flow's
+  measured runs (``dualflow power --json``, kept in ``rtl_events.DATA_FILE``), per event as
+  ``rtl_events.py`` derives them, for the configuration's mode (BASE and D-FLOW cores differ),
+  scaled to the preset's node. ``clock_gating`` (``rtl_events.CLOCK_GATING``): "gated" (the
+  default) charges no clock beyond the events' data energy, "ungated" the RTL's clock on every
+  cycle an SM has a resident warp (docs/energy.md shows both).
+- Events with no sourced figure (``pj`` None) are listed, counted and left out of the total; a
+  source is swapped per event by changing its one entry here.
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from dualflow.errors import ConfigError
 from dualflow.machine.config import GpuConfig
 from dualflow.synth import scaling
 
+from .rtl_events import CLOCK_GATING, DATA_FILE, rtl_figures
 from .technology import Technology, technology
 
+DEFAULT_CLOCK_GATING = "gated"
 #: The CACTI technology an SRAM array is modelled in -> (the scaling model's node it is scaled
 #: from, the supply CACTI's file gives that technology: ``-Vdd`` of its ``hp`` column).
 #: 22 nm (the default) is CACTI's smallest node here; the paper has no 22 nm row, so its nearest,
@@ -49,8 +57,6 @@ FP32_MUL_PJ = 3.7  # Horowitz: 32-bit floating-point multiply (FP32 add: 0.9)
 ACCELWATTCH_CONSTANT_W = 32.32522272
 ACCELWATTCH = ("AccelWattch (Kandiah et al., MICRO 2021) constant power of the Quadro GV100, "
                "configs/tested-cfgs/SM7_QV100/accelwattch_sass_sim_alt.xml; board level, not scaled")
-#: Why an event has no energy yet.
-AWAITS_RTL = "not modelled yet: to come from the RTL power flow (dualflow power)"
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,8 @@ class EnergyTable:
     static: dict[str, StaticPower]
     rf_area_mm2: float  # one SM's register file at the preset's node
     rf_area_source: str
+    clock_gating: str = DEFAULT_CLOCK_GATING  # how the core logic's clock is charged (CLOCK_GATING)
+    mode: str = "base"  # the core whose RTL runs priced the logic (the configuration's mode)
 
 
 @dataclass(frozen=True)
@@ -129,15 +137,31 @@ def imem_words() -> int:
     return CoreParams().imem_words
 
 
+def _rtl(figure, unit: str) -> EventEnergy:
+    return EventEnergy(unit, figure.value, figure.source)
+
+
 def energy_table(config: GpuConfig, rf_registers: int | None = None,
-                 sram_node: int = DEFAULT_SRAM_NODE) -> EnergyTable:
+                 sram_node: int = DEFAULT_SRAM_NODE, *, clock_gating: str = DEFAULT_CLOCK_GATING,
+                 rtl_data=DATA_FILE) -> EnergyTable:
     """Every event's energy and every static power of ``config`` (its ``name`` picks the
-    technology); ``rf_registers``: the register file's capacity per SM in 32-bit registers
-    (default ``config.sm.registers``); ``sram_node``: the CACTI node of the SRAM arrays
-    (``SRAM_BASES``)."""
+    technology, its ``mode`` the RTL runs); ``rf_registers``: the register file's capacity per SM
+    in 32-bit registers (default ``config.sm.registers``); ``sram_node``: the CACTI node of the
+    SRAM arrays (``SRAM_BASES``); ``clock_gating``: how the core logic's clock is charged
+    (``CLOCK_GATING``); ``rtl_data``: the RTL power runs' data file."""
     tech = technology(config.name)
     if sram_node not in SRAM_BASES:
         raise ConfigError(f"SRAM arrays are modelled at {' or '.join(map(str, SRAM_BASES))} nm, not {sram_node!r}")
+    if clock_gating not in CLOCK_GATING:
+        raise ConfigError(f"clock gating is {' or '.join(CLOCK_GATING)}, not {clock_gating!r}")
+    rtl = rtl_figures(config, path=rtl_data)
+    if clock_gating == "ungated":
+        clock = _rtl(rtl.clock_pj_per_sm_cycle, "active SM cycles")
+    else:
+        clock = EventEnergy("active SM cycles", 0.0, "clock gated (a lower bound): a flip-flop's clock is charged "
+                            "only through the events' data energy (the RTL's enable multiplexers become clock-gating "
+                            f"cells in a production flow); ungated {rtl.clock_pj_per_sm_cycle.value:.4g} pJ per active "
+                            "SM cycle (--clock-gating ungated)")
     arrays = _Sram(sram_node, tech)
     sm, mem = config.sm, config.memory
     lanes, banks = sm.warp_size, sm.register_banks
@@ -159,16 +183,18 @@ def energy_table(config: GpuConfig, rf_registers: int | None = None,
     events = {
         "rf_read": arrays.array(rf, rf_rows, 32, lanes, "bank reads (warp-wide operand)"),
         "rf_write": arrays.array(rf, rf_rows, 32, lanes, "bank writes (warp-wide result)", write=True),
-        "collector": EventEnergy("operand transfers (bank to collector)", None, AWAITS_RTL),
+        "collector": _rtl(rtl.events["collector"], "operand transfers (bank to collector, warp-wide)"),
+        "writeback": _rtl(rtl.events["writeback"], "result transfers (unit to bank, warp-wide)"),
         "fetch": arrays.array("instruction memory (the RTL core's)", imem_words(), 64, 1,
                               "warp-instructions issued"),
-        "decode": EventEnergy("warp-instructions issued", None, AWAITS_RTL),
+        "decode": _rtl(rtl.events["decode"], "warp-instructions issued (fetch, decode, scheduling, scoreboard)"),
         "int_op": _arith(INT32_ADD_PJ, "32-bit integer add", tech),
         "fp_op": _arith(FP32_MUL_PJ, "FP32 multiply (every FP32 op charged as one; add 0.9, FMA = mul + add)",
                         tech),
-        "sfu_op": EventEnergy("lane operations", None, AWAITS_RTL),
+        "sfu_op": _rtl(rtl.events["sfu_op"], "lane operations"),
         "lsu_address": _arith(INT32_ADD_PJ, "one 32-bit address add per lane, as an integer add", tech),
-        "ctrl_op": EventEnergy("warp-instructions", None, AWAITS_RTL),
+        "ctrl_op": _rtl(rtl.events["ctrl_op"], "warp-instructions"),
+        "logic_clock": clock,
         "shared_round": arrays.array("shared-memory bank", shared_words, shared_bits, mem.shared.banks,
                                      "bank rounds (every bank read once)"),
         "l1_read": arrays.array("L1 data array (line-wide)", l1_words, line_bits, 1, "load transactions (lines)"),
@@ -190,10 +216,11 @@ def energy_table(config: GpuConfig, rf_registers: int | None = None,
         "l1_leakage": arrays.static("L1 data array", l1_words, line_bits, n),
         "l2_leakage": arrays.static("L2 slice data array", l2_words, line_bits, mem.l2.slices),
         "imem_leakage": arrays.static("instruction memory", imem_words(), 64, n),
-        "logic_leakage": StaticPower(None, AWAITS_RTL),
+        "logic_leakage": StaticPower(rtl.leakage_w_per_sm.value * n,
+                                     f"{n} SMs x {rtl.leakage_w_per_sm.value:.4g} W: {rtl.leakage_w_per_sm.source}"),
         "constant_power": StaticPower(ACCELWATTCH_CONSTANT_W, ACCELWATTCH),
     }
     area = arrays.area_mm2(banks * lanes * rf_macro.area_um2)
     return EnergyTable(config.name, tech, registers, events, static, area.value,
                        f"{banks * lanes} x {rf_rows} x 32 lane macros ({rf_macro.source}, {sram_node} nm); "
-                       f"{area.label}")
+                       f"{area.label}", clock_gating, config.mode.value)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from dualflow.build_dir import BUILD_BASE
 from dualflow.errors import DualflowError
+from dualflow.provenance import source_commit
 from dualflow.synth.gate_sim import gate_level
 from dualflow.synth.liberty import Library
 from dualflow.synth.power import PowerReport, power_of_vcd
@@ -80,19 +81,30 @@ class RunPower:
     sim_seconds: float
     vcd_bytes: int
     params: dict
+    #: what ran: ``name``, ``size``, ``seed``, ``values`` (overrides of the size's parameters),
+    #: ``max_block_threads`` (the device's largest block, None: the default), ``commit``
+    workload: dict | None = None
+
+    def to_dict(self) -> dict:
+        """The run as ``dualflow power --json`` writes it (one mode's entry)."""
+        return {"params": self.params, "workload": self.workload, "matched": self.matched,
+                "bench_cycles": self.bench_cycles, "sim_seconds": self.sim_seconds, **self.report.to_dict()}
 
 
 def workload_power(name: str, params, library: Library, *, node_nm: int, size: str = "tiny", seed: int = 1,
                    clock_mhz: float = DEFAULT_CLOCK_MHZ, netlist: Path | None = None, max_cycles: int = 100000,
-                   log=print) -> RunPower:
+                   values: dict | None = None, max_block_threads: int | None = None, log=print) -> RunPower:
     """Run workload ``name`` on the mapped core of ``params`` (grown as ``dualflow cosim`` grows it)
     at gate level and compute its power, the memories modelled at ``node_nm``. ``netlist``: use
     this mapped-netlist folder instead of the kept one (it must be the netlist of the same core).
-    ``max_cycles``: the bench gives up on a block after this many cycles."""
+    ``max_cycles``: the bench gives up on a block after this many cycles; ``values`` and
+    ``max_block_threads``: as ``workload_cases`` takes them (a smaller run, a smaller block)."""
     from .cosim import run_cosim
     from .workload_cosim import core_for, summary, workload_cases
 
-    wc = workload_cases(name, params, size=size, seed=seed, max_cycles=max_cycles)
+    commit = source_commit()  # the source the run starts from (the checkout may change while it runs)
+    wc = workload_cases(name, params, size=size, seed=seed, max_cycles=max_cycles, values=values,
+                        max_block_threads=max_block_threads)
     params = core_for(wc, params)
     if netlist is None:
         folder, top = netlist_for(params, library, node_nm=node_nm, log=log)
@@ -108,5 +120,37 @@ def workload_power(name: str, params, library: Library, *, node_nm: int, size: s
     if not gate.vcd.is_file():
         raise DualflowError(f"the gate-level run wrote no VCD ({gate.vcd}); see {sim_dir / 'sim.log'}")
     report = power_of_vcd(gate.vcd, gate.flat, library, root=top, node_nm=node_nm, clock_mhz=clock_mhz)
+    workload = {"name": name, "size": size, "seed": seed, "values": values or {},
+                "max_block_threads": max_block_threads, "commit": commit}
     return RunPower(str(params.mode), report, all(r.ok for r in results), text, sum(r.cycles for r in results),
-                    seconds, gate.vcd.stat().st_size, params.to_dict())
+                    seconds, gate.vcd.stat().st_size, params.to_dict(), workload)
+
+
+def golden_event_counts(name: str, params, *, size: str = "tiny", seed: int = 1, values: dict | None = None,
+                        max_block_threads: int | None = None) -> dict:
+    """The events of a power run counted on the golden model: the launches ``workload_power`` runs
+    (the same cases, the same core), each executed by the functional model at the core's warp size.
+    A run whose trace matched retired exactly these records, so these are the RTL run's counts.
+    Returns ``warp_instructions`` (all), ``by_class`` {unit class: {"warp": warp-instructions,
+    "thread": active lanes}} and ``launches``."""
+    from dualflow.machine.functional import FunctionalConfig
+    from dualflow.models.device import Device
+
+    from .cosim import dim3, golden_budget
+    from .workload_cosim import core_for, workload_cases
+
+    wc = workload_cases(name, params, size=size, seed=seed, values=values, max_block_threads=max_block_threads)
+    params = core_for(wc, params)
+    lanes = params.warp_size
+    total = 0
+    by_class: dict[str, dict[str, int]] = {}
+    for case in wc.cases:
+        dev = Device(FunctionalConfig(warp_size=lanes, max_warp_instructions=golden_budget(case, lanes)))
+        launch_params = list(case.setup(dev)) if case.setup else []
+        stats = dev.launch(case.kernel, grid=dim3(case.grid), block=dim3(case.block), params=launch_params).stats
+        total += stats.warp_instructions
+        for unit, c in stats.by_class.items():
+            mine = by_class.setdefault(unit, {"warp": 0, "thread": 0})
+            mine["warp"] += c["warp"]
+            mine["thread"] += c["thread"]
+    return {"warp_instructions": total, "by_class": dict(sorted(by_class.items())), "launches": len(wc.cases)}

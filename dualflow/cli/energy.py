@@ -17,7 +17,8 @@ def energy_lines(report) -> list[str]:
     """The report as text: one line per component, then total, power, EDP and the RF share."""
     t = report.table
     lines = [f"  technology {t.technology.node} at {t.technology.vdd} V; register file "
-             f"{t.rf_registers:,} registers per SM, {t.rf_area_mm2:.3f} mm^2 per SM (scaled)",
+             f"{t.rf_registers:,} registers per SM, {t.rf_area_mm2:.3f} mm^2 per SM (scaled); logic clock "
+             f"{t.clock_gating}",
              f"  {'component':<16}{'count':>16}{'energy (nJ)':>14}{'share':>8}"]
     total = report.total_joules
     for c in report.components:
@@ -38,7 +39,8 @@ def table_lines(table) -> list[str]:
     """The energy table as Markdown: each event's energy, each static power, the RF's area."""
     tech = table.technology
     lines = [f"**{table.config_name}**: {tech.node} at {tech.vdd} V; register file {table.rf_registers:,} "
-             f"registers per SM", "", "| event | one count is | energy (pJ) | source |", "|---|---|---:|---|"]
+             f"registers per SM; core logic from the RTL runs of {table.mode}, clock {table.clock_gating}", "",
+             "| event | one count is | energy (pJ) | source |", "|---|---|---:|---|"]
     for name, e in table.events.items():
         pj = "not modelled" if e.pj is None else f"{e.pj:.4g}"
         lines.append(f"| {name} | {e.unit} | {pj} | {e.source} |")
@@ -56,7 +58,8 @@ def cmd_energy(args) -> int:
     from .timing import _config
 
     config = _config(args)
-    table = energy_table(config, args.rf_registers, args.sram_node)  # no technology: fails before simulating
+    # no technology or no RTL data: fails before simulating
+    table = energy_table(config, args.rf_registers, args.sram_node, clock_gating=args.clock_gating)
     if args.table:
         if args.workload is not None or args.json is not None:
             raise ConfigError("--table prints the energy table alone: give no workload and no --json")
@@ -78,7 +81,8 @@ def cmd_energy(args) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
-    from dualflow.energy.table import DEFAULT_SRAM_NODE, SRAM_BASES
+    from dualflow.energy.rtl_events import CLOCK_GATING
+    from dualflow.energy.table import DEFAULT_CLOCK_GATING, DEFAULT_SRAM_NODE, SRAM_BASES
     from dualflow.machine.presets import PRESETS
 
     p = sub.add_parser("energy", help="run one workload on the cycle-level GPU model and print the whole GPU's "
@@ -96,6 +100,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "sm.registers)")
     p.add_argument("--sram-node", type=int, choices=sorted(SRAM_BASES), default=DEFAULT_SRAM_NODE,
                    help=f"CACTI node of the SRAM arrays, scaled from there to the GPU's (default {DEFAULT_SRAM_NODE})")
+    p.add_argument("--clock-gating", choices=CLOCK_GATING, default=DEFAULT_CLOCK_GATING,
+                   help="core-logic clock: 'gated' none beyond the events (a lower bound), 'ungated' the RTL's "
+                        "clock on every cycle an SM has work (an upper bound; default "
+                        f"{DEFAULT_CLOCK_GATING}; docs/energy.md)")
     p.add_argument("--seed", type=seed, default=1, help="seed of the inputs (default 1)")
     p.add_argument("--json", help="write the run's statistics and the energy report here")
     p.set_defaults(func=cmd_energy)

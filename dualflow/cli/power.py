@@ -26,6 +26,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _workload_value(text: str) -> tuple[str, int]:
+    key, sep, value = text.partition("=")
+    try:
+        if not sep or not key:
+            raise ValueError
+        return key, int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected NAME=INTEGER, not {text!r}") from None
+
+
 def _table(runs: dict) -> str:
     """Per block and mode: internal, switching, clock, leakage (uW) and macros, then totals."""
     from dualflow.synth.power import PowerReport
@@ -172,12 +182,12 @@ def cmd_power(args) -> int:
     for mode in modes:
         runs[mode] = workload_power(args.workload, _params(args, mode=mode), library, node_nm=node_nm, size=args.size,
                                     seed=args.seed, clock_mhz=args.clock_mhz, netlist=args.netlist,
-                                    max_cycles=args.max_cycles, log=log)
+                                    max_cycles=args.max_cycles, values=dict(args.set or []),
+                                    max_block_threads=args.max_block_threads, log=log)
     print(_table(runs))
     print(_scaled(runs, args.liberty, args.scale_to))
     if args.json is not None:
-        figures = {m: {"params": r.params, "matched": r.matched, "bench_cycles": r.bench_cycles,
-                       "sim_seconds": r.sim_seconds, **r.report.to_dict()} for m, r in runs.items()}
+        figures = {m: r.to_dict() for m, r in runs.items()}
         atomic_write(args.json, json.dumps(figures, indent=1) + "\n")
     return 0 if all(r.matched for r in runs.values()) else 1
 
@@ -193,6 +203,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--from-json", nargs="+", metavar="FILE", help="instead of running: print the table of runs "
                    "saved with --json (e.g. one file per mode)")
     p.add_argument("--size", default="tiny", help="workload size (default tiny)")
+    p.add_argument("--set", type=_workload_value, action="append", metavar="K=V",
+                   help="override one of the size's parameters (an integer), e.g. --set canes=60; repeatable")
+    p.add_argument("--max-block-threads", type=positive, metavar="N", help="the device's largest block, for a "
+                   "workload that sizes its blocks by it (nn): a smaller block fits a core of fewer warps")
     p.add_argument("--liberty", default="osu018", metavar="LIB", help="cell library (default osu018)")
     p.add_argument("--clock-mhz", type=_positive_float, default=DEFAULT_CLOCK_MHZ,
                    help=f"clock of the average power and leakage energy (default {DEFAULT_CLOCK_MHZ:g})")
