@@ -36,6 +36,12 @@ def _workload_value(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"expected NAME=INTEGER, not {text!r}") from None
 
 
+def _what_matched(params: dict) -> str:
+    """What a run compared with the golden model: the trace, or the memory of a core without one."""
+    return "trace" if params.get("trace", True) else "memory (no trace port)"
+
+
+
 def _table(runs: dict) -> str:
     """Per block and mode: internal, switching, clock, leakage (uW) and macros, then totals."""
     from dualflow.synth.power import PowerReport
@@ -102,7 +108,8 @@ def _table(runs: dict) -> str:
                      f"{macro_j * 1e9:,.2f}), average {r.energy_j(t) / r.seconds * 1e3 if r.cycles else 0:,.2f} mW; "
                      f"default activity on {r.default_nets} of {r.nets} nets, "
                      f"{100 * r.default_energy / r.energy_j(t) if r.cycles else 0:.2f}% of the energy; "
-                     f"trace {'matches' if runs[m].matched else 'DOES NOT MATCH'} the golden model")
+                     f"{_what_matched(runs[m].params)} {'matches' if runs[m].matched else 'DOES NOT MATCH'} "
+                     f"the golden model")
     if len(modes) == 2:
         a, b = (reports[m].energy_j(totals[m]) for m in modes)
         lines.append(f"{modes[1].upper()} / {modes[0].upper()} energy: {b / a:.3f}" if a else "")
