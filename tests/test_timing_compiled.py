@@ -29,7 +29,18 @@ from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 from dualflow.models.timing.compiled.collector import register_bank as compiled_register_bank
-from dualflow.models.timing.compiled.core import NOT_RESET, Code, SmState, SmStates, code_ref, make_sm_state
+from dualflow.models.timing.compiled.core import (
+    NOT_RESET,
+    RESET_ROWS,
+    RESET_WHOLE,
+    Code,
+    SmState,
+    SmStates,
+    code_ref,
+    make_sm_state,
+    reset_state,
+    sm_state_ref,
+)
 from dualflow.models.timing.compiled.engine import encode_code
 from dualflow.models.timing.compiled.sm import must_keep_order
 from dualflow.models.timing.device import TimingDevice
@@ -203,6 +214,26 @@ def test_reused_sm_state_is_fresh(monkeypatch):
     assert again is used
     for f in fields:
         assert np.array_equal(getattr(again, f), getattr(made, f)), f
+
+
+def test_reset_state_resets_every_array_but_those_written_first(monkeypatch):
+    """``reset_state`` names each array it resets: every one outside ``NOT_RESET`` is back to a
+    new state's after a launch wrote all of them (every SM's rows, since every slot looks used)."""
+    assert sorted(RESET_WHOLE + RESET_ROWS + NOT_RESET) == sorted(SmState._fields)
+    calls = []
+    fresh = SmStates.fresh
+    monkeypatch.setattr(SmStates, "fresh", lambda self, s, pipes: calls.append(s) or fresh(self, s, pipes))
+    run_workload(get_workload("nn"), size="tiny", form=Form.REG, device=TimingDevice(preset("paper-rtx3080")))
+    settings = calls[0]._replace(num_sms=3)
+    state = make_sm_state(settings, 4)
+    for name in SmState._fields:
+        if name not in NOT_RESET:
+            getattr(state, name)[...] = 7
+    reset_state(sm_state_ref(state), sm_state_ref(make_sm_state(settings._replace(num_sms=1), 4)))
+    made = make_sm_state(settings, 4)
+    for name in SmState._fields:
+        if name not in NOT_RESET:
+            assert np.array_equal(getattr(state, name), getattr(made, name)), name
 
 
 def test_decoded_facts_follow_a_mutated_kernel():

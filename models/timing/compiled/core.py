@@ -26,6 +26,7 @@ Codes mirror the reference's strings: stall reasons are indices into ``stats.STA
 
 from __future__ import annotations
 
+import inspect
 from collections import namedtuple
 
 import numpy as np
@@ -139,23 +140,51 @@ structref.define_proxy(StreamsRef, StreamsType, list(Streams._fields))
 structref.define_proxy(SmStateRef, SmStateType, list(SmState._fields))
 
 
-# Built in cached njit code: the proxies' own constructors compile anew in every process.
+# Built in cached njit code: the proxies' own constructors compile anew in every process. Each
+# field is its own argument: numba types a tuple's arrays in Python, about 10 us each (0.45 ms
+# for an ``SmState``), and separate arguments in C.
 @njit(cache=True)
-def code_ref(code):
+def _code_ref(table, units):
+    return CodeRef(table, units)
+
+
+@njit(cache=True)
+def _streams_ref(first, count, pc, threads, rp, exits, access, ordinal, tx_first, tx_count, degree,
+                 order_conflict, tx_line, tx_sectors):
+    return StreamsRef(first, count, pc, threads, rp, exits, access, ordinal, tx_first, tx_count, degree,
+                      order_conflict, tx_line, tx_sectors)
+
+
+@njit(cache=True)
+def _sm_state_ref(sv, wv, ibuf_pc, ibuf_ready, board, unread_pos, unread_count, warps, sched_warps, sched_n,
+                  sched_clean, last_reasons, last_slot, last_age, cu_used, cu_order, cu_slot, cu_pc, cu_rec,
+                  cu_dest, cu_unread, cu_ready_at, cu_waiting, cu_seq, cu_nops, cu_bank, cu_key, cu_read, scratch,
+                  pipes, bank_busy, stalls, warp_instructions, thread_instructions, misc, rf_reads, rf_writes,
+                  cta_block, cta_left, cta_slots, heaps, log_n, err):
+    return SmStateRef(sv, wv, ibuf_pc, ibuf_ready, board, unread_pos, unread_count, warps, sched_warps, sched_n,
+                      sched_clean, last_reasons, last_slot, last_age, cu_used, cu_order, cu_slot, cu_pc, cu_rec,
+                      cu_dest, cu_unread, cu_ready_at, cu_waiting, cu_seq, cu_nops, cu_bank, cu_key, cu_read,
+                      scratch, pipes, bank_busy, stalls, warp_instructions, thread_instructions, misc, rf_reads,
+                      rf_writes, cta_block, cta_left, cta_slots, heaps, log_n, err)
+
+
+for _tuple, _make in ((Code, _code_ref), (Streams, _streams_ref), (SmState, _sm_state_ref)):
+    assert tuple(inspect.signature(_make.py_func).parameters) == _tuple._fields, _make
+
+
+def code_ref(code: Code) -> CodeRef:
     """A ``CodeRef`` of the named tuple ``code``."""
-    return CodeRef(*code)
+    return _code_ref(*code)
 
 
-@njit(cache=True)
-def streams_ref(streams):
+def streams_ref(streams: Streams) -> StreamsRef:
     """A ``StreamsRef`` of the named tuple ``streams``."""
-    return StreamsRef(*streams)
+    return _streams_ref(*streams)
 
 
-@njit(cache=True)
-def sm_state_ref(state):
+def sm_state_ref(state: SmState) -> SmStateRef:
     """A ``SmStateRef`` of the named tuple ``state``."""
-    return SmStateRef(*state)
+    return _sm_state_ref(*state)
 
 
 @structref.register
@@ -235,39 +264,96 @@ def state_shape(s: Settings, pipe_count: int) -> tuple:
 NOT_RESET = ("board", "unread_pos", "unread_count", "heaps")
 #: Arrays written for every SM (the engine sets the carried columns of ``sv``, the pipes and
 #: the banks; the GPU loop charges idle cycles to every SM), or not per SM: reset whole. The
-#: others only an SM that got a block writes: only the rows of those SMs are reset (``_used``),
-#: which spares most of the 1.5 MB at 68 SMs when a launch fills a few SMs.
-_WHOLE = ("sv", "stalls", "pipes", "bank_busy", "log_n", "err")
-_RESET_WHOLE = tuple(i for i, name in enumerate(SmState._fields) if name in _WHOLE)
-_RESET_ROWS = tuple(i for i, name in enumerate(SmState._fields) if name not in _WHOLE + NOT_RESET)
+#: others only an SM that got a block writes: only the rows of those SMs are reset
+#: (``reset_state``), which spares most of the 1.5 MB at 68 SMs when a launch fills a few SMs.
+RESET_WHOLE = ("sv", "stalls", "pipes", "bank_busy", "log_n", "err")
+#: The arrays reset per SM row: every other one.
+RESET_ROWS = tuple(name for name in SmState._fields if name not in RESET_WHOLE + NOT_RESET)
 
 
-def _used(state: SmState) -> np.ndarray:
-    """The SMs a launch gave a block: each placed warp leaves its slot resident, or finished
-    (``retire_warp``); nothing else marks a slot, and ``add_cta`` is the first to write an SM."""
+@njit(cache=True)
+def _rows(a, pristine, lo, hi):
+    for i in range(lo, hi):
+        a[i] = pristine[0]
+
+
+@njit(cache=True)
+def reset_state(state, pristine):
+    """Reset ``state`` in place to a fresh state, from ``pristine``, a fresh state of one SM:
+    ``RESET_WHOLE`` whole, ``RESET_ROWS`` in the rows of the SMs the last launch gave a block
+    (each placed warp leaves its slot resident, or finished (``retire_warp``); nothing else
+    marks a slot, and ``add_cta`` is the first to write an SM). One compiled call: the same
+    copies from Python cost a small launch about 0.3 ms of numpy calls. ``tests/test_timing_compiled.py``
+    holds the two name lists to this function and its result to ``make_sm_state``."""
     wv = state.wv
-    return np.flatnonzero((wv[:, :, W_RESIDENT] | wv[:, :, W_FINISHED]).any(axis=1))
+    lo, hi = wv.shape[0], 0
+    for sm in range(wv.shape[0]):
+        for slot in range(wv.shape[1]):
+            if wv[sm, slot, W_RESIDENT] or wv[sm, slot, W_FINISHED]:
+                lo, hi = min(lo, sm), sm + 1
+                break
+    # RESET_WHOLE
+    _rows(state.sv, pristine.sv, 0, state.sv.shape[0])
+    _rows(state.stalls, pristine.stalls, 0, state.stalls.shape[0])
+    _rows(state.pipes, pristine.pipes, 0, state.pipes.shape[0])
+    _rows(state.bank_busy, pristine.bank_busy, 0, state.bank_busy.shape[0])
+    state.log_n[:] = pristine.log_n
+    state.err[:] = pristine.err
+    # RESET_ROWS
+    _rows(state.wv, pristine.wv, lo, hi)
+    _rows(state.ibuf_pc, pristine.ibuf_pc, lo, hi)
+    _rows(state.ibuf_ready, pristine.ibuf_ready, lo, hi)
+    _rows(state.warps, pristine.warps, lo, hi)
+    _rows(state.sched_warps, pristine.sched_warps, lo, hi)
+    _rows(state.sched_n, pristine.sched_n, lo, hi)
+    _rows(state.sched_clean, pristine.sched_clean, lo, hi)
+    _rows(state.last_reasons, pristine.last_reasons, lo, hi)
+    _rows(state.last_slot, pristine.last_slot, lo, hi)
+    _rows(state.last_age, pristine.last_age, lo, hi)
+    _rows(state.cu_used, pristine.cu_used, lo, hi)
+    _rows(state.cu_order, pristine.cu_order, lo, hi)
+    _rows(state.cu_slot, pristine.cu_slot, lo, hi)
+    _rows(state.cu_pc, pristine.cu_pc, lo, hi)
+    _rows(state.cu_rec, pristine.cu_rec, lo, hi)
+    _rows(state.cu_dest, pristine.cu_dest, lo, hi)
+    _rows(state.cu_unread, pristine.cu_unread, lo, hi)
+    _rows(state.cu_ready_at, pristine.cu_ready_at, lo, hi)
+    _rows(state.cu_waiting, pristine.cu_waiting, lo, hi)
+    _rows(state.cu_seq, pristine.cu_seq, lo, hi)
+    _rows(state.cu_nops, pristine.cu_nops, lo, hi)
+    _rows(state.cu_bank, pristine.cu_bank, lo, hi)
+    _rows(state.cu_key, pristine.cu_key, lo, hi)
+    _rows(state.cu_read, pristine.cu_read, lo, hi)
+    _rows(state.scratch, pristine.scratch, lo, hi)
+    _rows(state.warp_instructions, pristine.warp_instructions, lo, hi)
+    _rows(state.thread_instructions, pristine.thread_instructions, lo, hi)
+    _rows(state.misc, pristine.misc, lo, hi)
+    _rows(state.rf_reads, pristine.rf_reads, lo, hi)
+    _rows(state.rf_writes, pristine.rf_writes, lo, hi)
+    _rows(state.cta_block, pristine.cta_block, lo, hi)
+    _rows(state.cta_left, pristine.cta_left, lo, hi)
+    _rows(state.cta_slots, pristine.cta_slots, lo, hi)
 
 
 class SmStates:
     """Fresh SM state for each launch without building it anew: a state and its ``SmStateRef``
-    are kept per shape (``state_shape``) and reset in place from a pristine copy when a later
-    launch has that shape. Building a ``SmStateRef`` costs numba a type check of every array
-    (about 1.5 ms, much of a small launch), and runs alternate kernels of different shapes
-    (gaussian: Fan1, Fan2, Fan1, ...), so one kept state would be rebuilt at every launch.
+    are kept per shape (``state_shape``) and reset in place (``reset_state``) from a pristine
+    state of one SM when a later launch has that shape. Building a ``SmStateRef`` costs numba a
+    type check of every array (about 1.5 ms, much of a small launch), and runs alternate kernels
+    of different shapes (gaussian: Fan1, Fan2, Fan1, ...), so one kept state would be rebuilt
+    at every launch.
 
     Members
     -------
-    _state, _pristine : SmState
-        The state the last ``fresh`` returned, and what it is reset from: a fresh state of one
-        SM (every SM's rows start alike; copies broadcast it), beside which it is small.
+    _state : SmState
+        The state the last ``fresh`` returned.
     """
 
     #: Shapes kept at once (a run launches few distinct shapes; each state is about 1 MB at 68 SMs).
     KEPT = 8
 
     def __init__(self):
-        self._kept: dict[tuple, tuple[SmState, SmState, SmStateRef]] = {}  # shape -> (pristine, state, ref)
+        self._kept: dict[tuple, tuple[SmStateRef, SmState, SmStateRef]] = {}  # shape -> (pristine, state, ref)
 
     def fresh(self, s: Settings, pipe_count: int) -> tuple[SmState, SmStateRef]:
         """A state equal to ``make_sm_state(s, pipe_count)`` and its structref."""
@@ -277,17 +363,11 @@ class SmStates:
             if len(self._kept) >= self.KEPT:
                 del self._kept[next(iter(self._kept))]  # the oldest shape
             state = make_sm_state(s, pipe_count)
-            kept = self._kept[shape] = make_sm_state(s._replace(num_sms=1), pipe_count), state, sm_state_ref(state)
+            pristine = sm_state_ref(make_sm_state(s._replace(num_sms=1), pipe_count))
+            kept = self._kept[shape] = pristine, state, sm_state_ref(state)
         else:
-            pristine, state, _ = kept
-            used = _used(state)
-            for i in _RESET_WHOLE:
-                np.copyto(state[i], pristine[i])
-            if len(used):
-                rows = slice(used[0], used[-1] + 1)  # a slice copies faster than an index array
-                for i in _RESET_ROWS:
-                    np.copyto(state[i][rows], pristine[i])
-        self._pristine, self._state, ref = kept
+            reset_state(kept[2], kept[0])
+        _, self._state, ref = kept
         return self._state, ref
 
 
