@@ -159,7 +159,7 @@ class BatchExecutor:
         self.stacks: list[list[StackEntry]] = [[] for _ in range(self.nw)]
         self.seq.fill(0)
         self._last: tuple[int, np.ndarray, np.ndarray, int] | None = None  # see next_step
-        self._cand = self.pc  # see next_step
+        self._cand, self._others = self.pc, _NO_PC  # see next_step
         self.last_access: tuple[np.ndarray, np.ndarray | None] | None = None  # (addresses, store data)
         #: Called as ``watch(space, g, mask, words, data)`` by every global and shared load (data
         #: None) and store just before it touches memory: the flat word indices into
@@ -624,13 +624,17 @@ class BatchExecutor:
         if last is not None and self.pc[last[1][0]] == last[0] + 1:
             # The last step's instruction only moved its warps, all the warps at the lowest pc,
             # to the next pc: that is the lowest pc now, and the warps there are those and any
-            # that were waiting there; nothing else changed (``_cand``: the runnable warps' pcs).
-            pc, cand, last_g = last[0] + 1, self._cand, last[1]
-            cand[last_g] = pc
-            g = (cand == pc).nonzero()[0]
-            if len(g) == len(last_g):  # the same warps, their active lanes unchanged
+            # runnable others there (``_others``: the lowest pc of the runnable others, ``_cand``
+            # their pcs, the last step's warps' at _NO_PC); nothing else changed.
+            pc, g = last[0] + 1, last[1]
+            if pc < self._others:  # the same warps alone, their active lanes unchanged
                 mask, threads = last[2], last[3]
-            else:
+            else:  # others wait at pc: they join
+                cand = self._cand
+                joined = (cand == pc).nonzero()[0]
+                cand[joined] = _NO_PC
+                self._others = int(np.minimum.reduce(cand))
+                g = np.sort(np.concatenate((g, joined)))
                 mask = self.active[g]
                 threads = np.count_nonzero(mask)
         else:
@@ -643,6 +647,8 @@ class BatchExecutor:
                                      int(self.pc[w]) - 1, w)
                 return None
             g = (cand == pc).nonzero()[0]
+            cand[g] = _NO_PC
+            self._others = int(np.minimum.reduce(cand))
             if pc < len(self.kernel.code) and len(g) == 1:  # one warp: its row by a slice, copied
                 w = int(g[0])  # (handlers change ``active``)
                 mask = self.active[w:w + 1].copy()
