@@ -392,7 +392,11 @@ class SmStates:
                 np.copyto(getattr(state, name), getattr(old, name))
             state.sv[:, SV_CARRIED] = old.sv[:, SV_CARRIED]
         ref = sm_state_ref(state)
-        self._kept = shape, sm_state_ref(make_sm_state(s._replace(num_sms=1), pipe_count)), ref
+        pristine = sm_state_ref(make_sm_state(s._replace(num_sms=1), pipe_count))
+        self._kept = shape, pristine, ref
+        # resets nothing (no slot is used): loads reset_state from numba's cache now, with the
+        # rest of the engine, not tens of milliseconds into a run at its second launch
+        reset_state(ref, pristine)
         return state, ref
 
 
