@@ -427,14 +427,15 @@ def completion_push(state, sm, done, seq, kind, slot, dest, pc):
 
 
 @njit(cache=True)
-def completion_pop(state, sm, out):
-    """heapq.heappop(Sm.completions) into ``out`` (6 int64s)."""
+def completion_pop(state, sm):
+    """heapq.heappop(Sm.completions): ``(done, seq, kind, slot, dest, pc)`` (a tuple, not an
+    array: no allocation per completion)."""
     h = state.heaps.completions[sm]
     n = state.sv[sm, SV_NCOMP] - 1
-    out[:] = h[0, :]
+    top = h[0, 0], h[0, 1], h[0, 2], h[0, 3], h[0, 4], h[0, 5]
     state.sv[sm, SV_NCOMP] = n
     if n == 0:
-        return
+        return top
     last0, last1 = h[n, 0], h[n, 1]
     i = 0
     while True:
@@ -448,6 +449,7 @@ def completion_pop(state, sm, out):
         h[i, :] = h[c, :]
         i = c
     h[i, :] = h[n, :]
+    return top
 
 
 @njit(cache=True)
