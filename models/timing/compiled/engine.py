@@ -19,7 +19,9 @@ What one launch leaves for the next must then carry across exactly, in both dire
   pipelines' busy-until cycles and the register banks' last-granted cycles (these two lie in
   the past at the next launch's start unless a unit's initiation interval exceeds its latency;
   carried so nothing depends on that), and ``seq`` and ``warp_age`` (only their order matters
-  within a launch; carried anyway).
+  within a launch; carried anyway). The compiled engine keeps them in its SM state, which its
+  reset leaves alone (``core.CARRIED``, ``core.SV_CARRIED``); before the first compiled launch
+  they are in the reference engine's SMs.
 
 Everything else an ``Sm`` keeps is empty or reset at a launch's start (completion and wake
 heaps, collector units, resident warps and blocks, ``last_cycle``), or is only read for warps
