@@ -255,6 +255,26 @@ def test_reset_state_resets_every_array_but_those_written_first(monkeypatch):
     assert (state.sv[:, SV_CARRIED] == 7).all()
 
 
+def test_sm_state_widens_its_board_keeping_the_carried_values(monkeypatch):
+    """A launch needing more register entries per warp than the kept state's ``board`` holds
+    gets a new state, fresh but for the values the last launch carried."""
+    calls = []
+    fresh = SmStates.fresh
+    monkeypatch.setattr(SmStates, "fresh", lambda self, s, pipes: calls.append(s) or fresh(self, s, pipes))
+    run_workload(get_workload("nn"), size="tiny", form=Form.REG, device=TimingDevice(preset("paper-rtx3080")))
+    settings = calls[0]._replace(num_sms=3)
+    states = SmStates()
+    state, _ = states.fresh(settings, 4)
+    state.pipes[...], state.bank_busy[...], state.sv[:, SV_CARRIED] = 5, 6, 7
+    state.wv[...] = 8  # a launch's leftovers
+    wider, _ = states.fresh(settings._replace(entries=state.board.shape[2] + 1), 4)
+    assert wider is not state and wider.board.shape[2] == state.board.shape[2] + 1
+    _assert_fresh(wider, make_sm_state(settings, 4))
+    assert (wider.pipes == 5).all() and (wider.bank_busy == 6).all() and (wider.sv[:, SV_CARRIED] == 7).all()
+    again, _ = states.fresh(settings, 4)  # narrower launches keep the wider state
+    assert again is wider
+
+
 def test_decoded_facts_follow_a_mutated_kernel():
     """``PerKernel`` keeps decoded facts per kernel object, but not past a change of its code."""
     kernel = assemble(".kernel k\n.form reg\n.regs 2\nmov r1, 1\nexit\n").kernels["k"]
