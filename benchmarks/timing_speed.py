@@ -14,10 +14,11 @@ first N launches of a workload (the ratio is then measured on those launches, si
 the golden functional model alone on the same launches (its ``BatchExecutor``s, built and run,
 no timing), the floor of any engine that gets its results from the golden model. ``--split``
 adds, per workload and mode, where the compiled engine's CPU time goes (median run): the
-functional pre-run (``build_streams``; ``next_step`` of it separately), the timing core
-(``run_launch``), the SM state's set-up (``SmStates.fresh``), the memory statistics (snapshots and
-trees) and the rest of the per-launch glue (thread CPU time: wall time on a shared machine
-counts other jobs' time).
+functional pre-run (``build_streams``; of it, ``next_step`` and the grouping of its records
+separately), the timing core (``run_launch``), the SM state's reset (``SmStates.fresh``), the
+memory counters' copies (the memory statistics tree is built when the statistics are read,
+outside the launches: ``DeferredTree``) and the rest of the per-launch glue (thread CPU time:
+wall time on a shared machine counts other jobs' time).
 
     python benchmarks/timing_speed.py [--size paper] [--launches 1] [--repeat 3] [workload ...]
 """
@@ -43,10 +44,10 @@ class _Enough(Exception):
 #: ``--split``'s parts of the compiled engine: (module, attribute) wrapped to add up their CPU time.
 SPLIT = {"pre-run": ("dualflow.models.timing.compiled.engine", "build_streams"),
          "  next_step": ("dualflow.models.executor", "BatchExecutor.next_step"),
+         "  streams": ("dualflow.models.timing.streams", "_PreRun.streams"),
          "timing core": ("dualflow.models.timing.compiled.engine", "run_launch"),
          "SM state": ("dualflow.models.timing.compiled.core", "SmStates.fresh"),
-         "memory tree": ("dualflow.models.timing.compiled.engine", "launch_tree"),
-         "snapshots": ("dualflow.models.timing.compiled.memory", "CompiledMemory.snapshot"),
+         "counters": ("dualflow.models.timing.compiled.memory", "CompiledMemory.counters"),
          "whole launch": ("dualflow.models.timing.compiled.engine", "CompiledGpu.run")}
 
 

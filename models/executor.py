@@ -159,7 +159,8 @@ class BatchExecutor:
         self.stacks: list[list[StackEntry]] = [[] for _ in range(self.nw)]
         self.seq.fill(0)
         self._last: tuple[int, np.ndarray, np.ndarray, int] | None = None  # see next_step
-        self._cand = self.pc  # see next_step
+        self._cand, self._others = self.pc, _NO_PC  # see next_step
+        self._same_rp: tuple[np.ndarray, int, int] | None = None  # see _uniform_rp
         self.last_access: tuple[np.ndarray, np.ndarray | None] | None = None  # (addresses, store data)
         #: Called as ``watch(space, g, mask, words, data)`` by every global and shared load (data
         #: None) and store just before it touches memory: the flat word indices into
@@ -233,17 +234,18 @@ class BatchExecutor:
             reg = self.regs[field_value - 1]
             return lambda g, mask: reg[warp_rows(g)]  # a view at most until the step's write
         dist, ring, tag, n, nw, rp = field_value, self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
+        uniform = self._uniform_rp
 
         def read(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
-            rows = warp_rows(g)
-            if type(rows) is slice:  # one warp, or consecutive warps at one RP (in step): their
-                rps = rp[rows]  # rows of the slot are consecutive, a slice, no index arrays
-                p = int(rps[0])
-                if len(g) == 1 or not np.count_nonzero(rps != p):
-                    p -= dist
-                    r = p % n * nw + rows.start
-                    if not np.count_nonzero((tag[r:r + len(g)] != p) & mask):
-                        return ring[r:r + len(g)].copy()
+            same = self._same_rp
+            if same is None or same[0] is not g:
+                same = uniform(g)
+            first, p = same[1], same[2]
+            if first >= 0:  # one warp, or consecutive warps at one RP (in step): their rows of the
+                p -= dist  # slot are consecutive, a slice, no index arrays
+                r = p % n * nw + first
+                if not np.count_nonzero((tag[r:r + len(g)] != p) & mask):
+                    return ring[r:r + len(g)].copy()
             pos = rp[g] - dist
             row = pos % n * nw + g
             tags = tag[row]
@@ -253,6 +255,20 @@ class BatchExecutor:
             return ring[row]
 
         return read
+
+    def _uniform_rp(self, g: np.ndarray) -> tuple[np.ndarray, int, int]:
+        """D-FLOW: ``(g, first, rp)`` when warps ``g`` are consecutive (``first`` the first) and at
+        one RP, else ``(g, -1, 0)``; kept in ``_same_rp`` for the other operands of the step's
+        instruction, until RP moves (every change of ``rp`` clears it)."""
+        rows = warp_rows(g)
+        same = g, -1, 0
+        if type(rows) is slice:
+            rps = self.rp[rows]
+            p = int(rps[0])
+            if len(g) == 1 or not np.count_nonzero(rps != p):
+                same = g, rows.start, p
+        self._same_rp = same
+        return same
 
     def _illegal_read(self, pc, g, bad, tags, pos, dist) -> None:
         warp, lane = self._first(g, bad)
@@ -271,16 +287,17 @@ class BatchExecutor:
             ring, tag, n, nw, rp = self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
             def write(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
-                rows = warp_rows(g)
-                if type(rows) is slice:  # one warp, or consecutive warps at one RP: their rows of
-                    rps = rp[rows]  # the slot as a view, written in place
-                    p = int(rps[0])
-                    if len(g) == 1 or not np.count_nonzero(rps != p):
-                        r = p % n * nw + rows.start
-                        np.copyto(ring[r:r + len(g)], values, where=mask, casting="unsafe")  # as setitem casts
-                        np.copyto(tag[r:r + len(g)], p, where=mask)
-                        rps += 1
-                        return
+                same = self._same_rp
+                if same is None or same[0] is not g:
+                    same = self._uniform_rp(g)
+                self._same_rp = None  # RP moves
+                first, p = same[1], same[2]
+                if first >= 0:  # one warp, or consecutive warps at one RP: their rows of the slot
+                    r = p % n * nw + first  # as a view, written in place
+                    np.copyto(ring[r:r + len(g)], values, where=mask, casting="unsafe")  # as setitem casts
+                    np.copyto(tag[r:r + len(g)], p, where=mask)
+                    rp[first:first + len(g)] += 1
+                    return
                 pos = rp[g]
                 row = pos % n * nw + g
                 if np.count_nonzero(mask) == mask.size:  # every lane: no merge with the old values
@@ -484,6 +501,7 @@ class BatchExecutor:
 
             def rpinc(g, mask):
                 self.rp[g] += count
+                self._same_rp = None
                 self.pc[g] = nxt
             return rpinc
         if op is Opcode.BRA:
@@ -596,6 +614,7 @@ class BatchExecutor:
                 self.pc[w], self.active[w] = e.pc, m
                 if self.dflow:
                     self.rp[w] = e.rp
+                    self._same_rp = None
                 return
             # An entry whose lanes have all exited is dropped. A SYNC entry dropped this way
             # passes nothing outward: no path through it reaches an outer join.
@@ -624,13 +643,17 @@ class BatchExecutor:
         if last is not None and self.pc[last[1][0]] == last[0] + 1:
             # The last step's instruction only moved its warps, all the warps at the lowest pc,
             # to the next pc: that is the lowest pc now, and the warps there are those and any
-            # that were waiting there; nothing else changed (``_cand``: the runnable warps' pcs).
-            pc, cand, last_g = last[0] + 1, self._cand, last[1]
-            cand[last_g] = pc
-            g = (cand == pc).nonzero()[0]
-            if len(g) == len(last_g):  # the same warps, their active lanes unchanged
+            # runnable others there (``_others``: the lowest pc of the runnable others, ``_cand``
+            # their pcs, the last step's warps' at _NO_PC); nothing else changed.
+            pc, g = last[0] + 1, last[1]
+            if pc < self._others:  # the same warps alone, their active lanes unchanged
                 mask, threads = last[2], last[3]
-            else:
+            else:  # others wait at pc: they join
+                cand = self._cand
+                joined = (cand == pc).nonzero()[0]
+                cand[joined] = _NO_PC
+                self._others = int(np.minimum.reduce(cand))
+                g = np.sort(np.concatenate((g, joined)))
                 mask = self.active[g]
                 threads = np.count_nonzero(mask)
         else:
@@ -643,6 +666,8 @@ class BatchExecutor:
                                      int(self.pc[w]) - 1, w)
                 return None
             g = (cand == pc).nonzero()[0]
+            cand[g] = _NO_PC
+            self._others = int(np.minimum.reduce(cand))
             if pc < len(self.kernel.code) and len(g) == 1:  # one warp: its row by a slice, copied
                 w = int(g[0])  # (handlers change ``active``)
                 mask = self.active[w:w + 1].copy()

@@ -29,7 +29,20 @@ from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 from dualflow.models.timing.compiled.collector import register_bank as compiled_register_bank
-from dualflow.models.timing.compiled.core import NOT_RESET, Code, SmState, SmStates, code_ref, make_sm_state
+from dualflow.models.timing.compiled.core import (
+    CARRIED,
+    NOT_RESET,
+    RESET_ROWS,
+    RESET_WHOLE,
+    SV_CARRIED,
+    Code,
+    SmState,
+    SmStates,
+    code_ref,
+    make_sm_state,
+    reset_state,
+    sm_state_ref,
+)
 from dualflow.models.timing.compiled.engine import encode_code
 from dualflow.models.timing.compiled.sm import must_keep_order
 from dualflow.models.timing.device import TimingDevice
@@ -183,9 +196,21 @@ def test_unknown_engine_is_refused():
         TimingDevice(preset("paper-rtx3080"), engine="fast")
 
 
+def _assert_fresh(state: SmState, made: SmState) -> None:
+    """``state`` equals the new state ``made`` but for what a launch writes before reading it
+    (``NOT_RESET``) and what carries to the next launch (``CARRIED``, ``SV_CARRIED``)."""
+    for name in SmState._fields:
+        if name not in NOT_RESET + CARRIED:
+            got, want = getattr(state, name), getattr(made, name)
+            if name == "sv":
+                keep = [c for c in range(got.shape[1]) if c not in SV_CARRIED]
+                got, want = got[:, keep], want[:, keep]
+            assert np.array_equal(got, want), name
+
+
 def test_reused_sm_state_is_fresh(monkeypatch):
-    """A launch leaves the kept SM state dirty; the next launch of the same shape gets it back
-    equal, array by array, to a newly made one (``SmStates``)."""
+    """A launch leaves the kept SM state dirty; the next launch gets it back equal, array by
+    array, to a newly made one but for what carries across launches (``SmStates``)."""
     calls = []
     fresh = SmStates.fresh
     monkeypatch.setattr(SmStates, "fresh", lambda self, s, pipes: calls.append((s, pipes)) or fresh(self, s, pipes))
@@ -193,16 +218,61 @@ def test_reused_sm_state_is_fresh(monkeypatch):
     device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size))
     run_workload(get_workload("gaussian"), size="tiny", form=Form.DFLOW, device=device)
     states = device.gpu._states
-    used = states._state
-    fields = [f for f in SmState._fields if f not in NOT_RESET]  # written before they are read
-    made = make_sm_state(calls[-1][0], calls[-1][1])
-    assert any(not np.array_equal(getattr(used, f), getattr(made, f)) for f in fields)
+    used = states.state
     settings, pipes = calls[-1]
-    again, _ = states.fresh(settings, pipes)
     made = make_sm_state(settings, pipes)
+    with pytest.raises(AssertionError):
+        _assert_fresh(used, made)
+    carried = {name: getattr(used, name).copy() for name in CARRIED}
+    sv_carried = used.sv[:, SV_CARRIED].copy()
+    assert any(a.any() for a in carried.values()) and sv_carried.any()
+    again, _ = states.fresh(settings, pipes)
     assert again is used
-    for f in fields:
-        assert np.array_equal(getattr(again, f), getattr(made, f)), f
+    _assert_fresh(again, made)
+    for name, value in carried.items():
+        assert np.array_equal(getattr(again, name), value), name
+    assert np.array_equal(again.sv[:, SV_CARRIED], sv_carried)
+
+
+def test_reset_state_resets_every_array_but_those_written_first(monkeypatch):
+    """``reset_state`` names each array it resets: every one outside ``NOT_RESET`` and the
+    carried values is back to a new state's after a launch wrote all of them (every SM's rows,
+    every slot used); the carried values are kept."""
+    assert sorted(RESET_WHOLE + RESET_ROWS + NOT_RESET + CARRIED) == sorted(SmState._fields)
+    calls = []
+    fresh = SmStates.fresh
+    monkeypatch.setattr(SmStates, "fresh", lambda self, s, pipes: calls.append(s) or fresh(self, s, pipes))
+    run_workload(get_workload("nn"), size="tiny", form=Form.REG, device=TimingDevice(preset("paper-rtx3080")))
+    settings = calls[0]._replace(num_sms=3)
+    state = make_sm_state(settings, 4)
+    for name in SmState._fields:
+        if name not in NOT_RESET:
+            getattr(state, name)[...] = 7
+    reset_state(sm_state_ref(state), sm_state_ref(make_sm_state(settings._replace(num_sms=1), 4)))
+    _assert_fresh(state, make_sm_state(settings, 4))
+    for name in CARRIED:
+        assert (getattr(state, name) == 7).all(), name
+    assert (state.sv[:, SV_CARRIED] == 7).all()
+
+
+def test_sm_state_widens_its_board_keeping_the_carried_values(monkeypatch):
+    """A launch needing more register entries per warp than the kept state's ``board`` holds
+    gets a new state, fresh but for the values the last launch carried."""
+    calls = []
+    fresh = SmStates.fresh
+    monkeypatch.setattr(SmStates, "fresh", lambda self, s, pipes: calls.append(s) or fresh(self, s, pipes))
+    run_workload(get_workload("nn"), size="tiny", form=Form.REG, device=TimingDevice(preset("paper-rtx3080")))
+    settings = calls[0]._replace(num_sms=3)
+    states = SmStates()
+    state, _ = states.fresh(settings, 4)
+    state.pipes[...], state.bank_busy[...], state.sv[:, SV_CARRIED] = 5, 6, 7
+    state.wv[...] = 8  # a launch's leftovers
+    wider, _ = states.fresh(settings._replace(entries=state.board.shape[2] + 1), 4)
+    assert wider is not state and wider.board.shape[2] == state.board.shape[2] + 1
+    _assert_fresh(wider, make_sm_state(settings, 4))
+    assert (wider.pipes == 5).all() and (wider.bank_busy == 6).all() and (wider.sv[:, SV_CARRIED] == 7).all()
+    again, _ = states.fresh(settings, 4)  # narrower launches keep the wider state
+    assert again is wider
 
 
 def test_decoded_facts_follow_a_mutated_kernel():

@@ -13,8 +13,10 @@ for a count the SM keeps, bump ``counters.<name>`` where the event happens in ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import Any
 
 from dualflow.isa.opcodes import UnitClass
 from dualflow.machine.config import GpuConfig
@@ -100,11 +102,41 @@ class TimingStats(Statistics):
         return sum(self.warp_instructions.values())
 
     @classmethod
-    def of_launch(cls, kernel: str, config: GpuConfig, counts: dict, *, cycles: int, memory: dict) -> TimingStats:
+    def of_launch(cls, kernel: str, config: GpuConfig, counts: dict, *, cycles: int,
+                  memory: dict | DeferredTree) -> TimingStats:
         """One launch's statistics: ``counts`` from ``launch_counts``, the settings from ``config``."""
         settings = {name: attrgetter(stat.source)(config) for name, stat in cls.declarations().items()
                     if stat.kind == "setting"}
         return cls(kernel=kernel, launches=1, cycles=cycles, memory=memory, **settings, **counts)
+
+
+class DeferredTree:
+    """A statistics tree built when first read: ``build(*args)``. ``TimingStats.memory`` may be
+    given one (the compiled engine keeps a launch's memory counters flat and builds their tree
+    only when the statistics are read: the tree of one launch took longer to build than a small
+    launch's timing core took to run). ``build`` and ``args`` must not change afterwards."""
+
+    __slots__ = ("build", "args")
+
+    def __init__(self, build: Callable[..., dict], *args: Any):
+        self.build, self.args = build, args
+
+
+def _memory(stats: TimingStats) -> dict:
+    value = stats.__dict__["memory"]
+    if type(value) is DeferredTree:
+        value = stats.__dict__["memory"] = value.build(*value.args)
+    return value
+
+
+def _set_memory(stats: TimingStats, value: dict | DeferredTree) -> None:
+    stats.__dict__["memory"] = value
+
+
+# After @dataclass: its __init__ assigns the field, its __eq__, __repr__ and ``Statistics``
+# read it, all through this property; the value (tree or DeferredTree) stays in __dict__.
+TimingStats.memory = property(_memory, _set_memory, doc="The memory system's statistics tree "
+                              "(``memory/statistics.py``), built on first read when given as a ``DeferredTree``.")
 
 
 #: The per-SM counters: (statistic, where an ``Sm`` keeps it).

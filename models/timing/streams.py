@@ -68,6 +68,7 @@ from dualflow.models.memory import GlobalMemory
 
 from .compiled.race_summaries import NOBODY, SEVERAL_BLOCKS, watch_step
 from .compiled.step_access import coalesce_rows, conflict_degree_rows
+from .compiled.stream_records import group_records
 from .memory.coalescer import local_addresses
 from .ordering import must_keep_order
 from .program import PerKernel, StaticInstruction, decoded
@@ -85,14 +86,15 @@ class LaunchStreams:
 
     Warps are in launch order ``g = block * warps_per_block + warp_in_block``; records are
     grouped by warp, in issue order; see the module docstring for the meaning of each field.
+    Every array is int64, as the compiled engine reads them (no copies to convert).
     """
 
     first: np.ndarray  # int64[nwarps] first record of each warp
     count: np.ndarray  # int64[nwarps] records of each warp
-    pc: np.ndarray  # int32[N]
-    threads: np.ndarray  # int32[N] active lanes at issue
+    pc: np.ndarray  # int64[N]
+    threads: np.ndarray  # int64[N] active lanes at issue
     rp: np.ndarray  # int64[N] D-FLOW: RP at issue; BASE: 0
-    exits: np.ndarray  # bool[N] this exit made the warp done
+    exits: np.ndarray  # int64[N] 1: this exit made the warp done
     access: np.ndarray  # int64[N] row of the access table, or -1
     tx_first: np.ndarray  # int64[M] global/local: first transaction; else 0
     tx_count: np.ndarray  # int64[M] transactions (0: no active lane, or not global/local)
@@ -173,12 +175,15 @@ def _checked_pairs(static: list[StaticInstruction]) -> np.ndarray:
     return checked
 
 
-def _derive_facts(kernel: Kernel) -> tuple[list[StaticInstruction], np.ndarray | None]:
-    """The kernel's decoded instructions and, when D-FLOW order conflicts need tracking, its
-    ``_checked_pairs``."""
+def _derive_facts(kernel: Kernel) -> tuple[list[StaticInstruction], np.ndarray | None, list[int]]:
+    """The kernel's decoded instructions; when D-FLOW order conflicts need tracking, its
+    ``_checked_pairs``; and per pc what the pre-run records besides the record (``_EXIT``,
+    ``_BAR``, ``_MEM`` bits)."""
     static = decoded(kernel)
     checked = _checked_pairs(static) if kernel.form is Form.DFLOW else None
-    return static, (checked if checked is not None and checked.any() else None)
+    kinds = [(_EXIT if ins.op is Opcode.EXIT else _BAR if ins.op is Opcode.BAR else 0) | (_MEM if ins.is_mem else 0)
+             for ins in static]
+    return static, (checked if checked is not None and checked.any() else None), kinds
 
 
 _kernel_facts = PerKernel(_derive_facts)
@@ -357,9 +362,7 @@ class _PreRun:
         self.warp_counts, self.thread_counts = warp_counts, thread_counts
         self.line_bytes, self.sector_bytes, self.shared_cfg, self.local_bytes = \
             line_bytes, sector_bytes, shared_cfg, local_bytes
-        self.static, self.checked = _kernel_facts(kernel)
-        self.kinds = [(_EXIT if ins.op is Opcode.EXIT else _BAR if ins.op is Opcode.BAR else 0)
-                      | (_MEM if ins.is_mem else 0) for ins in self.static]
+        self.static, self.checked, self.kinds = _kernel_facts(kernel)
         self.dflow = kernel.form is Form.DFLOW
         self.warps = geo.num_blocks * geo.warps_per_block
         self.monitor = _RaceMonitor(memory, self.warps, geo.warps_per_block, kernel.name)
@@ -409,11 +412,11 @@ class _PreRun:
         last_mask = threads = None
         while (step := next_step()) is not None:
             pc, g, mask = step
-            warps = g + base if base else g  # g is the executor's fresh array, never changed
+            warps = g + base if base else g  # g: the executor's array (maybe the last step's), never changed
             add_warps(warps)
             add_pc(pc)
             if mask is not last_mask:  # next_step hands on the same mask for the same warps and lanes
-                last_mask, threads = mask, count_rows(mask, 1, np.int32)
+                last_mask, threads = mask, count_rows(mask, 1, np.int64)
             add_threads(threads)
             if add_rp is not None:
                 add_rp(rp[g])
@@ -454,40 +457,23 @@ class _PreRun:
         self.orders.append(orders)
 
     def streams(self) -> LaunchStreams:
-        """The records, grouped by warp."""
-        total = self.records
-        warps = np.concatenate(self.step_warps).astype(np.int32) if total else np.zeros(0, np.int32)
-        count = np.bincount(warps, minlength=self.warps).astype(np.int64)
-        first = np.cumsum(count) - count
-        steps = np.array([len(w) for w in self.step_warps], dtype=np.int64)
-        order = np.argsort(warps, kind="stable")  # steps run in program order per warp
+        """The records, grouped by warp (``compiled/stream_records.py``)."""
+        def cat(parts: list[np.ndarray], dtype=np.int64) -> np.ndarray:
+            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
-        def grouped(values: np.ndarray) -> np.ndarray:
-            return values[order]
-
-        pc = grouped(np.repeat(np.array(self.step_pc, dtype=np.int32), steps))
-        threads = grouped(np.concatenate(self.step_threads).astype(np.int32) if total else np.zeros(0, np.int32))
-        rp = grouped(np.concatenate(self.step_rp).astype(np.int64)) if self.dflow and total else \
-            np.zeros(total, np.int64)
-        exits = np.zeros(total, dtype=bool)
-        for at, done in self.exit_at:
-            exits[at:at + len(done)] = done
-        access = np.full(total, -1, dtype=np.int64)
-        rows = np.array(self.access_rows, dtype=np.int64)
-        if len(rows):
-            starts = np.repeat(np.array(self.access_at, dtype=np.int64), rows)
-            within = np.arange(rows.sum()) - np.repeat(np.cumsum(rows) - rows, rows)
-            access[starts + within] = np.arange(rows.sum())
-
-        def cat(parts: list[np.ndarray]) -> np.ndarray:
-            return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
-
+        exit_len = [len(done) for _, done in self.exit_at]
+        first, count, pc, threads, rp, exits, access = group_records(
+            self.warps, cat(self.step_warps), np.array([len(w) for w in self.step_warps], dtype=np.int64),
+            np.array(self.step_pc, dtype=np.int64), cat(self.step_threads), cat(self.step_rp),
+            np.array([at for at, _ in self.exit_at], dtype=np.int64), np.array(exit_len, dtype=np.int64),
+            cat([done for _, done in self.exit_at], bool), np.array(self.access_at, dtype=np.int64),
+            np.array(self.access_rows, dtype=np.int64))
         tx_count = cat(self.tx_counts)
-        tx_first = np.where(tx_count > 0, np.cumsum(tx_count) - tx_count, 0)  # 0 for shared, param, no lane
+        tx_first = np.cumsum(tx_count) - tx_count
+        tx_first[tx_count == 0] = 0  # shared, param, no active lane
         return LaunchStreams(
-            first=first, count=count, pc=pc, threads=threads, rp=rp,
-            exits=grouped(exits), access=grouped(access), tx_first=tx_first,
-            tx_count=tx_count, degree=cat(self.degrees), order_conflict=cat(self.orders),
+            first=first, count=count, pc=pc, threads=threads, rp=rp, exits=exits, access=access,
+            tx_first=tx_first, tx_count=tx_count, degree=cat(self.degrees), order_conflict=cat(self.orders),
             tx_line=cat(self.tx_lines), tx_sectors=cat(self.tx_sectors))
 
 

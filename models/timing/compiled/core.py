@@ -26,11 +26,14 @@ Codes mirror the reference's strings: stall reasons are indices into ``stats.STA
 
 from __future__ import annotations
 
+import inspect
 from collections import namedtuple
 
 import numpy as np
 from numba import njit, types
 from numba.experimental import structref
+
+from dualflow.isa.encoding import MAX_REGS
 
 from ..scoreboard import PENDING
 from ..sm import UNIT_CLASSES
@@ -139,23 +142,51 @@ structref.define_proxy(StreamsRef, StreamsType, list(Streams._fields))
 structref.define_proxy(SmStateRef, SmStateType, list(SmState._fields))
 
 
-# Built in cached njit code: the proxies' own constructors compile anew in every process.
+# Built in cached njit code: the proxies' own constructors compile anew in every process. Each
+# field is its own argument: numba types a tuple's arrays in Python, about 10 us each (0.45 ms
+# for an ``SmState``), and separate arguments in C.
 @njit(cache=True)
-def code_ref(code):
+def _code_ref(table, units):
+    return CodeRef(table, units)
+
+
+@njit(cache=True)
+def _streams_ref(first, count, pc, threads, rp, exits, access, ordinal, tx_first, tx_count, degree,
+                 order_conflict, tx_line, tx_sectors):
+    return StreamsRef(first, count, pc, threads, rp, exits, access, ordinal, tx_first, tx_count, degree,
+                      order_conflict, tx_line, tx_sectors)
+
+
+@njit(cache=True)
+def _sm_state_ref(sv, wv, ibuf_pc, ibuf_ready, board, unread_pos, unread_count, warps, sched_warps, sched_n,
+                  sched_clean, last_reasons, last_slot, last_age, cu_used, cu_order, cu_slot, cu_pc, cu_rec,
+                  cu_dest, cu_unread, cu_ready_at, cu_waiting, cu_seq, cu_nops, cu_bank, cu_key, cu_read, scratch,
+                  pipes, bank_busy, stalls, warp_instructions, thread_instructions, misc, rf_reads, rf_writes,
+                  cta_block, cta_left, cta_slots, heaps, log_n, err):
+    return SmStateRef(sv, wv, ibuf_pc, ibuf_ready, board, unread_pos, unread_count, warps, sched_warps, sched_n,
+                      sched_clean, last_reasons, last_slot, last_age, cu_used, cu_order, cu_slot, cu_pc, cu_rec,
+                      cu_dest, cu_unread, cu_ready_at, cu_waiting, cu_seq, cu_nops, cu_bank, cu_key, cu_read,
+                      scratch, pipes, bank_busy, stalls, warp_instructions, thread_instructions, misc, rf_reads,
+                      rf_writes, cta_block, cta_left, cta_slots, heaps, log_n, err)
+
+
+for _tuple, _make in ((Code, _code_ref), (Streams, _streams_ref), (SmState, _sm_state_ref)):
+    assert tuple(inspect.signature(_make.py_func).parameters) == _tuple._fields, _make
+
+
+def code_ref(code: Code) -> CodeRef:
     """A ``CodeRef`` of the named tuple ``code``."""
-    return CodeRef(*code)
+    return _code_ref(*code)
 
 
-@njit(cache=True)
-def streams_ref(streams):
+def streams_ref(streams: Streams) -> StreamsRef:
     """A ``StreamsRef`` of the named tuple ``streams``."""
-    return StreamsRef(*streams)
+    return _streams_ref(*streams)
 
 
-@njit(cache=True)
-def sm_state_ref(state):
+def sm_state_ref(state: SmState) -> SmStateRef:
     """A ``SmStateRef`` of the named tuple ``state``."""
-    return SmStateRef(*state)
+    return _sm_state_ref(*state)
 
 
 @structref.register
@@ -214,81 +245,159 @@ def make_sm_state(s: Settings, pipe_count: int, heap_capacity: int = 64) -> SmSt
         stalls=z(n, NUM_REASONS), warp_instructions=z(n, NUM_UNITS), thread_instructions=z(n, NUM_UNITS),
         misc=z(n, M_WIDTH), rf_reads=z(n, s.banks), rf_writes=z(n, s.banks),
         cta_block=np.full((n, s.max_ctas), -1, dtype=i64), cta_left=z(n, s.max_ctas),
-        cta_slots=z(n, s.max_ctas, s.warps_per_block),
+        cta_slots=z(n, s.max_ctas, s.max_warps),  # the widest block: one state serves every launch
         heaps=Heaps(z(n, heap_capacity, COMPLETION_WIDTH), z(n, heap_capacity),
                     z(1024 if s.record_issue else 1, 4)),
         log_n=z(1), err=z(8))
 
 
 def state_shape(s: Settings, pipe_count: int) -> tuple:
-    """What fixes the shapes of ``make_sm_state(s, pipe_count)``'s arrays: launches that agree on
-    it can share one state (``SmStates``)."""
-    return (s.num_sms, s.max_warps, s.ibuffer_entries, s.entries, s.collector_units, s.schedulers,
-            s.banks, s.max_ctas, s.warps_per_block, s.record_issue, pipe_count)
+    """What fixes the shapes of ``make_sm_state(s, pipe_count)``'s arrays but ``board``'s
+    entries: the GPU's configuration and whether issues are logged, the same for every launch of
+    one engine (``SmStates``)."""
+    return (s.num_sms, s.max_warps, s.ibuffer_entries, s.collector_units, s.schedulers, s.banks, s.max_ctas,
+            s.record_issue, pipe_count)
 
 
-#: Arrays a launch writes before it reads them, which ``SmStates`` need not reset (the others
-#: it copies back from a pristine state): ``board``, whose slot row ``add_cta`` clears when it
-#: places a warp; ``unread_pos``/``unread_count``, read below the slot's ``W_NUNREAD`` (in
-#: ``wv``, reset), each entry set when appended; ``heaps``, read below their counts (in ``sv``),
-#: which may have grown.
-NOT_RESET = ("board", "unread_pos", "unread_count", "heaps")
-#: Arrays written for every SM (the engine sets the carried columns of ``sv``, the pipes and
-#: the banks; the GPU loop charges idle cycles to every SM), or not per SM: reset whole. The
-#: others only an SM that got a block writes: only the rows of those SMs are reset (``_used``),
-#: which spares most of the 1.5 MB at 68 SMs when a launch fills a few SMs.
-_WHOLE = ("sv", "stalls", "pipes", "bank_busy", "log_n", "err")
-_RESET_WHOLE = tuple(i for i, name in enumerate(SmState._fields) if name in _WHOLE)
-_RESET_ROWS = tuple(i for i, name in enumerate(SmState._fields) if name not in _WHOLE + NOT_RESET)
+#: Arrays a launch writes before it reads them, which ``reset_state`` leaves as they are:
+#: ``board``, whose slot row ``add_cta`` clears when it places a warp; ``unread_pos``/``unread_count``,
+#: read below the slot's ``W_NUNREAD`` (in ``wv``, reset), each entry set when appended;
+#: ``heaps``, read below their counts (in ``sv``), which may have grown; ``cta_slots``, whose
+#: block row ``add_cta`` fills for the block's warps before anything reads it.
+NOT_RESET = ("board", "unread_pos", "unread_count", "heaps", "cta_slots")
+#: What one launch leaves for the next (engine.py's module docstring): the pipelines' and
+#: register banks' busy-until cycles, and the ``SV_CARRIED`` columns of ``sv``.
+CARRIED = ("pipes", "bank_busy")
+SV_CARRIED = (SV_FETCH_RR, SV_SEQ, SV_WARP_AGE)
+#: Arrays reset for every SM (the GPU loop charges idle cycles to every SM), or not per SM
+#: (``sv`` but its carried columns).
+RESET_WHOLE = ("sv", "stalls", "log_n", "err")
+#: The arrays reset per SM, in the SMs the last launch gave a block only (which spares most of
+#: the 1.5 MB at 68 SMs when a launch fills a few SMs), and in those only the slots it used.
+RESET_ROWS = tuple(name for name in SmState._fields if name not in RESET_WHOLE + NOT_RESET + CARRIED)
 
 
-def _used(state: SmState) -> np.ndarray:
-    """The SMs a launch gave a block: each placed warp leaves its slot resident, or finished
-    (``retire_warp``); nothing else marks a slot, and ``add_cta`` is the first to write an SM."""
+@njit(cache=True)
+def _per_sm(a, pristine, sm):
+    a[sm] = pristine[0]
+
+
+@njit(cache=True)
+def _slots(a, pristine, sm, used):
+    for k in range(used):
+        a[sm, k] = pristine[0, k]
+
+
+@njit(cache=True)
+def reset_state(state, pristine):
+    """Reset ``state`` in place to a fresh state but what carries across launches (``CARRIED``,
+    ``SV_CARRIED``), from ``pristine``, a fresh state of one SM: ``RESET_WHOLE`` whole,
+    ``RESET_ROWS`` in the SMs the last launch gave a block, per warp slot in the slots below
+    the highest it used. Each placed warp leaves its slot resident, or finished
+    (``retire_warp``); nothing else marks a slot, ``add_cta`` is the first to write an SM, and
+    it takes the lowest free slot, so the slots used are those below the highest marked one,
+    and no per-SM list (``warps``, ``sched_warps``, ``scratch``'s issue order) grew longer than
+    them. One compiled call: the same copies from Python cost a small launch about 0.3 ms of
+    numpy calls. ``tests/test_timing_compiled.py`` holds the name lists to this function and
+    its result to ``make_sm_state``."""
     wv = state.wv
-    return np.flatnonzero((wv[:, :, W_RESIDENT] | wv[:, :, W_FINISHED]).any(axis=1))
+    carried = np.empty(len(SV_CARRIED), np.int64)
+    for sm in range(wv.shape[0]):
+        used = 0
+        for slot in range(wv.shape[1]):
+            if wv[sm, slot, W_RESIDENT] or wv[sm, slot, W_FINISHED]:
+                used = slot + 1
+        for k in range(len(SV_CARRIED)):
+            carried[k] = state.sv[sm, SV_CARRIED[k]]
+        _per_sm(state.sv, pristine.sv, sm)
+        for k in range(len(SV_CARRIED)):
+            state.sv[sm, SV_CARRIED[k]] = carried[k]
+        _per_sm(state.stalls, pristine.stalls, sm)
+        if not used:
+            continue
+        # RESET_ROWS: per slot
+        _slots(state.wv, pristine.wv, sm, used)
+        _slots(state.ibuf_pc, pristine.ibuf_pc, sm, used)
+        _slots(state.ibuf_ready, pristine.ibuf_ready, sm, used)
+        _slots(state.warps, pristine.warps, sm, used)
+        for sched in range(state.sched_warps.shape[1]):
+            for k in range(used):
+                state.sched_warps[sm, sched, k] = pristine.sched_warps[0, sched, k]
+        # RESET_ROWS: whole rows
+        _per_sm(state.sched_n, pristine.sched_n, sm)
+        _per_sm(state.sched_clean, pristine.sched_clean, sm)
+        _per_sm(state.last_reasons, pristine.last_reasons, sm)
+        _per_sm(state.last_slot, pristine.last_slot, sm)
+        _per_sm(state.last_age, pristine.last_age, sm)
+        _per_sm(state.cu_used, pristine.cu_used, sm)
+        _per_sm(state.cu_order, pristine.cu_order, sm)
+        _per_sm(state.cu_slot, pristine.cu_slot, sm)
+        _per_sm(state.cu_pc, pristine.cu_pc, sm)
+        _per_sm(state.cu_rec, pristine.cu_rec, sm)
+        _per_sm(state.cu_dest, pristine.cu_dest, sm)
+        _per_sm(state.cu_unread, pristine.cu_unread, sm)
+        _per_sm(state.cu_ready_at, pristine.cu_ready_at, sm)
+        _per_sm(state.cu_waiting, pristine.cu_waiting, sm)
+        _per_sm(state.cu_seq, pristine.cu_seq, sm)
+        _per_sm(state.cu_nops, pristine.cu_nops, sm)
+        _per_sm(state.cu_bank, pristine.cu_bank, sm)
+        _per_sm(state.cu_key, pristine.cu_key, sm)
+        _per_sm(state.cu_read, pristine.cu_read, sm)
+        _per_sm(state.scratch, pristine.scratch, sm)
+        _per_sm(state.warp_instructions, pristine.warp_instructions, sm)
+        _per_sm(state.thread_instructions, pristine.thread_instructions, sm)
+        _per_sm(state.misc, pristine.misc, sm)
+        _per_sm(state.rf_reads, pristine.rf_reads, sm)
+        _per_sm(state.rf_writes, pristine.rf_writes, sm)
+        _per_sm(state.cta_block, pristine.cta_block, sm)
+        _per_sm(state.cta_left, pristine.cta_left, sm)
+    state.log_n[:] = pristine.log_n
+    state.err[:] = pristine.err
 
 
 class SmStates:
-    """Fresh SM state for each launch without building it anew: a state and its ``SmStateRef``
-    are kept per shape (``state_shape``) and reset in place from a pristine copy when a later
-    launch has that shape. Building a ``SmStateRef`` costs numba a type check of every array
-    (about 1.5 ms, much of a small launch), and runs alternate kernels of different shapes
-    (gaussian: Fan1, Fan2, Fan1, ...), so one kept state would be rebuilt at every launch.
+    """The SM state of one engine, kept from launch to launch and reset in place
+    (``reset_state``) from a pristine state of one SM. Building a state and its ``SmStateRef``
+    costs about 1.5 ms (4.8 MB of arrays at 68 SMs), much of a small launch. One state serves
+    every launch shape: ``cta_slots`` holds the widest block; ``board`` the registers of any
+    REG-form kernel or the most entries per warp a launch has needed (a larger D-FLOW ring),
+    and a launch that needs more gets a new state with the old one's carried values
+    (``CARRIED``, ``SV_CARRIED``). ``add_cta`` clears only the entries a launch uses.
 
     Members
     -------
-    _state, _pristine : SmState
-        The state the last ``fresh`` returned, and what it is reset from: a fresh state of one
-        SM (every SM's rows start alike; copies broadcast it), beside which it is small.
+    state : SmState or None
+        The state (None before the first launch).
     """
 
-    #: Shapes kept at once (a run launches few distinct shapes; each state is about 1 MB at 68 SMs).
-    KEPT = 8
-
     def __init__(self):
-        self._kept: dict[tuple, tuple[SmState, SmState, SmStateRef]] = {}  # shape -> (pristine, state, ref)
+        self.state: SmState | None = None
+        self._kept: tuple[tuple, SmStateRef, SmStateRef] | None = None  # (shape, pristine, ref)
 
     def fresh(self, s: Settings, pipe_count: int) -> tuple[SmState, SmStateRef]:
-        """A state equal to ``make_sm_state(s, pipe_count)`` and its structref."""
+        """A state equal to ``make_sm_state(s, pipe_count)`` but for the carried values (the
+        last launch's, or a new state's) and ``board``'s width, and its structref."""
         shape = state_shape(s, pipe_count)
-        kept = self._kept.get(shape)
-        if kept is None:
-            if len(self._kept) >= self.KEPT:
-                del self._kept[next(iter(self._kept))]  # the oldest shape
-            state = make_sm_state(s, pipe_count)
-            kept = self._kept[shape] = make_sm_state(s._replace(num_sms=1), pipe_count), state, sm_state_ref(state)
-        else:
-            pristine, state, _ = kept
-            used = _used(state)
-            for i in _RESET_WHOLE:
-                np.copyto(state[i], pristine[i])
-            if len(used):
-                rows = slice(used[0], used[-1] + 1)  # a slice copies faster than an index array
-                for i in _RESET_ROWS:
-                    np.copyto(state[i][rows], pristine[i])
-        self._pristine, self._state, ref = kept
-        return self._state, ref
+        old = self.state
+        if old is not None and self._kept[0] == shape and old.board.shape[2] >= s.entries:
+            _, pristine, ref = self._kept
+            reset_state(ref, pristine)
+            return old, ref
+        if old is not None and self._kept[0] != shape:
+            raise ValueError("SmStates: a launch of another GPU configuration")
+        entries = max(s.entries, old.board.shape[2] if old else MAX_REGS)  # a REG-form kernel never needs more
+        state = self.state = make_sm_state(s._replace(entries=entries), pipe_count)
+        if old is not None:
+            for name in CARRIED:
+                np.copyto(getattr(state, name), getattr(old, name))
+            state.sv[:, SV_CARRIED] = old.sv[:, SV_CARRIED]
+        ref = sm_state_ref(state)
+        pristine = sm_state_ref(make_sm_state(s._replace(num_sms=1), pipe_count))
+        self._kept = shape, pristine, ref
+        # resets nothing (no slot is used): loads reset_state from numba's cache now, with the
+        # rest of the engine, not tens of milliseconds into a run at its second launch
+        reset_state(ref, pristine)
+        return state, ref
 
 
 # ------------------------------------------------------------------ heaps
@@ -318,14 +427,15 @@ def completion_push(state, sm, done, seq, kind, slot, dest, pc):
 
 
 @njit(cache=True)
-def completion_pop(state, sm, out):
-    """heapq.heappop(Sm.completions) into ``out`` (6 int64s)."""
+def completion_pop(state, sm):
+    """heapq.heappop(Sm.completions): ``(done, seq, kind, slot, dest, pc)`` (a tuple, not an
+    array: no allocation per completion)."""
     h = state.heaps.completions[sm]
     n = state.sv[sm, SV_NCOMP] - 1
-    out[:] = h[0, :]
+    top = h[0, 0], h[0, 1], h[0, 2], h[0, 3], h[0, 4], h[0, 5]
     state.sv[sm, SV_NCOMP] = n
     if n == 0:
-        return
+        return top
     last0, last1 = h[n, 0], h[n, 1]
     i = 0
     while True:
@@ -339,6 +449,7 @@ def completion_pop(state, sm, out):
         h[i, :] = h[c, :]
         i = c
     h[i, :] = h[n, :]
+    return top
 
 
 @njit(cache=True)

@@ -19,7 +19,9 @@ What one launch leaves for the next must then carry across exactly, in both dire
   pipelines' busy-until cycles and the register banks' last-granted cycles (these two lie in
   the past at the next launch's start unless a unit's initiation interval exceeds its latency;
   carried so nothing depends on that), and ``seq`` and ``warp_age`` (only their order matters
-  within a launch; carried anyway).
+  within a launch; carried anyway). The compiled engine keeps them in its SM state, which its
+  reset leaves alone (``core.CARRIED``, ``core.SV_CARRIED``); before the first compiled launch
+  they are in the reference engine's SMs.
 
 Everything else an ``Sm`` keeps is empty or reset at a launch's start (completion and wake
 heaps, collector units, resident warps and blocks, ``last_cycle``), or is only read for warps
@@ -51,11 +53,10 @@ from dualflow.models.executor import Geometry
 from dualflow.models.memory import GlobalMemory
 
 from ..gpu import Gpu, check_launch
-from ..memory.statistics import launch_tree
 from ..ordering import check_reorder
 from ..program import PerKernel, StaticInstruction, decoded
 from ..sm import UNIT_CLASSES
-from ..stats import STALL_REASONS, SmCounters, TimingStats, sm_totals
+from ..stats import STALL_REASONS, DeferredTree, SmCounters, TimingStats, sm_totals
 from ..streams import Executors, LaunchStreams, build_streams
 from .core import (
     ERR_DEADLOCK,
@@ -102,8 +103,8 @@ from .core import (
     code_ref,
     streams_ref,
 )
-from .gpu import run_launch
-from .memory import CompiledMemory
+from .gpu import launch_sums, run_launch
+from .memory import CompiledMemory, counters_tree
 
 _OPS = {Opcode.MEMBAR: OP_MEMBAR, Opcode.BAR: OP_BAR, Opcode.EXIT: OP_EXIT}
 
@@ -130,7 +131,15 @@ def encode_code(static: list[StaticInstruction]) -> np.ndarray:
     return st
 
 
-_encoded = PerKernel(lambda kernel: encode_code(decoded(kernel)))
+class _KernelPlan:
+    """What the engine derives from a kernel once: its decoded instructions, their encoding and
+    its ``CodeRef``, and the ``Settings`` of each launch shape seen."""
+
+    def __init__(self, kernel: Kernel, units: np.ndarray):
+        self.static = decoded(kernel)
+        self.table = encode_code(self.static)
+        self.code_ref = code_ref(Code(table=self.table, units=units))
+        self.settings: dict[tuple, Settings] = {}
 
 
 def encode_streams(streams: LaunchStreams, st: np.ndarray) -> Streams:
@@ -160,18 +169,15 @@ class CompiledGpu:
         self.cycle = 0  # where the next launch starts
         self.issue_log: list[tuple[int, int, int, int]] | None = [] if record_issue else None
         sm = config.sm
-        n = config.num_sms
         self._pipe_count = max(sm.unit(cls).count for cls in UNIT_CLASSES)
         self._units = np.array([[sm.unit(cls).latency, sm.unit(cls).interval, sm.unit(cls).count]
                                 for cls in UNIT_CLASSES], dtype=np.int64)
-        # what carries from one launch to the next (module docstring)
-        self._fetch_rr = np.zeros(n, dtype=np.int64)
-        self._seq = np.zeros(n, dtype=np.int64)
-        self._warp_age = np.zeros(n, dtype=np.int64)
-        self._pipes = np.zeros((n, len(UNIT_CLASSES), self._pipe_count), dtype=np.int64)
-        self._bank_busy = np.full((n, sm.register_banks), -1, dtype=np.int64)
         self._reference: Gpu | None = None
+        # the SM state; what carries from one launch to the next (module docstring) is kept in
+        # it, or in the reference engine's SMs while no compiled launch has made one
         self._states = SmStates()
+        self._carry_from_reference = False
+        self._plans = PerKernel(lambda kernel: _KernelPlan(kernel, self._units))
         self._executors = Executors()  # the pre-run's, restarted by later launches of a kernel
 
     # ------------------------------------------------------------------ a launch
@@ -186,10 +192,36 @@ class CompiledGpu:
                                 executors=self._executors)
         if streams is None:
             return self._run_reference(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
-        static = decoded(kernel)
-        code = Code(table=_encoded(kernel), units=self._units)
+        plan = self._plans(kernel)
+        settings = plan.settings.get((geo, shared, registers, self.issue_log is not None))
+        if settings is None:
+            settings = plan.settings[geo, shared, registers, self.issue_log is not None] = \
+                self._settings(kernel, geo, shared, registers, len(plan.static))
+        state, state_ref = self._states.fresh(settings, self._pipe_count)  # arrays read here; njit code gets the ref
+        if self._carry_from_reference:
+            self._carry(self._reference, state, into_state=True)
+            self._carry_from_reference = False
+        start = self.cycle
+        self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
+        before = self.memory.counters()
+        end = run_launch(state_ref, settings, plan.code_ref, streams_ref(encode_streams(streams, plan.table)),
+                         self.memory.state, start)
+        if state.err[0]:
+            self._raise(kernel, plan.static, streams, state)
+        if self.issue_log is not None:
+            self.issue_log.extend(map(tuple, state.heaps.log[:state.log_n[0]].tolist()))
+        cycles = end + 1 - start
+        self.cycle = end + 1 + cfg.kernel_launch_latency
+        memory_tree = DeferredTree(counters_tree, self.memory.counters(), before, self.memory.smem_interval,
+                                   cfg.num_sms)
+        return TimingStats.of_launch(kernel.name, cfg, sm_totals(_counter_views(state_ref, state)), cycles=cycles,
+                                     memory=memory_tree)
+
+    def _settings(self, kernel: Kernel, geo: Geometry, shared: int, registers: int, code_length: int) -> Settings:
+        """The ``Settings`` of a launch of ``kernel`` with this shape."""
+        cfg = self.config
         sm = cfg.sm
-        settings = Settings(
+        return Settings(
             dflow=int(cfg.dflow), lrr=int(Scheduler.parse(sm.scheduler, "warp scheduler") is Scheduler.LRR),
             schedulers=sm.schedulers, max_warps=sm.max_warps, ibuffer_entries=sm.ibuffer_entries,
             fetch_width=sm.fetch_width, fetch_latency=sm.fetch_latency, collector_units=sm.collector_units,
@@ -197,31 +229,9 @@ class CompiledGpu:
             banks=sm.register_banks, writeback_ports=sm.writeback_ports, const_latency=sm.const_latency,
             cta_launch_latency=sm.cta_launch_latency, warp_size=sm.warp_size, max_threads=sm.max_threads,
             max_ctas=sm.max_ctas, shared_bytes=sm.shared_bytes, registers=sm.registers, ring=max(kernel.ring, 1),
-            code_length=len(static), warps_per_block=geo.warps_per_block, num_blocks=geo.num_blocks,
+            code_length=code_length, warps_per_block=geo.warps_per_block, num_blocks=geo.num_blocks,
             block_shared=shared, block_registers=registers, entries=entries_per_warp(kernel, cfg.mode),
             num_sms=cfg.num_sms, record_issue=int(self.issue_log is not None))
-        state, state_ref = self._states.fresh(settings, self._pipe_count)  # arrays read here; njit code gets the ref
-        state.sv[:, SV_FETCH_RR], state.sv[:, SV_SEQ], state.sv[:, SV_WARP_AGE] = \
-            self._fetch_rr, self._seq, self._warp_age
-        state.pipes[:] = self._pipes
-        state.bank_busy[:] = self._bank_busy
-        start = self.cycle
-        self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
-        mem_before = self.memory.snapshot()  # a flat list: two trees cost a small launch a millisecond
-        refs = state_ref, code_ref(code), streams_ref(encode_streams(streams, code.table))
-        end = run_launch(refs[0], settings, refs[1], refs[2], self.memory.state, start)
-        if state.err[0]:
-            self._raise(kernel, static, streams, state)
-        self._fetch_rr[:], self._seq[:], self._warp_age[:] = \
-            state.sv[:, SV_FETCH_RR], state.sv[:, SV_SEQ], state.sv[:, SV_WARP_AGE]
-        self._pipes[:] = state.pipes
-        self._bank_busy[:] = state.bank_busy
-        if self.issue_log is not None:
-            self.issue_log.extend(map(tuple, state.heaps.log[:state.log_n[0]].tolist()))
-        cycles = end + 1 - start
-        self.cycle = end + 1 + cfg.kernel_launch_latency
-        return TimingStats.of_launch(kernel.name, cfg, sm_totals(_counter_views(state)), cycles=cycles,
-                                     memory=launch_tree(self.memory.snapshot(), mem_before, cfg.num_sms))
 
     def _raise(self, kernel: Kernel, static: list[StaticInstruction], streams: LaunchStreams, state) -> None:
         code, sm, slot = (int(x) for x in state.err[:3])
@@ -249,37 +259,58 @@ class CompiledGpu:
         if ref is None:
             ref = self._reference = Gpu(self.config)
         ref.issue_log = self.issue_log
-        for i, sm in enumerate(ref.sms):
+        for sm in ref.sms:
             sm.issue_log = self.issue_log
-            sm.fetch_rr, sm.seq, sm.warp_age = int(self._fetch_rr[i]), int(self._seq[i]), int(self._warp_age[i])
-            for k, cls in enumerate(UNIT_CLASSES):
-                sm.pipes[cls] = self._pipes[i, k, :len(sm.pipes[cls])].tolist()
-            sm.collector._bank_busy = self._bank_busy[i].tolist()
+        state = self._states.state
+        if state is not None:  # else ref's SMs hold the carried values (a new Gpu's, or its own)
+            self._carry(ref, state, into_state=False)
         ref.cycle = self.cycle
         self.memory.store_into(ref.memory)
         timing = ref.run(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
         self.memory = CompiledMemory.from_reference(ref.memory)
         self.cycle = ref.cycle
-        for i, sm in enumerate(ref.sms):
-            self._fetch_rr[i], self._seq[i], self._warp_age[i] = sm.fetch_rr, sm.seq, sm.warp_age
-            for k, cls in enumerate(UNIT_CLASSES):
-                self._pipes[i, k, :len(sm.pipes[cls])] = sm.pipes[cls]
-            self._bank_busy[i] = sm.collector._bank_busy
+        if state is not None:
+            self._carry(ref, state, into_state=True)
+        else:
+            self._carry_from_reference = True
         return timing
 
+    @staticmethod
+    def _carry(ref: Gpu, state, *, into_state: bool) -> None:
+        """Copy what carries across launches (per SM: ``fetch_rr``, ``seq``, ``warp_age``, the
+        pipelines' and register banks' busy-until cycles) between the reference engine's SMs and
+        the compiled SM state."""
+        for i, sm in enumerate(ref.sms):
+            if into_state:
+                state.sv[i, SV_FETCH_RR], state.sv[i, SV_SEQ], state.sv[i, SV_WARP_AGE] = \
+                    sm.fetch_rr, sm.seq, sm.warp_age
+                for k, cls in enumerate(UNIT_CLASSES):
+                    state.pipes[i, k, :len(sm.pipes[cls])] = sm.pipes[cls]
+                state.bank_busy[i] = sm.collector._bank_busy
+            else:
+                sm.fetch_rr, sm.seq, sm.warp_age = (int(state.sv[i, col]) for col in (SV_FETCH_RR, SV_SEQ, SV_WARP_AGE))
+                for k, cls in enumerate(UNIT_CLASSES):
+                    sm.pipes[cls] = state.pipes[i, k, :len(sm.pipes[cls])].tolist()
+                sm.collector._bank_busy = state.bank_busy[i].tolist()
 
-def _counter_views(state) -> list[SimpleNamespace]:
-    """The launch's counters summed over the SMs, shaped as one ``Sm``'s, for ``stats.sm_totals``
-    (one declaration of which counter is which: ``TimingStats``' sources). Summing the arrays
-    first gives ``sm_totals`` of the per-SM views at a 68th of the cost."""
+
+def _counter_views(state_ref, state) -> list[SimpleNamespace]:
+    """The launch's counters summed over the SMs (``launch_sums``), shaped as one ``Sm``'s, for
+    ``stats.sm_totals`` (one declaration of which counter is which: ``TimingStats``' sources)."""
+    sums = launch_sums(state_ref).tolist()
+    parts = []
+    for a in (state.stalls, state.warp_instructions, state.thread_instructions, state.misc, state.rf_reads):
+        parts.append(sums[:a.shape[1]])
+        sums = sums[a.shape[1]:]
+    stalls, warp_instructions, thread_instructions, misc, rf_reads = parts
     counters = SmCounters()
-    counters.stalls = dict(zip(STALL_REASONS, state.stalls.sum(axis=0).tolist()))
-    classes = [c.value for c in UNIT_CLASSES]
-    counters.warp_instructions = dict(zip(classes, state.warp_instructions.sum(axis=0).tolist()))
-    counters.thread_instructions = dict(zip(classes, state.thread_instructions.sum(axis=0).tolist()))
-    misc = state.misc.sum(axis=0).tolist()
+    counters.stalls = dict(zip(STALL_REASONS, stalls))
+    counters.warp_instructions = dict(zip(_CLASSES, warp_instructions))
+    counters.thread_instructions = dict(zip(_CLASSES, thread_instructions))
     counters.sm_active_cycles, counters.barriers = misc[M_ACTIVE], misc[M_BARRIERS]
     counters.collector_busy, counters.resident_warps = misc[M_BUSY], misc[M_RESIDENT]
-    collector = SimpleNamespace(reads=state.rf_reads.sum(axis=0).tolist(),
-                                writes=state.rf_writes.sum(axis=0).tolist(), conflicts=misc[M_CONFLICTS])
+    collector = SimpleNamespace(reads=rf_reads, writes=sums, conflicts=misc[M_CONFLICTS])
     return [SimpleNamespace(counters=counters, collector=collector)]
+
+
+_CLASSES = [c.value for c in UNIT_CLASSES]

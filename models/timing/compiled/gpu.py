@@ -105,3 +105,23 @@ def run_launch(state, s, code, streams, mem, start):
         idle = end - max(state.sv[sm, SV_LAST_CYCLE], start - 1)
         state.stalls[sm, IDLE] += idle * s.schedulers
     return end
+
+
+@njit(cache=True)
+def launch_sums(state):
+    """The launch's counters summed over the SMs, in one array: ``stalls``,
+    ``warp_instructions``, ``thread_instructions``, ``misc``, ``rf_reads``, ``rf_writes``, each
+    summed over its first axis, one after the other (``engine._counter_views`` splits them)."""
+    parts = (state.stalls, state.warp_instructions, state.thread_instructions, state.misc, state.rf_reads,
+             state.rf_writes)
+    width = 0
+    for a in parts:
+        width += a.shape[1]
+    out = np.zeros(width, dtype=np.int64)
+    at = 0
+    for a in parts:
+        for sm in range(a.shape[0]):
+            for k in range(a.shape[1]):
+                out[at + k] += a[sm, k]
+        at += a.shape[1]
+    return out

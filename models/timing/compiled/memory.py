@@ -17,9 +17,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numba
+import numpy as np
 
 from dualflow.machine.memory import MemoryConfig
-from dualflow.models.timing.memory.statistics import build_tree, snapshot
+from dualflow.models.timing.memory.statistics import build_tree, launch_tree, snapshot
 from dualflow.models.timing.memory.system import MemorySystem
 
 from .memory_hierarchy import l1_load, l1_store, l1_write_back
@@ -36,7 +37,7 @@ from .memory_state import (
     SMEM_ROUNDS,
     MemoryState,
 )
-from .memory_transfer import counters_into_reference, state_from_reference, state_into_reference
+from .memory_transfer import counter_arrays, counters_into_reference, state_from_reference, state_into_reference
 
 
 # ---------------------------------------------------------------------- public njit API
@@ -160,6 +161,7 @@ class CompiledMemory:
         # MemorySystem (its caches' sets) takes 15 ms to build, a gaussian launch 4 ms to run
         self._counters = SimpleNamespace(_icnt=SimpleNamespace(), _dram=SimpleNamespace(),
                                          _smem_interval=int(self.state.smem_interval))
+        self._counter_arrays = counter_arrays(self.state)
 
     def store_into(self, ms: MemorySystem) -> None:
         """Put this state into the reference ``ms`` (same configuration), replacing its own."""
@@ -172,6 +174,11 @@ class CompiledMemory:
         ms = MemorySystem(self.config, self.num_sms, self.core_clock_mhz)
         self.store_into(ms)
         return ms
+
+    @property
+    def smem_interval(self) -> int:
+        """Cycles a shared-memory bank round holds the port (``counters_tree`` needs it)."""
+        return self._counters._smem_interval
 
     @property
     def dram_latency(self) -> int:
@@ -198,5 +205,23 @@ class CompiledMemory:
 
     def snapshot(self) -> list:
         """Exactly ``MemorySystem.snapshot()`` of the reference in this state."""
-        counters_into_reference(self.state, self._counters)
-        return snapshot(self._counters)
+        return _snapshot_of(self._counter_arrays, self._counters)
+
+    def counters(self) -> tuple[np.ndarray, ...]:
+        """The statistics' counters now, copied (a few microseconds; a ``snapshot`` takes tens):
+        ``counters_tree`` of two gives the tree of what was counted between them."""
+        return tuple(a.copy() for a in self._counter_arrays)
+
+
+def counters_tree(after: tuple[np.ndarray, ...], before: tuple[np.ndarray, ...], smem_interval: int,
+                  num_sms: int) -> dict:
+    """``statistics.launch_tree`` of the snapshots of two ``CompiledMemory.counters`` of a memory
+    system whose shared-memory bank interval is ``smem_interval``."""
+    scratch = SimpleNamespace(_icnt=SimpleNamespace(), _dram=SimpleNamespace(), _smem_interval=smem_interval)
+    return launch_tree(_snapshot_of(after, scratch), _snapshot_of(before, scratch), num_sms)
+
+
+def _snapshot_of(counters: tuple[np.ndarray, ...], scratch: SimpleNamespace) -> list:
+    """``statistics.snapshot`` of the counters (``counter_arrays``), read through ``scratch``."""
+    counters_into_reference(counters, scratch)
+    return snapshot(scratch)

@@ -108,14 +108,22 @@ def state_from_reference(ms: MemorySystem) -> MemoryState:
         ms._smem_latency, ms._smem_interval, ms._smem_parts, dram.channels, dram.latency, dram.cycles_per_byte)
 
 
-def counters_into_reference(st: MemoryState, ms: MemorySystem) -> None:
-    """Set every statistic of ``ms`` to the state's."""
-    for (owner, name), value in zip(COUNTERS, st.counts.tolist()):
+def counter_arrays(st: MemoryState) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The state's statistics arrays (``counts``, ``dram_cycles``, ``sm_accesses``,
+    ``sm_transactions``): fixed in size, so a caller may keep them (each attribute read of a
+    ``MemoryState`` from Python is a compiled call)."""
+    return st.counts, st.dram_cycles, st.sm_accesses, st.sm_transactions
+
+
+def counters_into_reference(st: MemoryState | tuple, ms: MemorySystem) -> None:
+    """Set every statistic of ``ms`` to the state's (or to ``counter_arrays``' of it)."""
+    counts, dram_cycles, sm_accesses, sm_transactions = st if isinstance(st, tuple) else counter_arrays(st)
+    for (owner, name), value in zip(COUNTERS, counts.tolist()):
         setattr(_owner(ms, owner), name, value)
-    for name, value in zip(DRAM_CYCLES, st.dram_cycles.tolist()):
+    for name, value in zip(DRAM_CYCLES, dram_cycles.tolist()):
         setattr(ms._dram, name, value)
-    ms.sm_accesses = st.sm_accesses.tolist()
-    ms.sm_transactions = st.sm_transactions.tolist()
+    ms.sm_accesses = sm_accesses.tolist()
+    ms.sm_transactions = sm_transactions.tolist()
 
 
 def _cache_into(c: CacheArrays, caches: list[SectorCache]) -> None:

@@ -130,18 +130,17 @@ def writeback(state, s, code, streams, sm, t):
     """Sm._writeback (with OperandCollector.claim_write and the scoreboards' writeback)."""
     ports = s.writeback_ports
     progress = False
-    item = np.empty(COMPLETION_WIDTH, dtype=np.int64)
-    deferred = np.empty((0, COMPLETION_WIDTH), dtype=np.int64)
+    deferred = state.heaps.completions[sm, :0]  # a view: an array is made only if a write waits
     nd = 0
     while state.sv[sm, SV_NCOMP] and state.heaps.completions[sm, 0, 0] <= t:
-        completion_pop(state, sm, item)
-        kind, slot, dest, pc = item[2], item[3], item[4], item[5]
+        done, seq, kind, slot, dest, pc = completion_pop(state, sm)
         if kind == WB:
             bank = register_bank(dest, slot, s.banks)
             if not ports or state.bank_busy[sm, bank] == t:  # claim_write fails
                 if nd == 0:
                     deferred = np.empty((state.sv[sm, SV_NCOMP] + 1, COMPLETION_WIDTH), dtype=np.int64)
-                deferred[nd, :] = item
+                row = deferred[nd]
+                row[0], row[1], row[2], row[3], row[4], row[5] = done, seq, kind, slot, dest, pc
                 nd += 1
                 continue
             state.bank_busy[sm, bank] = t

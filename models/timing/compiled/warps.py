@@ -72,7 +72,7 @@ def add_cta(state, s, streams, sm, block, start):
         row[W_FETCH_PC] = 0  # warp.pc: the executor starts every warp at pc 0
         state.sched_clean[sm, sched] = 0
         row[W_EXITED] = streams.count[g] == 0  # executor.done: no live lane
-        state.board[sm, slot, :] = 0
+        state.board[sm, slot, :s.entries] = 0  # the state's board may be wider (SmStates)
         state.cta_slots[sm, cta, i] = slot
         state.warps[sm, sv[sm, SV_NWARPS]] = slot
         sv[sm, SV_NWARPS] += 1

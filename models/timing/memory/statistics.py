@@ -16,6 +16,8 @@ tree), and the derived leaves are recomputed from the differences.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -188,11 +190,18 @@ def build_tree(values: list, num_sms: int) -> dict:
 
 def _per_sm(values: list, num_sms: int) -> dict:
     (a_name, a_unit, a_text), (t_name, t_unit, t_text) = PER_SM
-    return {str(i): {a_name: {"value": values[i], "unit": a_unit, "description": a_text},
-                     t_name: {"value": values[num_sms + i], "unit": t_unit, "description": t_text}}
-            for i in range(num_sms)}
+    return {sm: {a_name: {"value": a, "unit": a_unit, "description": a_text},
+                 t_name: {"value": t, "unit": t_unit, "description": t_text}}
+            for sm, a, t in zip(_sm_names(num_sms), values[:num_sms], values[num_sms:2 * num_sms])}
+
+
+@functools.cache
+def _sm_names(num_sms: int) -> tuple[str, ...]:
+    return tuple(str(i) for i in range(num_sms))
 
 
 def launch_tree(after: list, before: list, num_sms: int) -> dict:
     """The tree of what was counted between two ``snapshot``s (see the module docstring)."""
-    return build_tree([a - b for a, b in zip(after, before, strict=True)], num_sms)
+    if len(after) != len(before):
+        raise ValueError(f"launch_tree: snapshots of {len(after)} and {len(before)} values")
+    return build_tree(list(map(operator.sub, after, before)), num_sms)
