@@ -2,7 +2,8 @@
 
 For each workload, size and mode, every engine simulates the same launches in a fresh process
 (so each run's peak resident memory is its own, and after a tiny warm-up run that loads the
-compiled code from numba's cache), ``--repeat`` times; the table gives the median
+compiled code from numba's cache), ``--repeat`` times, one run of each engine after the other in
+every round (so that a change of the machine's load falls on all of them); the table gives the median
 wall seconds spent simulating launches (input generation and checks excluded), simulated cycles
 and thread-instructions per second, peak RSS, and the compiled engine's speed-up over the
 reference. Cycles and every timing statistic must be identical between the engines: a
@@ -199,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     engines = ("compiled",) if args.compiled_only else ENGINES
     print(f"paper-rtx3080, size {args.size}, {'first ' + str(args.launches) + ' launches, ' if args.launches else ''}"
-          f"median of {args.repeat} runs, each in a fresh process")
+          f"median of {args.repeat} runs, each in a fresh process, the engines' runs interleaved")
     head = f"{'workload':<11}{'mode':<6}{'launch':>7}{'cycles':>12}{'thread-instr':>15}"
     for engine in engines:
         head += f" | {engine + ' s':>12}{'cycles/s':>11}{'thr-instr/s':>13}{'RSS MiB':>8}"
@@ -210,8 +211,12 @@ def main(argv: list[str] | None = None) -> int:
     ratios, rates = [], []
     for name in args.workloads:
         for mode in args.modes.split(","):
-            runs = {e: [in_fresh_process(name, args.size, mode, e, args.launches) for _ in range(args.repeat)]
-                    for e in engines}
+            kinds = engines + (("golden",) if args.golden else ())
+            samples: dict[str, list[dict]] = {k: [] for k in kinds}
+            for _ in range(args.repeat):  # interleaved: a change of the machine's load hits every engine alike
+                for k in kinds:
+                    samples[k].append(in_fresh_process(name, args.size, mode, k, args.launches))
+            runs = {e: samples[e] for e in engines}
             first = runs[engines[0]][0]
             line = (f"{name:<11}{mode:<6}{first['launches']:>7}{first['cycles']:>12,}"
                     f"{first['thread_instructions']:>15,}")
@@ -222,8 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                 line += (f" | {wall[e]:>12.2f}{first['cycles'] / wall[e]:>11,.0f}"
                          f"{first['thread_instructions'] / wall[e]:>13,.0f}{rss:>8,.0f}")
             if args.golden:  # reference / golden model alone: the best speed-up an engine fed by it can have
-                golden = statistics.median(in_fresh_process(name, args.size, mode, "golden", args.launches)["seconds"]
-                                           for _ in range(args.repeat))
+                golden = statistics.median(r["seconds"] for r in samples["golden"])
                 floor = f"{wall['reference'] / golden:>7.1f}x" if "reference" in wall else f"{'-':>8}"
                 line += f" | {golden:>9.3f}{floor}"
             rates.append(first["thread_instructions"] / wall[engines[-1]])
