@@ -68,8 +68,9 @@ class ControlUnit(wiring.Component):
     trap: Out(trap_signature), BARRIER. stack_trap: Out(trap_signature), the SIMT stack's trap.
     start: In(1), init_mask: In(warp_size).array(warps), launch: masks, RP 0, warps with lanes run.
     advance_rp_valid, advance_rp_warp: In, DFLOW only: an instruction that produces a value issued.
-    ring_clear: Out(clear_layout), DFLOW with ``read_check`` only: ring positions the warp's lanes skip (``rpinc``, and
-        the SIMT stack's at ``sync``): their written bits are cleared (``written_bits.py``).
+    ring_clear: Out(clear_layout), DFLOW with ``read_check`` only: ring positions the warp's lanes
+        skip (``rpinc``, and the SIMT stack's at ``sync``): their written bits are cleared
+        (``written_bits.py``).
     active: Out(warp_size).array(warps), rp: Out(rp_width).array(warps), running: Out(warps),
         waiting: Out(warps) (at the block barrier): the warps' control state.
     stack_depth: Out(range(stack_depth + 1)).array(warps), each warp's SIMT-stack entries (coverage).

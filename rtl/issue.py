@@ -206,6 +206,7 @@ class IssueStage(wiring.Component):
         m.d.comb += [sched.issue.eq(i_go), self.consume.eq(Mux(i_go & ~i_trap, sched.grant, 0))]
 
         info = Signal(info_layout(p))
+        # (the trace's fields in their places: the traced core's netlist stays as it was)
         m.d.comb += [
             info.warp.eq(iw), info.pc.eq(i_pc), *([info.seq.eq(seq[iw])] if p.trace else []), info.op.eq(i_d.op),
             info.mod.eq(i_d.mod), *([info.rp.eq(rp[iw])] if p.trace else []), info.mask.eq(Array(self.active)[iw]),

@@ -303,8 +303,8 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
             trap = (f"{TrapCause(trap['cause']).name} at pc {trap['pc']} block {trap.get('block', 0)} "
                     f"warp {trap['warp']}")
         res = CaseResult(case.name, case.seed, None, cycles=out.get("cycles", 0), trap=trap,
-                         timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}))
-        res.traced = params.trace
+                         timeout=bool(out.get("timeout")), error=out.get("error"), mem_stats=out.get("mem_stats", {}),
+                         traced=params.trace)
         trace = rtl_trace(case.kernel, params.warp_size, out.get("trace", []), params) if params.trace else None
         res.rtl = trace
         res.retire_cycles = [int(r["cycle"]) for r in out.get("trace", [])]

@@ -133,31 +133,23 @@ def test_rtl_level(mode: str, tmp_path):
     assert {rec.block for rec in grid.rtl.records} == set(range(6))
 
 
-def test_rtl_without_read_check_runs_in_the_same_cycles():
-    """The DFLOW core built without the illegal-read trap (``read_check=False``, the core of the
-    area and power figures) runs every program that does not fault as the checked core does: the
-    same records retired at the same cycles."""
-    checked = CoreParams(mode="dflow", **PARAM_SETS["l4w4"])
-    unchecked = CoreParams(mode="dflow", read_check=False, **PARAM_SETS["l4w4"])
+@pytest.mark.parametrize("mode", ["dflow", "base"])
+def test_rtl_without_verification_features_runs_in_the_same_cycles(mode: str):
+    """The cores of the area and power figures run every program that does not fault as the full
+    core does. Without the illegal-read trap (``read_check=False``, DFLOW): the same records retired
+    at the same cycles. Without the trace port and the fields only the trace reads as well
+    (``trace=False``): the golden model's memory, in the same cycles with the same bank conflicts."""
     names = [name for name in NAMES if name not in FAULT_PROGRAMS]
-    runs = [run_cosim(p, [directed_case(name, p) for name in names]) for p in (checked, unchecked)]
-    for a, b in zip(*runs, strict=True):
-        assert a.ok and b.ok and b.compare.matched == b.compare.model_records, b.summary()
-        assert (b.cycles, b.retire_cycles) == (a.cycles, a.retire_cycles), a.name
-        assert b.rtl.records == a.rtl.records, a.name
-
-
-def test_rtl_without_trace_port_runs_in_the_same_cycles():
-    """The core built without its retirement-trace port and the fields only the trace reads
-    (``trace=False``, with ``read_check=False``: the core of the area and power figures) ends every
-    program that does not fault with the golden model's memory, in the cycles the traced core
-    takes."""
-    names = [name for name in NAMES if name not in FAULT_PROGRAMS]
-    for mode in ("dflow", "base"):
-        traced = CoreParams(mode=mode, **PARAM_SETS["l4w4"])
-        bare = CoreParams(mode=mode, trace=False, read_check=False, **PARAM_SETS["l4w4"])
-        runs = [run_cosim(p, [directed_case(name, p) for name in names]) for p in (traced, bare)]
-        for a, b in zip(*runs, strict=True):
-            assert a.ok and b.ok and b.compare is None and b.rtl is None, b.summary()
-            assert b.cycles == a.cycles and b.bank_conflicts == a.bank_conflicts, (mode, a.name)
-            assert expectation_mismatches(b, bare) == [], (mode, a.name)
+    core = PARAM_SETS["l4w4"]
+    bare = CoreParams(mode=mode, trace=False, read_check=False, **core)
+    variants = [CoreParams(mode=mode, **core), bare]
+    if mode == "dflow":
+        variants.append(CoreParams(mode=mode, read_check=False, **core))
+    runs = [run_cosim(p, [directed_case(name, p) for name in names]) for p in variants]
+    for a, b, *unchecked in zip(*runs, strict=True):
+        assert a.ok and b.ok and b.compare is None and b.rtl is None, b.summary()
+        assert b.cycles == a.cycles and b.bank_conflicts == a.bank_conflicts, (mode, a.name)
+        assert expectation_mismatches(b, bare) == [], (mode, a.name)
+        for c in unchecked:
+            assert c.ok and c.compare.matched == c.compare.model_records, c.summary()
+            assert (c.cycles, c.retire_cycles, c.rtl.records) == (a.cycles, a.retire_cycles, a.rtl.records), a.name

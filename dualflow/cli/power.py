@@ -41,7 +41,6 @@ def _what_matched(params: dict) -> str:
     return "trace" if params.get("trace", True) else "memory (no trace port)"
 
 
-
 def _table(runs: dict) -> str:
     """Per block and mode: internal, switching, clock, leakage (uW) and macros, then totals."""
     from dualflow.synth.power import PowerReport
