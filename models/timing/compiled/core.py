@@ -38,6 +38,7 @@ from dualflow.isa.encoding import MAX_REGS
 from ..scoreboard import PENDING
 from ..sm import UNIT_CLASSES
 from ..stats import STALL_REASONS
+from .borrowed import borrowed_view, keep
 
 __all__ = ["PENDING"]
 
@@ -145,16 +146,19 @@ structref.define_proxy(SmStateRef, SmStateType, list(SmState._fields))
 # Built in cached njit code: the proxies' own constructors compile anew in every process. Each
 # field is its own argument: numba types a tuple's arrays in Python, about 10 us each (0.45 ms
 # for an ``SmState``), and separate arguments in C.
+# The fields are borrowed views (borrowed.py): njit code reads them without reference counting;
+# the Python proxies keep what owns them (``keep``).
 @njit(cache=True)
 def _code_ref(table, units):
-    return CodeRef(table, units)
+    return CodeRef(borrowed_view(table), borrowed_view(units))
 
 
 @njit(cache=True)
 def _streams_ref(first, count, pc, threads, rp, exits, access, ordinal, tx_first, tx_count, degree,
                  order_conflict, tx_line, tx_sectors):
-    return StreamsRef(first, count, pc, threads, rp, exits, access, ordinal, tx_first, tx_count, degree,
-                      order_conflict, tx_line, tx_sectors)
+    b = borrowed_view
+    return StreamsRef(b(first), b(count), b(pc), b(threads), b(rp), b(exits), b(access), b(ordinal), b(tx_first),
+                      b(tx_count), b(degree), b(order_conflict), b(tx_line), b(tx_sectors))
 
 
 @njit(cache=True)
@@ -163,11 +167,14 @@ def _sm_state_ref(sv, wv, ibuf_pc, ibuf_ready, board, unread_pos, unread_count, 
                   cu_dest, cu_unread, cu_ready_at, cu_waiting, cu_seq, cu_nops, cu_bank, cu_key, cu_read, scratch,
                   pipes, bank_busy, stalls, warp_instructions, thread_instructions, misc, rf_reads, rf_writes,
                   cta_block, cta_left, cta_slots, heaps, log_n, err):
-    return SmStateRef(sv, wv, ibuf_pc, ibuf_ready, board, unread_pos, unread_count, warps, sched_warps, sched_n,
-                      sched_clean, last_reasons, last_slot, last_age, cu_used, cu_order, cu_slot, cu_pc, cu_rec,
-                      cu_dest, cu_unread, cu_ready_at, cu_waiting, cu_seq, cu_nops, cu_bank, cu_key, cu_read,
-                      scratch, pipes, bank_busy, stalls, warp_instructions, thread_instructions, misc, rf_reads,
-                      rf_writes, cta_block, cta_left, cta_slots, heaps, log_n, err)
+    b = borrowed_view
+    return SmStateRef(b(sv), b(wv), b(ibuf_pc), b(ibuf_ready), b(board), b(unread_pos), b(unread_count), b(warps),
+                      b(sched_warps), b(sched_n), b(sched_clean), b(last_reasons), b(last_slot), b(last_age),
+                      b(cu_used), b(cu_order), b(cu_slot), b(cu_pc), b(cu_rec), b(cu_dest), b(cu_unread),
+                      b(cu_ready_at), b(cu_waiting), b(cu_seq), b(cu_nops), b(cu_bank), b(cu_key), b(cu_read),
+                      b(scratch), b(pipes), b(bank_busy), b(stalls), b(warp_instructions), b(thread_instructions),
+                      b(misc), b(rf_reads), b(rf_writes), b(cta_block), b(cta_left), b(cta_slots), heaps, b(log_n),
+                      b(err))
 
 
 for _tuple, _make in ((Code, _code_ref), (Streams, _streams_ref), (SmState, _sm_state_ref)):
@@ -175,18 +182,18 @@ for _tuple, _make in ((Code, _code_ref), (Streams, _streams_ref), (SmState, _sm_
 
 
 def code_ref(code: Code) -> CodeRef:
-    """A ``CodeRef`` of the named tuple ``code``."""
-    return _code_ref(*code)
+    """A ``CodeRef`` of the named tuple ``code`` (which it keeps)."""
+    return keep(_code_ref(*code), code)
 
 
 def streams_ref(streams: Streams) -> StreamsRef:
-    """A ``StreamsRef`` of the named tuple ``streams``."""
-    return _streams_ref(*streams)
+    """A ``StreamsRef`` of the named tuple ``streams`` (which it keeps)."""
+    return keep(_streams_ref(*streams), streams)
 
 
 def sm_state_ref(state: SmState) -> SmStateRef:
-    """A ``SmStateRef`` of the named tuple ``state``."""
-    return _sm_state_ref(*state)
+    """A ``SmStateRef`` of the named tuple ``state`` (which it keeps)."""
+    return keep(_sm_state_ref(*state), state)
 
 
 @structref.register
@@ -200,7 +207,7 @@ class Heaps(structref.StructRefProxy):
     (``log[:log_n]``, rows of (cycle, block, warp, pc))."""
 
     def __new__(cls, completions, wake, log):
-        return structref.StructRefProxy.__new__(cls, completions, wake, log)
+        return keep(_heaps(completions, wake, log), (completions, wake, log))
 
     @property
     def log(self) -> np.ndarray:
@@ -213,6 +220,11 @@ def _heaps_log(heaps):
 
 
 structref.define_constructor(Heaps, HeapsType, ["completions", "wake", "log"])
+
+
+@njit(cache=True)
+def _heaps(completions, wake, log):
+    return Heaps(borrowed_view(completions), borrowed_view(wake), borrowed_view(log))
 structref.define_boxing(HeapsType, Heaps)
 structref.define_attributes(HeapsType)
 

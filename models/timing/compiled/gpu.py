@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .borrowed import borrow
 from .core import IDLE, SV_FINISHED_CTAS, SV_LAST_CYCLE
 from .sm import tick
 from .warps import add_cta, fits
@@ -58,7 +59,13 @@ def _pop(heap, n):
 @njit(cache=True)
 def run_launch(state, s, code, streams, mem, start):
     """The block dispatch and event loop of ``Gpu.run`` from cycle ``start``: the last cycle
-    simulated (``end``), or -1 on an error (``state.err``). Charges idle SMs to the end."""
+    simulated (``end``), or -1 on an error (``state.err``). Charges idle SMs to the end.
+    The structrefs are borrowed for the launch (borrowed.py): the caller holds them."""
+    return _run_launch(borrow(state), s, borrow(code), borrow(streams), borrow(mem), start)
+
+
+@njit(cache=True)
+def _run_launch(state, s, code, streams, mem, start):
     nsms = s.num_sms
     heap = np.zeros((max(16, 2 * nsms), 2), dtype=np.int64)
     nheap = 0

@@ -28,6 +28,8 @@ import numba
 from numba.core import types
 from numba.experimental import structref
 
+from .borrowed import borrowed_view, keep
+
 _I1 = types.int64[::1]
 _I2 = types.int64[:, ::1]
 _I3 = types.int64[:, :, ::1]
@@ -153,32 +155,34 @@ for _cls, _fields in ((CacheArrays, CACHE_FIELDS), (MshrFiles, MSHR_FIELDS), (Ti
 
 
 @numba.njit(cache=True)
-def new_cache(tag, lru, line, lines, clock, sets, ways, sectors, max_merges):
+def _new_cache(tag, lru, line, lines, clock, sets, ways, sectors, max_merges):
     """A ``CacheArrays`` of the given members (in ``CACHE_FIELDS`` order)."""
     c = structref.new(cache_type)
-    c.tag, c.lru, c.line, c.lines, c.clock = tag, lru, line, lines, clock
+    b = borrowed_view
+    c.tag, c.lru, c.line, c.lines, c.clock = b(tag), b(lru), b(line), b(lines), clock
     c.sets, c.ways, c.sectors, c.max_merges = sets, ways, sectors, max_merges
     return c
 
 
 @numba.njit(cache=True)
-def new_mshrs(release, count, head, size, used, entries):
+def _new_mshrs(release, count, head, size, used, entries):
     """A ``MshrFiles`` of the given members (in ``MSHR_FIELDS`` order)."""
     m = structref.new(mshr_type)
-    m.release, m.count, m.head, m.size, m.used, m.entries = release, count, head, size, used, entries
+    b = borrowed_view
+    m.release, m.count, m.head, m.size, m.used, m.entries = b(release), b(count), b(head), b(size), b(used), entries
     return m
 
 
 @numba.njit(cache=True)
-def new_timelines(iv, head, n):
+def _new_timelines(iv, head, n):
     """A ``Timelines`` of the given members (in ``TIMELINE_FIELDS`` order)."""
     t = structref.new(timeline_type)
-    t.iv, t.head, t.n = iv, head, n
+    t.iv, t.head, t.n = borrowed_view(iv), borrowed_view(head), borrowed_view(n)
     return t
 
 
 @numba.njit(cache=True)
-def new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, port, sm_accesses, sm_transactions, counts,
+def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, port, sm_accesses, sm_transactions, counts,
               dram_cycles, ipoly, data_flits, now, line_shift, sector_bytes, tpc, bypass_global, bypass_local,
               l1_hit, slices, use_ipoly, l2_hit, icnt_latency, flits_per_cycle, read_flits, smem_latency,
               smem_interval, smem_parts, channels, dram_latency, cycles_per_byte):
@@ -186,9 +190,10 @@ def new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, port, sm_acces
     s = structref.new(state_type)
     s.l1, s.l2, s.l1_mshr, s.l2_mshr = l1, l2, l1_mshr, l2_mshr
     s.requests, s.replies, s.buses = requests, replies, buses
+    b = borrowed_view
     s.port, s.sm_accesses, s.sm_transactions, s.counts, s.dram_cycles = (
-        port, sm_accesses, sm_transactions, counts, dram_cycles)
-    s.ipoly, s.data_flits = ipoly, data_flits
+        b(port), b(sm_accesses), b(sm_transactions), b(counts), b(dram_cycles))
+    s.ipoly, s.data_flits = b(ipoly), b(data_flits)
     s.now, s.line_shift, s.sector_bytes, s.tpc = now, line_shift, sector_bytes, tpc
     s.bypass_global, s.bypass_local, s.l1_hit = bypass_global, bypass_local, l1_hit
     s.slices, s.use_ipoly, s.l2_hit = slices, use_ipoly, l2_hit
@@ -197,6 +202,28 @@ def new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, port, sm_acces
     s.channels, s.dram_latency, s.cycles_per_byte = channels, dram_latency, cycles_per_byte
     return s
 
+
+
+# The constructors njit code runs store borrowed views (borrowed.py); these keep their owners.
+def new_cache(*members) -> CacheArrays:
+    """A ``CacheArrays`` of the given members (in ``CACHE_FIELDS`` order)."""
+    return keep(_new_cache(*members), members)
+
+
+def new_mshrs(*members) -> MshrFiles:
+    """A ``MshrFiles`` of the given members (in ``MSHR_FIELDS`` order)."""
+    return keep(_new_mshrs(*members), members)
+
+
+def new_timelines(*members) -> Timelines:
+    """A ``Timelines`` of the given members (in ``TIMELINE_FIELDS`` order)."""
+    return keep(_new_timelines(*members), members)
+
+
+def new_state(*members) -> MemoryState:
+    """A ``MemoryState`` of the given members (in ``MEMORY_FIELDS`` order; the caches, MSHR
+    files and timelines as ``new_*`` made them)."""
+    return keep(_new_state(*members), members)
 
 #: Fields of a ``CacheArrays.line`` record: valid and dirty masks, latest fill, first sector's ready
 #: cycle (``sectors`` of them, then as many merge counts).
