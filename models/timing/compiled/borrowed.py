@@ -44,6 +44,16 @@ def borrowed_view(typingctx, array):
     return array(array), codegen
 
 
+@intrinsic
+def keep_alive(typingctx, owner):
+    """A use of ``owner`` that does nothing: numba frees a local array after its last use, so a
+    function whose borrowed views of a local array outlive that use ends with this call."""
+    def codegen(context, builder, signature, args):
+        return context.get_dummy_value()
+
+    return types.none(owner), codegen
+
+
 def keep(proxy, owner: Any):
     """``proxy`` (a structref built from borrowed views) holding ``owner``, what owns their
     memory, for as long as it lives."""

@@ -112,6 +112,11 @@ class _Fields(types.StructRef):
 
 
 @structref.register
+class SettingsType(_Fields):
+    pass
+
+
+@structref.register
 class CodeType(_Fields):
     pass
 
@@ -126,6 +131,10 @@ class SmStateType(_Fields):
     pass
 
 
+class SettingsRef(structref.StructRefProxy):
+    """``Settings`` for njit code (a tuple argument is passed field by field, 28 words a call)."""
+
+
 class CodeRef(structref.StructRefProxy):
     """``Code`` for njit code."""
 
@@ -138,6 +147,7 @@ class SmStateRef(structref.StructRefProxy):
     """``SmState`` for njit code."""
 
 
+structref.define_proxy(SettingsRef, SettingsType, list(Settings._fields))
 structref.define_proxy(CodeRef, CodeType, list(Code._fields))
 structref.define_proxy(StreamsRef, StreamsType, list(Streams._fields))
 structref.define_proxy(SmStateRef, SmStateType, list(SmState._fields))
@@ -146,6 +156,18 @@ structref.define_proxy(SmStateRef, SmStateType, list(SmState._fields))
 # Built in cached njit code: the proxies' own constructors compile anew in every process. Each
 # field is its own argument: numba types a tuple's arrays in Python, about 10 us each (0.45 ms
 # for an ``SmState``), and separate arguments in C.
+@njit(cache=True)
+def _settings_ref(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_width, fetch_latency, collector_units,
+                  waiting_per_warp, waiting_per_sm, banks, writeback_ports, const_latency, cta_launch_latency,
+                  warp_size, max_threads, max_ctas, shared_bytes, registers, ring, code_length, warps_per_block,
+                  num_blocks, block_shared, block_registers, entries, num_sms, record_issue):
+    return SettingsRef(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_width, fetch_latency,
+                       collector_units, waiting_per_warp, waiting_per_sm, banks, writeback_ports, const_latency,
+                       cta_launch_latency, warp_size, max_threads, max_ctas, shared_bytes, registers, ring,
+                       code_length, warps_per_block, num_blocks, block_shared, block_registers, entries, num_sms,
+                       record_issue)
+
+
 # The fields are borrowed views (borrowed.py): njit code reads them without reference counting;
 # the Python proxies keep what owns them (``keep``).
 @njit(cache=True)
@@ -177,8 +199,14 @@ def _sm_state_ref(sv, wv, ibuf_pc, ibuf_ready, board, unread_pos, unread_count, 
                       b(err))
 
 
-for _tuple, _make in ((Code, _code_ref), (Streams, _streams_ref), (SmState, _sm_state_ref)):
+for _tuple, _make in ((Settings, _settings_ref), (Code, _code_ref), (Streams, _streams_ref),
+                      (SmState, _sm_state_ref)):
     assert tuple(inspect.signature(_make.py_func).parameters) == _tuple._fields, _make
+
+
+def settings_ref(s: Settings) -> SettingsRef:
+    """A ``SettingsRef`` of the named tuple ``s`` (its fields as int64)."""
+    return _settings_ref(*(int(v) for v in s))
 
 
 def code_ref(code: Code) -> CodeRef:
@@ -204,10 +232,12 @@ class HeapsType(_Fields):
 class Heaps(structref.StructRefProxy):
     """Per SM, the completion heap (``completions[sm, :SV_NCOMP]``, rows of (done, seq, kind,
     slot, dest, pc)) and the wake heap (``wake[sm, :SV_NWAKE]``); the issue log
-    (``log[:log_n]``, rows of (cycle, block, warp, pc))."""
+    (``log[:log_n]``, rows of (cycle, block, warp, pc)). The three are borrowed views
+    (borrowed.py) of the ``*_memory`` fields, which own them; a heap grows by replacing both
+    (``completion_push``, ``wake_push``, ``log_issue``)."""
 
     def __new__(cls, completions, wake, log):
-        return keep(_heaps(completions, wake, log), (completions, wake, log))
+        return _heaps(completions, wake, log)
 
     @property
     def log(self) -> np.ndarray:
@@ -216,17 +246,18 @@ class Heaps(structref.StructRefProxy):
 
 @njit(cache=True)
 def _heaps_log(heaps):
-    return heaps.log
+    return heaps.log_memory
 
 
-structref.define_constructor(Heaps, HeapsType, ["completions", "wake", "log"])
+structref.define_constructor(Heaps, HeapsType, ["completions", "wake", "log", "completions_memory", "wake_memory",
+                                                "log_memory"])
+structref.define_boxing(HeapsType, Heaps)
+structref.define_attributes(HeapsType)
 
 
 @njit(cache=True)
 def _heaps(completions, wake, log):
-    return Heaps(borrowed_view(completions), borrowed_view(wake), borrowed_view(log))
-structref.define_boxing(HeapsType, Heaps)
-structref.define_attributes(HeapsType)
+    return Heaps(borrowed_view(completions), borrowed_view(wake), borrowed_view(log), completions, wake, log)
 
 
 def make_sm_state(s: Settings, pipe_count: int, heap_capacity: int = 64) -> SmState:
@@ -417,6 +448,14 @@ class SmStates:
 # by the keys: completions pop by (cycle, seq), which are unique; wake entries are bare cycles.
 
 @njit(cache=True)
+def _copy_row(h, to, frm):
+    """``h[to, :] = h[frm, :]`` element by element: numba copies a slice of an array into the
+    same array through a temporary, an allocation per heap move."""
+    for k in range(h.shape[1]):
+        h[to, k] = h[frm, k]
+
+
+@njit(cache=True)
 def completion_push(state, sm, done, seq, kind, slot, dest, pc):
     """heapq.heappush(Sm.completions, (done, seq, kind, warp, dest, ins))."""
     heap = state.heaps.completions
@@ -424,15 +463,15 @@ def completion_push(state, sm, done, seq, kind, slot, dest, pc):
     if n == heap.shape[1]:
         grown = np.zeros((heap.shape[0], 2 * n, COMPLETION_WIDTH), dtype=np.int64)
         grown[:, :n] = heap
-        state.heaps.completions = grown
-        heap = grown
+        state.heaps.completions_memory = grown  # frees the old array: nothing reads it after this
+        heap = state.heaps.completions = borrowed_view(grown)
     h = heap[sm]
     i = n
     while i > 0:
         p = (i - 1) >> 1
         if h[p, 0] < done or (h[p, 0] == done and h[p, 1] < seq):
             break
-        h[i, :] = h[p, :]
+        _copy_row(h, i, p)
         i = p
     h[i, 0], h[i, 1], h[i, 2], h[i, 3], h[i, 4], h[i, 5] = done, seq, kind, slot, dest, pc
     state.sv[sm, SV_NCOMP] = n + 1
@@ -458,9 +497,9 @@ def completion_pop(state, sm):
             c += 1
         if last0 < h[c, 0] or (last0 == h[c, 0] and last1 < h[c, 1]):
             break
-        h[i, :] = h[c, :]
+        _copy_row(h, i, c)
         i = c
-    h[i, :] = h[n, :]
+    _copy_row(h, i, n)
     return top
 
 
@@ -472,8 +511,8 @@ def wake_push(state, sm, cycle):
     if n == heap.shape[1]:
         grown = np.zeros((heap.shape[0], 2 * n), dtype=np.int64)
         grown[:, :n] = heap
-        state.heaps.wake = grown
-        heap = grown
+        state.heaps.wake_memory = grown
+        heap = state.heaps.wake = borrowed_view(grown)
     h = heap[sm]
     i = n
     while i > 0:
@@ -518,7 +557,7 @@ def log_issue(state, t, block, wid, pc):
     if n == log.shape[0]:
         grown = np.zeros((2 * n, 4), dtype=np.int64)
         grown[:n] = log
-        state.heaps.log = grown
-        log = grown
+        state.heaps.log_memory = grown
+        log = state.heaps.log = borrowed_view(grown)
     log[n, 0], log[n, 1], log[n, 2], log[n, 3] = t, block, wid, pc
     state.log_n[0] = n + 1

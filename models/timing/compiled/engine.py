@@ -98,9 +98,11 @@ from .core import (
     W_WID,
     Code,
     Settings,
+    SettingsRef,
     SmStates,
     Streams,
     code_ref,
+    settings_ref,
     streams_ref,
 )
 from .gpu import launch_sums, run_launch
@@ -133,13 +135,13 @@ def encode_code(static: list[StaticInstruction]) -> np.ndarray:
 
 class _KernelPlan:
     """What the engine derives from a kernel once: its decoded instructions, their encoding and
-    its ``CodeRef``, and the ``Settings`` of each launch shape seen."""
+    its ``CodeRef``, and the ``Settings`` of each launch shape seen with their ``SettingsRef``."""
 
     def __init__(self, kernel: Kernel, units: np.ndarray):
         self.static = decoded(kernel)
         self.table = encode_code(self.static)
         self.code_ref = code_ref(Code(table=self.table, units=units))
-        self.settings: dict[tuple, Settings] = {}
+        self.settings: dict[tuple, tuple[Settings, SettingsRef]] = {}
 
 
 def encode_streams(streams: LaunchStreams, st: np.ndarray) -> Streams:
@@ -193,10 +195,11 @@ class CompiledGpu:
         if streams is None:
             return self._run_reference(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
         plan = self._plans(kernel)
-        settings = plan.settings.get((geo, shared, registers, self.issue_log is not None))
-        if settings is None:
-            settings = plan.settings[geo, shared, registers, self.issue_log is not None] = \
-                self._settings(kernel, geo, shared, registers, len(plan.static))
+        shape = geo, shared, registers, self.issue_log is not None
+        if shape not in plan.settings:
+            settings = self._settings(kernel, geo, shared, registers, len(plan.static))
+            plan.settings[shape] = settings, settings_ref(settings)
+        settings, settings_ref_ = plan.settings[shape]
         state, state_ref = self._states.fresh(settings, self._pipe_count)  # arrays read here; njit code gets the ref
         if self._carry_from_reference:
             self._carry(self._reference, state, into_state=True)
@@ -204,7 +207,7 @@ class CompiledGpu:
         start = self.cycle
         self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
         before = self.memory.counters()
-        end = run_launch(state_ref, settings, plan.code_ref, streams_ref(encode_streams(streams, plan.table)),
+        end = run_launch(state_ref, settings_ref_, plan.code_ref, streams_ref(encode_streams(streams, plan.table)),
                          self.memory.state, start)
         if state.err[0]:
             self._raise(kernel, plan.static, streams, state)

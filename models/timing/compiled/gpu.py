@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .borrowed import borrow
+from .borrowed import borrow, borrowed_view, keep_alive
 from .core import IDLE, SV_FINISHED_CTAS, SV_LAST_CYCLE
 from .sm import tick
 from .warps import add_cta, fits
@@ -17,20 +17,26 @@ from .warps import add_cta, fits
 
 @njit(cache=True)
 def _push(heap, n, cycle, sm):
-    """heapq.heappush(heap, (cycle, sm)) on ``heap[:n]``; returns the heap (grown if full)."""
-    if n == heap.shape[0]:
-        grown = np.zeros((2 * n, 2), dtype=np.int64)
-        grown[:n] = heap
-        heap = grown
+    """heapq.heappush(heap, (cycle, sm)) on ``heap[:n]`` (n < len(heap): ``_room``)."""
     i = n
     while i > 0:
         p = (i - 1) >> 1
         if heap[p, 0] < cycle or (heap[p, 0] == cycle and heap[p, 1] <= sm):
             break
-        heap[i, :] = heap[p, :]
+        heap[i, 0], heap[i, 1] = heap[p, 0], heap[p, 1]
         i = p
     heap[i, 0], heap[i, 1] = cycle, sm
-    return heap
+
+
+@njit(cache=True)
+def _room(memory, n):
+    """The SM heap's array ``memory`` with room for one more entry after ``n``: itself, or a
+    copy twice as long."""
+    if n < memory.shape[0]:
+        return memory
+    grown = np.zeros((2 * n, 2), dtype=np.int64)
+    grown[:n] = memory
+    return grown
 
 
 @njit(cache=True)
@@ -50,7 +56,7 @@ def _pop(heap, n):
                 c += 1
             if l0 < heap[c, 0] or (l0 == heap[c, 0] and l1 <= heap[c, 1]):
                 break
-            heap[i, :] = heap[c, :]
+            heap[i, 0], heap[i, 1] = heap[c, 0], heap[c, 1]
             i = c
         heap[i, 0], heap[i, 1] = l0, l1
     return cycle, sm
@@ -61,15 +67,18 @@ def run_launch(state, s, code, streams, mem, start):
     """The block dispatch and event loop of ``Gpu.run`` from cycle ``start``: the last cycle
     simulated (``end``), or -1 on an error (``state.err``). Charges idle SMs to the end.
     The structrefs are borrowed for the launch (borrowed.py): the caller holds them."""
-    return _run_launch(borrow(state), s, borrow(code), borrow(streams), borrow(mem), start)
+    return _run_launch(borrow(state), borrow(s), borrow(code), borrow(streams), borrow(mem), start)
 
 
 @njit(cache=True)
 def _run_launch(state, s, code, streams, mem, start):
     nsms = s.num_sms
-    heap = np.zeros((max(16, 2 * nsms), 2), dtype=np.int64)
+    # the heap and ``scheduled`` as borrowed views (borrowed.py) of arrays these locals own
+    heap_memory = np.zeros((max(16, 2 * nsms), 2), dtype=np.int64)
+    heap = borrowed_view(heap_memory)
     nheap = 0
-    scheduled = np.full(nsms, -1, dtype=np.int64)  # -1: None
+    scheduled_memory = np.full(nsms, -1, dtype=np.int64)  # -1: None
+    scheduled = borrowed_view(scheduled_memory)
     next_block = 0
     # at the start, one block per SM per pass (round robin), as a block dispatcher does
     progress = True
@@ -82,7 +91,10 @@ def _run_launch(state, s, code, streams, mem, start):
                 progress = True
                 if scheduled[sm] == -1 or start < scheduled[sm]:  # schedule
                     scheduled[sm] = start
-                    heap = _push(heap, nheap, start, sm)
+                    if nheap == heap.shape[0]:
+                        heap_memory = _room(heap_memory, nheap)
+                        heap = borrowed_view(heap_memory)
+                    _push(heap, nheap, start, sm)
                     nheap += 1
     end = start
     while nheap:
@@ -106,11 +118,16 @@ def _run_launch(state, s, code, streams, mem, start):
                 nxt = cycle + 1 if nxt == -1 else min(nxt, cycle + 1)
         if nxt != -1 and (scheduled[i] == -1 or nxt < scheduled[i]):
             scheduled[i] = nxt
-            heap = _push(heap, nheap, nxt, i)
+            if nheap == heap.shape[0]:
+                heap_memory = _room(heap_memory, nheap)
+                heap = borrowed_view(heap_memory)
+            _push(heap, nheap, nxt, i)
             nheap += 1
     for sm in range(nsms):  # an SM that ran out of blocks early idles until the launch ends
         idle = end - max(state.sv[sm, SV_LAST_CYCLE], start - 1)
         state.stalls[sm, IDLE] += idle * s.schedulers
+    keep_alive(heap_memory)
+    keep_alive(scheduled_memory)
     return end
 
 
