@@ -19,9 +19,9 @@ What one launch leaves for the next must then carry across exactly, in both dire
   pipelines' busy-until cycles and the register banks' last-granted cycles (these two lie in
   the past at the next launch's start unless a unit's initiation interval exceeds its latency;
   carried so nothing depends on that), and ``seq`` and ``warp_age`` (only their order matters
-  within a launch; carried anyway). The compiled engine keeps them in its SM state, which its
-  reset leaves alone (``core.CARRIED``, ``core.SV_CARRIED``); before the first compiled launch
-  they are in the reference engine's SMs.
+  within a launch; carried anyway). The compiled engine keeps them in its SM state, made with
+  the engine (a new ``Sm``'s values), which its reset leaves alone (``core.CARRIED``,
+  ``core.SV_CARRIED``).
 
 Everything else an ``Sm`` keeps is empty or reset at a launch's start (completion and wake
 heaps, collector units, resident warps and blocks, ``last_cycle``), or is only read for warps
@@ -176,9 +176,10 @@ class CompiledGpu:
                                 for cls in UNIT_CLASSES], dtype=np.int64)
         self._reference: Gpu | None = None
         # the SM state; what carries from one launch to the next (module docstring) is kept in
-        # it, or in the reference engine's SMs while no compiled launch has made one
+        # it. Made here, as the reference's SMs and both memory systems are (4.8 MB at 68 SMs);
+        # a launch whose D-FLOW ring needs a wider board makes it anew, keeping what carries.
         self._states = SmStates()
-        self._carry_from_reference = False
+        self._states.fresh(self._gpu_settings(), self._pipe_count)
         self._plans = PerKernel(lambda kernel: _KernelPlan(kernel, self._units))
         self._executors = Executors()  # the pre-run's, restarted by later launches of a kernel
 
@@ -201,9 +202,6 @@ class CompiledGpu:
             plan.settings[shape] = settings, settings_ref(settings)
         settings, settings_ref_ = plan.settings[shape]
         state, state_ref = self._states.fresh(settings, self._pipe_count)  # arrays read here; njit code gets the ref
-        if self._carry_from_reference:
-            self._carry(self._reference, state, into_state=True)
-            self._carry_from_reference = False
         start = self.cycle
         self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
         before = self.memory.counters()
@@ -220,8 +218,8 @@ class CompiledGpu:
         return TimingStats.of_launch(kernel.name, cfg, sm_totals(_counter_views(state_ref, state)), cycles=cycles,
                                      memory=memory_tree)
 
-    def _settings(self, kernel: Kernel, geo: Geometry, shared: int, registers: int, code_length: int) -> Settings:
-        """The ``Settings`` of a launch of ``kernel`` with this shape."""
+    def _gpu_settings(self) -> Settings:
+        """The ``Settings`` fields the GPU's configuration fixes (the launch's are 0, ring 1)."""
         cfg = self.config
         sm = cfg.sm
         return Settings(
@@ -231,10 +229,16 @@ class CompiledGpu:
             waiting_per_warp=sm.dflow_waiting_per_warp, waiting_per_sm=sm.dflow_waiting_per_sm,
             banks=sm.register_banks, writeback_ports=sm.writeback_ports, const_latency=sm.const_latency,
             cta_launch_latency=sm.cta_launch_latency, warp_size=sm.warp_size, max_threads=sm.max_threads,
-            max_ctas=sm.max_ctas, shared_bytes=sm.shared_bytes, registers=sm.registers, ring=max(kernel.ring, 1),
-            code_length=code_length, warps_per_block=geo.warps_per_block, num_blocks=geo.num_blocks,
-            block_shared=shared, block_registers=registers, entries=entries_per_warp(kernel, cfg.mode),
-            num_sms=cfg.num_sms, record_issue=int(self.issue_log is not None))
+            max_ctas=sm.max_ctas, shared_bytes=sm.shared_bytes, registers=sm.registers, ring=1, code_length=0,
+            warps_per_block=0, num_blocks=0, block_shared=0, block_registers=0, entries=0, num_sms=cfg.num_sms,
+            record_issue=int(self.issue_log is not None))
+
+    def _settings(self, kernel: Kernel, geo: Geometry, shared: int, registers: int, code_length: int) -> Settings:
+        """The ``Settings`` of a launch of ``kernel`` with this shape."""
+        return self._gpu_settings()._replace(
+            ring=max(kernel.ring, 1), code_length=code_length, warps_per_block=geo.warps_per_block,
+            num_blocks=geo.num_blocks, block_shared=shared, block_registers=registers,
+            entries=entries_per_warp(kernel, self.config.mode))
 
     def _raise(self, kernel: Kernel, static: list[StaticInstruction], streams: LaunchStreams, state) -> None:
         code, sm, slot = (int(x) for x in state.err[:3])
@@ -265,17 +269,13 @@ class CompiledGpu:
         for sm in ref.sms:
             sm.issue_log = self.issue_log
         state = self._states.state
-        if state is not None:  # else ref's SMs hold the carried values (a new Gpu's, or its own)
-            self._carry(ref, state, into_state=False)
+        self._carry(ref, state, into_state=False)
         ref.cycle = self.cycle
         self.memory.store_into(ref.memory)
         timing = ref.run(kernel, geo, params, memory, fconfig, warp_counts, thread_counts)
         self.memory = CompiledMemory.from_reference(ref.memory)
         self.cycle = ref.cycle
-        if state is not None:
-            self._carry(ref, state, into_state=True)
-        else:
-            self._carry_from_reference = True
+        self._carry(ref, state, into_state=True)
         return timing
 
     @staticmethod
