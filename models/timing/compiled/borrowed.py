@@ -15,8 +15,11 @@ core's time. Two kinds of borrowed values take them away:
   keeps numpy's parent pointer).
 - ``borrow(struct)``: a structref's payload as a bare pointer (type ``Borrowed``), with the
   structref's fields as attributes. Passing it costs no count; reading a field that is itself
-  a structref gives a ``Borrowed`` of it. ``run_launch`` borrows its structrefs once, for a
-  launch during which the engine holds them.
+  a structref gives a ``Borrowed`` of it, and reading an array field gives a view with a
+  constant null pointer, which LLVM sees is never counted: such a view is valid while the
+  field holds that array (a function that replaces a field reads it anew afterwards). Writing
+  a field counts as a structref's setter does. ``run_launch`` borrows its structrefs once, for
+  a launch during which the engine holds them.
 """
 
 from __future__ import annotations
@@ -112,6 +115,10 @@ def _getattr(context, builder, typ, value, attr):
     field_type = typ.struct.field_dict[attr]
     if isinstance(field_type, types.StructRef):
         return _payload_pointer(context, builder, field_type, field)
+    if isinstance(field_type, types.Array):  # an uncounted view: a constant null memory-info pointer
+        view = context.make_array(field_type)(context, builder, value=field)
+        view.meminfo = cgutils.get_null_value(view.meminfo.type)
+        return view._getvalue()
     return imputils.impl_ret_borrowed(context, builder, field_type, field)
 
 
