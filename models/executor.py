@@ -260,13 +260,17 @@ class BatchExecutor:
         """D-FLOW: ``(g, first, rp)`` when warps ``g`` are consecutive (``first`` the first) and at
         one RP, else ``(g, -1, 0)``; kept in ``_same_rp`` for the other operands of the step's
         instruction, until RP moves (every change of ``rp`` clears it)."""
-        rows = warp_rows(g)
-        same = g, -1, 0
-        if type(rows) is slice:
-            rps = self.rp[rows]
-            p = int(rps[0])
-            if len(g) == 1 or not np.count_nonzero(rps != p):
-                same = g, rows.start, p
+        if len(g) == 1:  # one warp: most steps of a small launch, every step of the reference engine
+            first = int(g[0])
+            same = g, first, int(self.rp[first])
+        else:
+            rows = warp_rows(g)
+            same = g, -1, 0
+            if type(rows) is slice:
+                rps = self.rp[rows]
+                p = int(rps[0])
+                if not np.count_nonzero(rps != p):
+                    same = g, rows.start, p
         self._same_rp = same
         return same
 

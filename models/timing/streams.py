@@ -379,6 +379,8 @@ class _PreRun:
         self.tx_sectors: list[np.ndarray] = []
         self.degrees: list[np.ndarray] = []
         self.orders: list[np.ndarray] = []
+        self.any_degree = self.any_order = False  # else ``degrees``/``orders`` hold only zeros
+        self._zeros: dict[int, np.ndarray] = {}  # per access size, the zeros of what it does not have
         self.records = 0
 
     def run(self) -> None:
@@ -436,13 +438,16 @@ class _PreRun:
         n = len(g)
         self.access_at.append(self.records)
         self.access_rows.append(n)
-        zeros = np.zeros(n, dtype=np.int64)
+        zeros = self._zeros.get(n)
+        if zeros is None:  # never written: the arrays are concatenated at the end
+            zeros = self._zeros[n] = np.zeros(n, dtype=np.int64)
         counts = degrees = orders = zeros
         if ins.ordered:
             addresses = ex.last_access[0]
             if ins.space == "shared":
                 cfg = self.shared_cfg
                 degrees = conflict_degrees(addresses, mask, cfg.banks, cfg.bank_bytes, cfg.warp_parts)
+                self.any_degree = True
             else:
                 where = addresses
                 if ins.space == "local":
@@ -452,6 +457,7 @@ class _PreRun:
                 self.tx_sectors.append(sectors)
             if history is not None:
                 orders = history.record(ins, g, addresses, mask)
+                self.any_order = True
         self.tx_counts.append(counts)
         self.degrees.append(degrees)
         self.orders.append(orders)
@@ -471,9 +477,11 @@ class _PreRun:
         tx_count = cat(self.tx_counts)
         tx_first = np.cumsum(tx_count) - tx_count
         tx_first[tx_count == 0] = 0  # shared, param, no active lane
+        degree = cat(self.degrees) if self.any_degree else np.zeros(len(tx_count), np.int64)
+        order_conflict = cat(self.orders) if self.any_order else np.zeros(len(tx_count), np.int64)
         return LaunchStreams(
             first=first, count=count, pc=pc, threads=threads, rp=rp, exits=exits, access=access,
-            tx_first=tx_first, tx_count=tx_count, degree=cat(self.degrees), order_conflict=cat(self.orders),
+            tx_first=tx_first, tx_count=tx_count, degree=degree, order_conflict=order_conflict,
             tx_line=cat(self.tx_lines), tx_sectors=cat(self.tx_sectors))
 
 

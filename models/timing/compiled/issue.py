@@ -119,13 +119,22 @@ def issue(state, s, code, streams, sm, t):
             allow_wait = p == 1 or not s.dflow
             for i in range(n):
                 slot = order[i]
+                if slot < 0:  # D-FLOW, second pass: the first found only its operands not ready
+                    slot = -1 - slot
+                    why = issue_waiting(state, s, code, streams, sm, slot, t)
+                    if state.err[0]:
+                        return progress
                 # a cached stall holds until an event touching the warp clears it
-                if wv[sm, slot, W_STALL] != NO_STALL and t < wv[sm, slot, W_STALL_UNTIL]:
+                elif wv[sm, slot, W_STALL] != NO_STALL and t < wv[sm, slot, W_STALL_UNTIL]:
                     why = wv[sm, slot, W_STALL]
                 else:
                     why = try_issue(state, s, code, streams, sm, slot, t, allow_wait)
                     if state.err[0]:
                         return progress
+                    if why == SCOREBOARD and not allow_wait:
+                        # nothing changes before the second pass (no warp issues in this one):
+                        # it need only decide whether the instruction may wait (``issue_waiting``)
+                        order[i] = -1 - slot
                 if wv[sm, slot, W_STALL] == NO_STALL:
                     until = 0  # issued, or a stall that other warps' progress can end
                 elif wv[sm, slot, W_STALL_UNTIL] < until:
@@ -180,13 +189,33 @@ def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
         if st[pc, ST_PRODUCES] and guard_blocks(state, s, sm, slot, rp):
             return stall(state, sm, slot, RING_GUARD, PENDING)
         if needs_cu and waits(state, s, code, sm, slot, rp, pc, t + 1) and (
-                not allow_wait or wv[sm, slot, W_WAITING_CUS] >= s.waiting_per_warp
-                or state.sv[sm, SV_WAITING_CUS] >= s.waiting_per_sm
-                or not unblocks_next(state, s, code, sm, slot, pc, rp, t)):
+                not allow_wait or not may_wait(state, s, code, sm, slot, pc, rp, t)):
             return SCOREBOARD  # not cached: other warps' collector units free the limit
     elif base_blocked(state, code, sm, slot, pc):
         return stall(state, sm, slot, SCOREBOARD, PENDING)
     execute(state, s, code, streams, sm, slot, pc, t, needs_cu)
+    return ISSUED
+
+
+@njit(cache=True)
+def may_wait(state, s, code, sm, slot, pc, rp, t):
+    """D-FLOW: may the warp send ``pc``, whose operands are not all ready, ahead into a
+    collector unit to wait there (the limits, and ``unblocks_next``)?"""
+    return not (state.wv[sm, slot, W_WAITING_CUS] >= s.waiting_per_warp
+                or state.sv[sm, SV_WAITING_CUS] >= s.waiting_per_sm
+                or not unblocks_next(state, s, code, sm, slot, pc, rp, t))
+
+
+@njit(cache=True)
+def issue_waiting(state, s, code, streams, sm, slot, t):
+    """``try_issue`` with waiting allowed, for a warp whose try without it this cycle returned
+    SCOREBOARD (every earlier check passed, its operands are not ready): the same answer
+    without repeating those checks."""
+    pc = state.ibuf_pc[sm, slot, state.wv[sm, slot, W_IB_HEAD]]
+    rp = streams.rp[state.wv[sm, slot, W_REC]]
+    if not may_wait(state, s, code, sm, slot, pc, rp, t):
+        return SCOREBOARD
+    execute(state, s, code, streams, sm, slot, pc, t, True)
     return ISSUED
 
 
