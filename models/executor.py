@@ -39,6 +39,8 @@ SYNC_ENTRY, DIV_ENTRY = 0, 1
 #: (a distance reaching before the warp's first producer).
 NEVER_WRITTEN = np.iinfo(np.int64).min
 _NO_PC = np.iinfo(np.int64).max  # the pc of a warp that cannot run, above every real one
+#: ``_uniform_rp``'s ``first`` of warps at one RP that are not consecutive, and of warps at several.
+_ONE_RP, _SEVERAL_RPS = -1, -2
 #: Opcodes whose handlers change more than their warps' pc (control flow, exits, barriers).
 _CONTROL = frozenset({Opcode.BRA, Opcode.SSY, Opcode.SYNC, Opcode.EXIT, Opcode.BAR})
 #: Integer opcodes whose ``alu`` function takes an immediate as a scalar (broadcast over the
@@ -246,6 +248,12 @@ class BatchExecutor:
                 r = p % n * nw + first
                 if not np.count_nonzero((tag[r:r + len(g)] != p) & mask):
                     return ring[r:r + len(g)].copy()
+            elif first == _ONE_RP:  # warps at one RP: their rows of the slot by index, one position
+                p -= dist
+                row = g + p % n * nw
+                if not np.count_nonzero((tag[row] != p) & mask):
+                    return ring[row]
+            # several RPs, or an illegal read (which this path reports)
             pos = rp[g] - dist
             row = pos % n * nw + g
             tags = tag[row]
@@ -258,19 +266,20 @@ class BatchExecutor:
 
     def _uniform_rp(self, g: np.ndarray) -> tuple[np.ndarray, int, int]:
         """D-FLOW: ``(g, first, rp)`` when warps ``g`` are consecutive (``first`` the first) and at
-        one RP, else ``(g, -1, 0)``; kept in ``_same_rp`` for the other operands of the step's
-        instruction, until RP moves (every change of ``rp`` clears it)."""
+        one RP, ``(g, _ONE_RP, rp)`` when they are at one RP but not consecutive, else ``(g,
+        _SEVERAL_RPS, 0)``; kept in ``_same_rp`` for the other operands of the step's instruction,
+        until RP moves (every change of ``rp`` clears it)."""
         if len(g) == 1:  # one warp: most steps of a small launch, every step of the reference engine
             first = int(g[0])
             same = g, first, int(self.rp[first])
         else:
             rows = warp_rows(g)
-            same = g, -1, 0
-            if type(rows) is slice:
-                rps = self.rp[rows]
-                p = int(rps[0])
-                if not np.count_nonzero(rps != p):
-                    same = g, rows.start, p
+            rps = self.rp[rows]
+            p = int(rps[0])
+            if np.count_nonzero(rps != p):
+                same = g, _SEVERAL_RPS, 0
+            else:
+                same = g, rows.start if type(rows) is slice else _ONE_RP, p
         self._same_rp = same
         return same
 
@@ -302,15 +311,21 @@ class BatchExecutor:
                     np.copyto(tag[r:r + len(g)], p, where=mask)
                     rp[first:first + len(g)] += 1
                     return
-                pos = rp[g]
-                row = pos % n * nw + g
+                if first == _ONE_RP:  # one position for every warp
+                    row = g + p % n * nw
+                    written = p
+                    rp[g] = p + 1
+                else:
+                    pos = rp[g]
+                    row = pos % n * nw + g
+                    written = pos[:, None]
+                    rp[g] = pos + 1
                 if np.count_nonzero(mask) == mask.size:  # every lane: no merge with the old values
                     ring[row] = values
-                    tag[row] = pos[:, None]
+                    tag[row] = written
                 else:
                     ring[row] = np.where(mask, values, ring[row])
-                    tag[row] = np.where(mask, pos[:, None], tag[row])
-                rp[g] = pos + 1
+                    tag[row] = np.where(mask, written, tag[row])
 
             return write
         if ins.dst == 0:
