@@ -412,6 +412,7 @@ class _PreRun:
         next_step, rp = ex.next_step, ex.rp if self.dflow else None
         count_rows = np.add.reduce  # active lanes per warp: a third of np.count_nonzero(axis=1)'s cost
         last_mask = threads = None
+        records = self.records
         while (step := next_step()) is not None:
             pc, g, mask = step
             warps = g + base if base else g  # g: the executor's array (maybe the last step's), never changed
@@ -426,17 +427,19 @@ class _PreRun:
             kind = kinds[pc]
             if kind:
                 if kind & _EXIT:
-                    self.exit_at.append((self.records, ex.done[g]))
+                    self.exit_at.append((records, ex.done[g]))
                 elif kind & _BAR:
                     episode[warps] += 1
                 if kind & _MEM:
-                    self._access(static[pc], ex, g, warps, mask, history)
-            self.records += len(g)
+                    self._access(static[pc], ex, g, warps, mask, history, records)
+            records += len(g)
+        self.records = records
 
     def _access(self, ins: StaticInstruction, ex: BatchExecutor, g: np.ndarray, warps: np.ndarray,
-                mask: np.ndarray, history: _OrderHistory | None) -> None:
+                mask: np.ndarray, history: _OrderHistory | None, record: int) -> None:
+        """Record the access of the step whose first record is ``record``."""
         n = len(g)
-        self.access_at.append(self.records)
+        self.access_at.append(record)
         self.access_rows.append(n)
         zeros = self._zeros.get(n)
         if zeros is None:  # never written: the arrays are concatenated at the end
