@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 
 import numpy as np
-from numba import njit
 
 from dualflow.models.timing.compiled.borrowed import borrow
 from dualflow.models.timing.compiled.core import (
@@ -22,6 +21,15 @@ from dualflow.models.timing.compiled.core import (
     sm_state_ref,
     streams_ref,
 )
+
+
+def njit(function):
+    """numba's njit, imported here: importing numba before dualflow's compiled package (as a
+    module-level import would, sorted first) leaves its cache folder unset, and numba then
+    writes the engine's cache next to the sources."""
+    from numba import njit as numba_njit
+
+    return numba_njit(function)
 
 
 @njit
