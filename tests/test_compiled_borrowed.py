@@ -1,12 +1,17 @@
 """Borrowed state (models/timing/compiled/borrowed.py): structrefs built from borrowed views keep
 their owners alive, njit code reads and writes them through ``borrow``, and a field replaced in
-njit code (a heap that grows) owns its new array while Python still reads the right values."""
+njit code (a heap that grows) owns its new array while Python still reads the right values.
+Also: the engine's numba cache goes to the user's cache folder whatever was imported first."""
 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 
 import numpy as np
+from numba import njit
 
 from dualflow.models.timing.compiled.borrowed import borrow
 from dualflow.models.timing.compiled.core import (
@@ -21,15 +26,6 @@ from dualflow.models.timing.compiled.core import (
     sm_state_ref,
     streams_ref,
 )
-
-
-def njit(function):
-    """numba's njit, imported here: importing numba before dualflow's compiled package (as a
-    module-level import would, sorted first) leaves its cache folder unset, and numba then
-    writes the engine's cache next to the sources."""
-    from numba import njit as numba_njit
-
-    return numba_njit(function)
 
 
 @njit
@@ -105,3 +101,15 @@ def test_a_structref_of_borrowed_views_keeps_their_owners():
 
 def test_settings_are_read_by_name():
     assert _settings_sum(settings_ref(_settings())) == 2 + 32 + 7
+
+
+def test_numba_imported_first_still_caches_outside_the_sources(tmp_path):
+    """numba reads NUMBA_CACHE_DIR when it is imported; the compiled package sets it, and makes
+    numba read it again when numba came first (as in this module), so no cache lands next to
+    the sources."""
+    code = ("import numba, numba.core.config as c; import dualflow.models.timing.compiled; "
+            "print(c.CACHE_DIR)")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().startswith(str(tmp_path / "dualflow" / "numba"))

@@ -2,8 +2,8 @@
 driven by per-warp instruction streams recorded by a functional pre-run (``..streams``).
 
 Numba caches compiled code on disk; the cache lives under the user's cache folder, never in the
-source tree or the installed package (``NUMBA_CACHE_DIR``, set here before numba is imported
-unless the environment already sets it). The folder is named by a digest of the sources the
+source tree or the installed package (``NUMBA_CACHE_DIR``, set here unless the environment
+already sets it, and read again if numba was imported first). The folder is named by a digest of the sources the
 compiled code is built from (this package, and the models, machine description and instruction
 set whose constants it freezes): numba checks only the stamp of the file a function is in, so a
 caller kept in its cache would go on running an edited callee of another file, or an old constant.
@@ -11,6 +11,7 @@ caller kept in its cache would go on running an edited callee of another file, o
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 
@@ -25,3 +26,7 @@ def _sources_digest() -> str:
 
 os.environ.setdefault("NUMBA_CACHE_DIR", str(
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dualflow" / "numba" / _sources_digest()))
+if "numba" in sys.modules:  # imported first: its configuration has read the environment already
+    from numba.core.config import reload_config
+
+    reload_config()
