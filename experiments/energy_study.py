@@ -32,6 +32,18 @@ def energy_columns(result, config, rf_registers: int) -> tuple[dict[str, Any], d
     return row, report.to_dict()
 
 
+def check_priced(config) -> None:
+    """Build ``config``'s energy table once, so that what pricing needs (CACTI, the RTL power
+    data) fails before the simulations, not after them; nothing when the GPU has no technology."""
+    from dualflow.energy import energy_table, technology
+
+    try:
+        technology(config.name)
+    except ConfigError:
+        return
+    energy_table(config)
+
+
 def _ratio(a, b):
     return None if a is None or b is None or not b else round(a / b, 4)
 

@@ -340,6 +340,7 @@ def reproduce(out: Path, size: str = "default", seed: int = 1, preset: str = "pa
         for s in {figure_size(name, size), study_slice(name, size, study_sms)[0]}:
             if s not in wl.sizes:
                 raise ConfigError(f"workload {name} has no size {s!r} (have: {', '.join(wl.sizes)})")
+    energy_study.check_priced(preset_config(preset))  # e.g. CACTI not built: say so before minutes of runs
     jobs = plan(size, seed, preset, workloads, warps, study_sms)
     workers = workers or min(len(jobs), os.cpu_count() or 1)
     start = time.perf_counter()

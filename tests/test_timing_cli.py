@@ -40,6 +40,24 @@ def test_bad_input_is_one_clear_line(args, message, capsys, tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+
+def test_reproduce_without_cacti_fails_before_simulating(tmp_path, capsys, monkeypatch):
+    """Pricing the energy tables needs CACTI (or its cached macros): reproduce says so before
+    its simulations, not after them."""
+    from dualflow.experiments import reproduce
+    from dualflow.synth import cacti_build, sram
+
+    monkeypatch.setattr(cacti_build, "installed_cacti_dir", lambda: tmp_path / "no-cacti")
+    monkeypatch.setattr(sram, "cache_dir", lambda: tmp_path / "sram")
+
+    def simulate(*args, **kwargs):
+        raise AssertionError("a simulation started before the CACTI check")
+    monkeypatch.setattr(reproduce, "run_all", simulate)
+    assert main(["reproduce", "nn", "--size", "tiny", "-j", "1", "-o", str(tmp_path / "x")]) == 1
+    err = capsys.readouterr().err
+    assert "CACTI is not built" in err and "make cacti" in err and "Traceback" not in err
+    assert not (tmp_path / "x").exists()
+
 def test_reproduce_writes_tables_and_plots(tmp_path, capsys):
     out = tmp_path / "res"
     # gaussian's Fan1 blocks have 16 warps: its 8-warp points cannot exist and are reported, not run
