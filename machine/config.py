@@ -118,7 +118,7 @@ class GpuConfig:
     num_sms: int = field(default=68, metadata=doc("SMs", "streaming multiprocessors", maximum=MAX_SMS))
     core_clock_mhz: float = field(default=1440.0, metadata=doc("MHz", "SM clock; every latency is in its cycles"))
     kernel_launch_latency: int = field(default=0, metadata=doc(
-        "cycles", "idle cycles between one launch finishing and the next starting"))
+        "cycles", "each launch's overhead before its blocks start: part of the launch's cycles, every SM idle"))
     sm: SmConfig = field(default_factory=SmConfig, metadata=doc("", "one SM"))
     memory: MemoryConfig = field(default_factory=MemoryConfig, metadata=doc("", "memory system"))
 

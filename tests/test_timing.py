@@ -244,3 +244,28 @@ def test_form_must_match_mode():
     dev = TimingDevice(GpuConfig(mode="dflow", num_sms=1))
     with pytest.raises(ConfigError, match="REG form"):
         dev.launch(kernel(" exit\n"), grid=1, block=32, params=[0])
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_kernel_launch_latency_is_part_of_every_launch(mode: Mode):
+    """Each launch's blocks start ``kernel_launch_latency`` cycles after it begins: the launch
+    takes that much longer (gaussian: the same blocks, each launch shifted whole), every SM's
+    schedulers are idle through it, and both engines agree."""
+    from dualflow.kernels.registry import get_workload
+    from dualflow.kernels.workload import run_workload
+
+    base = preset("paper-rtx3080").replace(mode=mode)
+    timing = {}
+    for latency in (0, 500):
+        config = base.replace(kernel_launch_latency=latency)
+        for engine in ("reference", "compiled"):
+            device = TimingDevice(config, engine=engine)
+            run_workload(get_workload("gaussian"), size="tiny", form=mode.form, device=device)
+            timing[latency, engine] = device.timing
+    for engine in ("reference", "compiled"):
+        without, with_latency = timing[0, engine], timing[500, engine]
+        assert [t.cycles + 500 for t in without] == [t.cycles for t in with_latency]
+        for t in with_latency:
+            assert sum(t.stalls.values()) == t.cycles * base.num_sms * base.sm.schedulers
+            assert t.stalls["idle"] >= 500 * base.num_sms * base.sm.schedulers
+    assert [t.to_dict() for t in timing[500, "reference"]] == [t.to_dict() for t in timing[500, "compiled"]]

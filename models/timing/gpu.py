@@ -102,8 +102,9 @@ class Gpu:
             sm.ring, sm.local_bytes, sm.warps_per_block = kernel.ring, kernel.local_bytes, wpb
             sm.last_cycle = -1
         before = sm_totals(self.sms)
-        start = self.cycle
-        self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
+        begin = self.cycle
+        start = begin + cfg.kernel_launch_latency  # blocks start after the launch's overhead
+        self.memory.flush_l1(begin)  # GPUs invalidate L1 between launches
         mem_before = self.memory.stats()
 
         per_chunk = max(1, EXECUTOR_WARPS // wpb)
@@ -173,10 +174,10 @@ class Gpu:
                 schedule(sm, nxt)
         warp_counts += np.array(warps_at, dtype=np.int64)
         thread_counts += np.array(threads_at, dtype=np.int64)
-        for sm in self.sms:  # an SM that ran out of blocks early idles until the launch ends
-            idle = end - max(sm.last_cycle, start - 1)
+        for sm in self.sms:  # every SM idles through the launch latency, and one that ran out of
+            idle = end - max(sm.last_cycle, start - 1) + start - begin  # blocks early until the end
             sm.counters.stalls["idle"] += idle * cfg.sm.schedulers
-        cycles = end + 1 - start
-        self.cycle = end + 1 + cfg.kernel_launch_latency
+        cycles = end + 1 - begin
+        self.cycle = end + 1
         return TimingStats.of_launch(kernel.name, cfg, launch_counts(self.sms, before), cycles=cycles,
                                      memory=diff_memory(self.memory.stats(), mem_before))

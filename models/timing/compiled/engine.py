@@ -62,6 +62,7 @@ from .core import (
     ERR_DEADLOCK,
     ERR_ORDER,
     ERR_ORDER_FAR,
+    IDLE,
     M_ACTIVE,
     M_BARRIERS,
     M_BUSY,
@@ -202,17 +203,18 @@ class CompiledGpu:
             plan.settings[shape] = settings, settings_ref(settings)
         settings, settings_ref_ = plan.settings[shape]
         state, state_ref = self._states.fresh(settings, self._pipe_count)  # arrays read here; njit code gets the ref
-        start = self.cycle
-        self.memory.flush_l1(start)  # GPUs invalidate L1 between launches
+        begin = self.cycle
+        self.memory.flush_l1(begin)  # GPUs invalidate L1 between launches
         before = self.memory.counters()
         end = run_launch(state_ref, settings_ref_, plan.code_ref, streams_ref(encode_streams(streams, plan.table)),
-                         self.memory.state, start)
+                         self.memory.state, begin + cfg.kernel_launch_latency)  # blocks start after the overhead
         if state.err[0]:
             self._raise(kernel, plan.static, streams, state)
         if self.issue_log is not None:
             self.issue_log.extend(map(tuple, state.heaps.log[:state.log_n[0]].tolist()))
-        cycles = end + 1 - start
-        self.cycle = end + 1 + cfg.kernel_launch_latency
+        state.stalls[:, IDLE] += cfg.kernel_launch_latency * cfg.sm.schedulers  # every SM idles through it
+        cycles = end + 1 - begin
+        self.cycle = end + 1
         memory_tree = DeferredTree(counters_tree, self.memory.counters(), before, self.memory.smem_interval,
                                    cfg.num_sms)
         return TimingStats.of_launch(kernel.name, cfg, sm_totals(_counter_views(state_ref, state)), cycles=cycles,
