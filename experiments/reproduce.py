@@ -107,6 +107,18 @@ def run_job(job: Job) -> dict[str, Any]:
     return {"row": row, "full": {**result.to_dict(), "energy": energy}}
 
 
+def run_and_keep(job: Job, runs: Path) -> dict[str, Any]:
+    """``run_job``, its full result written to ``runs`` here (in the worker): what goes back to
+    the parent is the summary row and the progress figures, under a kilobyte. A worker killed
+    while it sends a longer message through the result pipe leaves the parent reading the rest
+    forever (the other workers keep the pipe open), so no long message crosses it."""
+    res = run_job(job)
+    atomic_write(runs / f"{job.tag}.json", json.dumps(res["full"], indent=1) + "\n")
+    timing = res["full"].get("timing")
+    return {"row": res["row"], "cycles": timing["cycles"]["value"] if timing else 0,
+            "thread_instructions": sum(timing["thread_instructions"]["value"].values()) if timing else 0}
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP arrived while the jobs ran: stop like Ctrl-C (the command exits 128 +
     ``signum``)."""
@@ -143,14 +155,15 @@ def _worker_init() -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
-def run_pool(jobs: list[Job], workers: int, finish) -> None:
-    """Run ``jobs`` on ``workers`` processes, calling ``finish(job, result)`` as each completes.
-    On any exit before the end (Ctrl-C, ``Terminated``, an error) the jobs not yet started are
-    cancelled and the workers terminated at once; a worker that died (killed by a signal, as the
-    out-of-memory killer does) is a DualflowError naming a job it was running."""
+def run_pool(jobs: list[Job], workers: int, finish, runs: Path) -> None:
+    """Run ``jobs`` on ``workers`` processes (``run_and_keep`` into ``runs``), calling
+    ``finish(job, result)`` as each completes. On any exit before the end (Ctrl-C,
+    ``Terminated``, an error) the jobs not yet started are cancelled and the workers terminated
+    at once; a worker that died (killed by a signal, as the out-of-memory killer does) is a
+    DualflowError naming a job it was running."""
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
     try:
-        futures = {pool.submit(run_job, job): job for job in jobs}
+        futures = {pool.submit(run_and_keep, job, runs): job for job in jobs}
         for fut in as_completed(futures):
             try:
                 res = fut.result()
@@ -221,19 +234,16 @@ def run_all(jobs: list[Job], workers: int, out: Path, progress=None) -> list[dic
 
     def finish(job: Job, res: dict) -> None:
         rows.append(res["row"])
-        atomic_write(out / "runs" / f"{job.tag}.json", json.dumps(res["full"], indent=1) + "\n")
-        timing = res["full"].get("timing")
-        bar.finished(job.tag, timing["cycles"]["value"] if timing else 0,
-                     sum(timing["thread_instructions"]["value"].values()) if timing else 0,
-                     res["row"]["wall_seconds"])
+        bar.finished(job.tag, res["cycles"], res["thread_instructions"], res["row"]["wall_seconds"])
 
+    runs = out / "runs"
     try:
         with stop_on_terminate():
             if workers <= 1:
                 for job in jobs:
-                    finish(job, run_job(job))
+                    finish(job, run_and_keep(job, runs))
             else:
-                run_pool(jobs, workers, finish)
+                run_pool(jobs, workers, finish, runs)
     finally:
         bar.close()
     order = {job.tag: i for i, job in enumerate(jobs)}

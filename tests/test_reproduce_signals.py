@@ -101,3 +101,21 @@ def test_a_killed_worker_is_one_line(tmp_path):
     assert len(lines) == 1, lines
     assert lines[0].startswith("dualflow: error: reproduce: a simulation worker process died while running ")
     assert left == []
+
+
+def test_a_worker_sends_its_parent_one_atomic_pipe_write(tmp_path):
+    """A worker killed while it writes a longer message to the result pipe leaves the parent
+    reading it forever: the full result goes to disk in the worker, the pipe carries a summary
+    that one write() delivers whole (PIPE_BUF)."""
+    import json
+    import pickle
+
+    from dualflow.experiments import reproduce
+    from dualflow.machine.mode import Mode
+
+    job = reproduce.Job("warps", "nn", Mode.DFLOW, "tiny", 1, "paper-rtx3080", 64, 1)
+    res = reproduce.run_and_keep(job, tmp_path)
+    assert len(pickle.dumps(res)) < select.PIPE_BUF
+    assert res["row"]["cycles"] == res["cycles"] > 0 and res["thread_instructions"] > 0
+    full = json.loads((tmp_path / f"{job.tag}.json").read_text())
+    assert full["timing"]["cycles"]["value"] == res["cycles"]
