@@ -20,11 +20,9 @@ COLUMNS = (*_REPORT, "rf_area_mm2", "rf_registers")
 def energy_columns(result, config, rf_registers: int) -> tuple[dict[str, Any], dict | None]:
     """The row's energy columns and the full energy report (None, and empty columns, when the
     GPU has no technology in energy/technology.py)."""
-    from dualflow.energy import gpu_energy, technology
+    from dualflow.energy import gpu_energy
 
-    try:
-        technology(config.name)
-    except ConfigError:
+    if not _has_technology(config):
         return dict.fromkeys(COLUMNS), None
     report = gpu_energy(result.total, config, rf_registers=rf_registers)
     row = {column: getattr(report, name) for column, name in _REPORT.items()}
@@ -35,13 +33,21 @@ def energy_columns(result, config, rf_registers: int) -> tuple[dict[str, Any], d
 def check_priced(config) -> None:
     """Build ``config``'s energy table once, so that what pricing needs (CACTI, the RTL power
     data) fails before the simulations, not after them; nothing when the GPU has no technology."""
-    from dualflow.energy import energy_table, technology
+    from dualflow.energy import energy_table
+
+    if _has_technology(config):
+        energy_table(config)
+
+
+def _has_technology(config) -> bool:
+    """Has the GPU a technology in energy/technology.py (else it is not priced)?"""
+    from dualflow.energy import technology
 
     try:
         technology(config.name)
     except ConfigError:
-        return
-    energy_table(config)
+        return False
+    return True
 
 
 def _ratio(a, b):

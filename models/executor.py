@@ -131,7 +131,6 @@ class BatchExecutor:
         #: per pc: its handler only moves its warps to the next pc (no branch, stack, exit or
         #: barrier), which lets ``next_step`` find the next step from the last one
         self._advances_only = [ins.op not in _CONTROL and SPECS[ins.op].branch_if is None for ins in kernel.code]
-        self._code_length = len(kernel.code)
 
     def restart(self, params: np.ndarray, warp_counts: np.ndarray, thread_counts: np.ndarray,
                 budget: list[int]) -> None:
@@ -154,8 +153,6 @@ class BatchExecutor:
         ``__init__`` makes and ``restart`` clears), in the arrays the handlers hold."""
         self.params = params
         self.warp_counts, self.thread_counts, self.budget = warp_counts, thread_counts, budget
-        # the counts as memoryviews: an item of one is added to in half the time of a numpy item
-        self._warp_counts, self._thread_counts = memoryview(warp_counts), memoryview(thread_counts)
         np.less(self._thread, self.geo.threads_per_block, out=self.alive)
         self.active[:] = self.alive
         self.pc.fill(0)
@@ -163,7 +160,7 @@ class BatchExecutor:
         self.waiting.fill(False)
         self.stacks: list[list[StackEntry]] = [[] for _ in range(self.nw)]
         self.seq.fill(0)
-        self._last: tuple[int, np.ndarray, np.ndarray, int, int] | None = None  # see next_step
+        self._last: tuple[int, np.ndarray, np.ndarray, int] | None = None  # see next_step
         self._cand, self._others = self.pc, _NO_PC  # see next_step
         self._same_rp: tuple[np.ndarray, int, int] | None = None  # see _uniform_rp
         self.last_access: tuple[np.ndarray, np.ndarray | None] | None = None  # (addresses, store data)
@@ -662,7 +659,7 @@ class BatchExecutor:
         # ufuncs and ndarray.nonzero directly: the ndarray methods' Python wrappers (any, min,
         # sum) doubled the cost of a step of a few warps
         last = self._last
-        if last is not None and self.pc[last[4]] == last[0] + 1:
+        if last is not None and self.pc[last[1][0]] == last[0] + 1:
             # The last step's instruction only moved its warps, all the warps at the lowest pc,
             # to the next pc: that is the lowest pc now, and the warps there are those and any
             # runnable others there (``_others``: the lowest pc of the runnable others, ``_cand``
@@ -690,18 +687,18 @@ class BatchExecutor:
             g = (cand == pc).nonzero()[0]
             cand[g] = _NO_PC
             self._others = int(np.minimum.reduce(cand))
-            if pc < self._code_length and len(g) == 1:  # one warp: its row by a slice, copied
+            if pc < len(self.kernel.code) and len(g) == 1:  # one warp: its row by a slice, copied
                 w = int(g[0])  # (handlers change ``active``)
                 mask = self.active[w:w + 1].copy()
             else:
                 mask = self.active[g]
             threads = np.count_nonzero(mask)
-        if pc >= self._code_length:
+        if pc >= len(self.kernel.code):
             raise self.ran_past_end(int(g[0]))
         n = len(g)
-        self._last = (pc, g, mask, threads, int(g[0])) if self._advances_only[pc] else None
-        self._warp_counts[pc] += n
-        self._thread_counts[pc] += threads
+        self._last = (pc, g, mask, threads) if self._advances_only[pc] else None
+        self.warp_counts[pc] += n
+        self.thread_counts[pc] += threads
         budget = self.budget
         budget[0] += n
         if budget[0] > self.limit:

@@ -203,7 +203,6 @@ def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, port, sm_acce
     return s
 
 
-
 # The constructors njit code runs store borrowed views (borrowed.py); these keep their owners.
 def new_cache(*members) -> CacheArrays:
     """A ``CacheArrays`` of the given members (in ``CACHE_FIELDS`` order)."""
@@ -224,6 +223,7 @@ def new_state(*members) -> MemoryState:
     """A ``MemoryState`` of the given members (in ``MEMORY_FIELDS`` order; the caches, MSHR
     files and timelines as ``new_*`` made them)."""
     return keep(_new_state(*members), members)
+
 
 #: Fields of a ``CacheArrays.line`` record: valid and dirty masks, latest fill, first sector's ready
 #: cycle (``sectors`` of them, then as many merge counts).
