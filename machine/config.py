@@ -58,6 +58,13 @@ class SmConfig:
     ibuffer_entries: int = field(default=2, metadata=doc("instructions", "instruction-buffer depth per warp"))
     fetch_width: int = field(default=2, metadata=doc(
         "instructions", "instructions one fetch brings into a warp's buffer; one warp fetches per cycle"))
+    fetch_warps: int = field(default=1, metadata=doc(
+        "warps/cycle", "warps that fetch in one cycle, each up to fetch_width instructions, round robin "
+        "(GPGPU-Sim fetches and decodes -gpgpu_inst_fetch_throughput times per cycle; SM86: 4)"))
+    fetch_past_branches: bool = field(default=False, metadata=doc(
+        "", "fetch goes on past a branch, sync or exit as if it fell through; when the warp's next instruction "
+        "in the buffer is not at its pc (the branch went elsewhere), the buffer is flushed and fetch restarts "
+        "there (GPGPU-Sim's control-hazard flush at issue). False: fetch stops at them until they complete"))
     fetch_latency: int = field(default=1, metadata=doc("cycles", "from fetch to decoded in the buffer"))
     collector_units: int = field(default=8, metadata=doc(
         "units", "operand-collector units per SM (D-FLOW: the out-of-order window)"))
@@ -69,8 +76,11 @@ class SmConfig:
         "units", "D-FLOW: collector units of the whole SM that may hold instructions whose operands are "
         "still in flight; the rest stay available to instructions that can dispatch at once"))
     register_banks: int = field(default=8, metadata=doc(
-        "banks", "register-file banks, one read or one write each per cycle; entry e of warp w is in "
-        "bank (e + w) mod banks"))
+        "banks", "register-file banks, register_bank_ports reads or writes each per cycle; entry e of "
+        "warp w is in bank (e + w) mod banks"))
+    register_bank_ports: int = field(default=1, metadata=doc(
+        "accesses/cycle", "reads or writes one register-file bank serves per cycle "
+        "(GPGPU-Sim -gpgpu_reg_file_port_throughput; SM86: 2)"))
     writeback_ports: int = field(default=4, metadata=doc("results/cycle", "register-file writebacks per cycle"))
     const_latency: int = field(default=8, metadata=doc("cycles", "parameter (ldc) load through the constant cache"))
     cta_launch_latency: int = field(default=10, metadata=doc(
@@ -87,8 +97,10 @@ class SmConfig:
     def __post_init__(self) -> None:
         check_ints(self, "warp_size", "max_threads", "max_ctas", "registers", "shared_bytes", "schedulers",
                   "ibuffer_entries", "fetch_width", "fetch_latency", "collector_units", "register_banks",
-                  "dflow_waiting_per_warp", "dflow_waiting_per_sm",
+                  "dflow_waiting_per_warp", "dflow_waiting_per_sm", "fetch_warps", "register_bank_ports",
                   "writeback_ports")
+        if not isinstance(self.fetch_past_branches, bool):
+            raise ConfigError(f"SmConfig.fetch_past_branches must be True or False, not {self.fetch_past_branches!r}")
         check_ints(self, "const_latency", "cta_launch_latency", minimum=0)
         if self.warp_size > 32:
             raise ConfigError(f"SmConfig.warp_size must be at most 32, not {self.warp_size}")

@@ -106,6 +106,24 @@ def test_workload_tiny(preset_name: str, name: str, mode: Mode):
     run_both(name, preset(preset_name).replace(mode=mode.value))
 
 
+#: The SM structures the presets do not all use: fetch that stops at branches, one warp's fetch
+#: a cycle, one access per register bank (the project's first model), and SM86's front end and
+#: register file (fetch past branches, four fetches a cycle, two accesses per bank).
+STRUCTURES = {
+    "stop-at-branches": {"sm.fetch_past_branches": False, "sm.fetch_warps": 1, "sm.register_bank_ports": 1,
+                         "sm.writeback_ports": 4},
+    "sm86": {"sm.fetch_past_branches": True, "sm.fetch_warps": 4, "sm.register_bank_ports": 2,
+             "sm.writeback_ports": 8},
+}
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+@pytest.mark.parametrize("name", ["bfs", "divloop", "gaussian", "hotspot", "lud", "nw", "pathfinder"])
+@pytest.mark.parametrize("structure", sorted(STRUCTURES))
+def test_sm_structures(structure: str, name: str, mode: Mode):
+    run_both(name, preset("paper-rtx3080").replace(mode=mode.value, **STRUCTURES[structure]))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", list(Mode))
 @pytest.mark.parametrize("name", ["pathfinder", "reduce", "hotspot", "bfs", "nw"])

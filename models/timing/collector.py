@@ -2,8 +2,8 @@
 
 An issued instruction takes a free collector unit, which holds one entry per source operand:
 its register-file bank, the cycle from which its value can be read, and whether it has been
-read. Each cycle the arbitrator grants every bank at most one access; writebacks take their
-bank first, then reads are granted to the oldest collector units. A unit whose operands are all
+read. Each cycle the arbitrator grants every bank at most ``ports`` accesses; writebacks take
+their bank first, then reads are granted to the oldest collector units. A unit whose operands are all
 read may dispatch to an execution unit from the next cycle on (BASE: in program order per warp;
 D-FLOW: any ready unit, oldest first, subject to the memory-ordering rule).
 """
@@ -43,14 +43,16 @@ class CollectorUnit:
 class OperandCollector:
     """The collector units of one SM and their register-file bank arbitration."""
 
-    def __init__(self, units: int, banks: int):
+    def __init__(self, units: int, banks: int, ports: int = 1):
         self.capacity = units
         self.banks = banks
+        self.ports = ports
         self.units: list[CollectorUnit] = []  # occupied, oldest first (issue order)
         self.reads = [0] * banks
         self.writes = [0] * banks
         self.conflicts = 0  # read requests that lost their bank to another access that cycle
-        self._bank_busy = [-1] * banks  # cycle in which each bank was last granted
+        self._bank_cycle = [-1] * banks  # cycle in which each bank was last granted
+        self._bank_uses = [0] * banks  # ... and how many accesses it granted in that cycle
         self.on_wait_end = lambda: None  # the SM counts collector units whose operands were in flight
 
     def add(self, cu: CollectorUnit) -> None:
@@ -60,17 +62,23 @@ class OperandCollector:
         self.units.remove(cu)
 
     def claim_write(self, bank: int, cycle: int) -> bool:
-        """Take ``bank`` for a writeback this cycle; False if another write already has it."""
-        if self._bank_busy[bank] == cycle:
+        """Take a port of ``bank`` for a writeback this cycle; False if its ports are taken."""
+        if not self._claim(bank, cycle):
             return False
-        self._bank_busy[bank] = cycle
         self.writes[bank] += 1
+        return True
+
+    def _claim(self, bank: int, cycle: int) -> bool:
+        if self._bank_cycle[bank] != cycle:
+            self._bank_cycle[bank], self._bank_uses[bank] = cycle, 0
+        if self._bank_uses[bank] == self.ports:
+            return False
+        self._bank_uses[bank] += 1
         return True
 
     def read_operands(self, cycle: int, readable) -> bool:
         """Grant operand reads for this cycle; ``readable(cu, operand)`` says whether the value
         exists yet. Returns whether any read was granted."""
-        busy = self._bank_busy
         granted = False
         for cu in self.units:
             if not cu.unread:
@@ -78,10 +86,9 @@ class OperandCollector:
             for op in cu.operands:
                 if op.read or not readable(cu, op, cycle):
                     continue
-                if busy[op.bank] == cycle:
+                if not self._claim(op.bank, cycle):
                     self.conflicts += 1
                     continue
-                busy[op.bank] = cycle
                 self.reads[op.bank] += 1
                 op.read = True
                 cu.unread -= 1

@@ -45,7 +45,7 @@ class Sm:
 
     def __init__(self, index: int, config: SmConfig, memory: MemorySystem, *, dflow: bool):
         self.index, self.cfg, self.memory, self.dflow = index, config, memory, dflow
-        self.collector = OperandCollector(config.collector_units, config.register_banks)
+        self.collector = OperandCollector(config.collector_units, config.register_banks, config.register_bank_ports)
         self.collector.on_wait_end = self._wait_ended
         self.pipes = {cls: [0] * config.unit(cls).count for cls in UNIT_CLASSES}
         self.units = {cls: config.unit(cls) for cls in UNIT_CLASSES}
@@ -193,7 +193,7 @@ class Sm:
         warp.inflight -= 1
         if ins.is_mem:
             warp.mem_inflight -= 1
-        if ins.redirect:
+        if ins.redirect and not self.cfg.fetch_past_branches:
             warp.fetch_stalled = False
             warp.fetch_pc = warp.pc
         if warp.exited and not warp.inflight:
@@ -338,6 +338,12 @@ class Sm:
         if not ibuf:
             return self._stall(warp, "ibuffer")
         pc, ready = ibuf[0]
+        if self.cfg.fetch_past_branches and pc != warp.pc:  # fetched past a branch that went elsewhere:
+            # flush, and fetch from where it went
+            ibuf.clear()
+            warp.fetch_pc = warp.pc
+            self.counters.ibuffer_flushes += 1
+            return self._stall(warp, "ibuffer")
         if ready > t:
             return self._stall(warp, "ibuffer", ready)
         ins = self.static[pc]
@@ -444,30 +450,47 @@ class Sm:
 
     # ------------------------------------------------------------------ fetch
     def _fetch(self, t: int) -> bool:
-        """One warp per cycle brings up to ``fetch_width`` instructions into its buffer."""
+        """Up to ``fetch_warps`` warps per cycle, round robin, each bring up to ``fetch_width``
+        instructions into their buffer."""
         warps = self.warps
         n = len(warps)
         if not n:
             return False
         cfg = self.cfg
+        end = len(self.static)
+        first = self.fetch_rr
+        fetched = 0
         for k in range(n):
-            warp = warps[(self.fetch_rr + k) % n]
+            warp = warps[(first + k) % n]
             space = cfg.ibuffer_entries - len(warp.ibuf)
             if warp.exited or warp.fetch_stalled or space <= 0 or warp.start > t:
                 continue
-            ready = t + cfg.fetch_latency
             pc = warp.fetch_pc
-            for _ in range(min(space, cfg.fetch_width)):
-                if pc == len(self.static):  # fetch stops at redirects, so this path surely runs off the end
+            if pc == end:
+                # fetch stops at redirects, so this path surely runs off the end; past them, only
+                # if the warp itself is there
+                if not cfg.fetch_past_branches or warp.pc == end:
                     raise warp.ex.ran_past_end(warp.w)
+                if warp.ibuf:
+                    continue  # the branch it fetched past is still to issue
+                pc = warp.pc  # it issued and went elsewhere: the flush, from the fetch side
+                self.counters.ibuffer_flushes += 1
+            ready = t + cfg.fetch_latency
+            for _ in range(min(space, cfg.fetch_width)):
+                if pc == end:
+                    if not cfg.fetch_past_branches:
+                        raise warp.ex.ran_past_end(warp.w)
+                    break
                 warp.ibuf.append((pc, ready))
                 self._dirty(warp)
-                if self.static[pc].redirect:
+                if self.static[pc].redirect and not cfg.fetch_past_branches:
                     warp.fetch_stalled = True
                     break
                 pc += 1
             warp.fetch_pc = pc
-            self.fetch_rr = (self.fetch_rr + k + 1) % n
+            self.fetch_rr = (first + k + 1) % n
             heapq.heappush(self.wake, ready)
-            return True
-        return False
+            fetched += 1
+            if fetched == cfg.fetch_warps:
+                break
+        return fetched > 0

@@ -88,6 +88,9 @@ class TimingStats(Statistics):
     sm_active_cycles: int = counter("SM-cycles", "cycles in which an SM had a resident warp",
                                     source="counters.sm_active_cycles")
     barriers: int = counter("warp-instructions", "bar instructions issued", source="counters.barriers")
+    ibuffer_flushes: int = counter("flushes", "instruction buffers flushed because a branch went elsewhere than the "
+                                   "instructions fetched past it (sm.fetch_past_branches)",
+                                   source="counters.ibuffer_flushes")
     collector_busy: int = counter("unit-cycles", "sum over SM cycles of occupied collector units", written=False,
                                   source="counters.collector_busy")
     resident_warps: int = counter("warp-cycles", "sum over SM cycles of resident warps", written=False,

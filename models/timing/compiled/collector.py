@@ -23,6 +23,22 @@ def register_bank(entry, warp, banks):
 
 
 @njit(cache=True)
+def claim_bank(state, s, sm, bank, t):
+    """OperandCollector._claim: take one of the ports of ``bank`` in cycle ``t``, if one is
+    left. ``bank_busy`` holds ``t * bank_ports + k`` once ``k + 1`` accesses were granted in
+    cycle ``t`` (one number per bank: the reference's cycle and count)."""
+    busy = state.bank_busy[sm, bank]
+    base = t * s.bank_ports
+    if busy < base:
+        state.bank_busy[sm, bank] = base
+        return True
+    if busy - base + 1 == s.bank_ports:
+        return False
+    state.bank_busy[sm, bank] = busy + 1
+    return True
+
+
+@njit(cache=True)
 def collector_remove(state, sm, u):
     """OperandCollector.remove."""
     n = state.sv[sm, SV_NCU]
@@ -49,10 +65,9 @@ def read_operands(state, s, sm, t):
             if s.dflow and state.board[sm, slot, key % s.ring] > t:
                 continue
             bank = state.cu_bank[sm, u, j]
-            if state.bank_busy[sm, bank] == t:
+            if not claim_bank(state, s, sm, bank, t):
                 state.misc[sm, M_CONFLICTS] += 1
                 continue
-            state.bank_busy[sm, bank] = t
             state.rf_reads[sm, bank] += 1
             state.cu_read[sm, u, j] = 1
             state.cu_unread[sm, u] -= 1

@@ -78,15 +78,16 @@ ST_WIDTH = ST_UNIQ + MAX_SOURCES
  W_BAR_WAIT, W_IB_HEAD, W_IB_LEN, W_NUNREAD, W_MARK, W_WIDTH) = range(25)
 
 # --- counters: columns of ``SmState.misc`` (SmCounters' scalar counters and the collector's) -
-M_ACTIVE, M_BARRIERS, M_BUSY, M_RESIDENT, M_CONFLICTS, M_WIDTH = range(6)
+M_ACTIVE, M_BARRIERS, M_BUSY, M_RESIDENT, M_CONFLICTS, M_FLUSHES, M_WIDTH = range(7)
 
 # --- error codes in ``SmState.err[0]`` (the rest of ``err`` says where) ----------------------
 ERR_NONE, ERR_ORDER, ERR_ORDER_FAR, ERR_DEADLOCK, ERR_PC, ERR_PAST_END = range(6)
 COMPLETION_WIDTH = 6  # (done, seq, kind, slot, dest, pc)
 
 Settings = namedtuple("Settings", [
-    "dflow", "lrr", "schedulers", "max_warps", "ibuffer_entries", "fetch_width", "fetch_latency",
-    "collector_units", "waiting_per_warp", "waiting_per_sm", "banks", "writeback_ports", "const_latency",
+    "dflow", "lrr", "schedulers", "max_warps", "ibuffer_entries", "fetch_width", "fetch_warps", "fetch_past",
+    "fetch_latency", "collector_units", "waiting_per_warp", "waiting_per_sm", "banks", "bank_ports",
+    "writeback_ports", "const_latency",
     "cta_launch_latency", "warp_size", "max_threads", "max_ctas", "shared_bytes", "registers", "ring",
     "code_length", "warps_per_block", "num_blocks", "block_shared", "block_registers", "entries",
     "num_sms", "record_issue"])
@@ -132,7 +133,7 @@ class SmStateType(_Fields):
 
 
 class SettingsRef(structref.StructRefProxy):
-    """``Settings`` for njit code (a tuple argument is passed field by field, 28 words a call)."""
+    """``Settings`` for njit code (a tuple argument is passed field by field, a word per field at every call)."""
 
 
 class CodeRef(structref.StructRefProxy):
@@ -157,12 +158,14 @@ structref.define_proxy(SmStateRef, SmStateType, list(SmState._fields))
 # field is its own argument: numba types a tuple's arrays in Python, about 10 us each (0.45 ms
 # for an ``SmState``), and separate arguments in C.
 @njit(cache=True)
-def _settings_ref(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_width, fetch_latency, collector_units,
-                  waiting_per_warp, waiting_per_sm, banks, writeback_ports, const_latency, cta_launch_latency,
+def _settings_ref(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_width, fetch_warps, fetch_past,
+                  fetch_latency, collector_units, waiting_per_warp, waiting_per_sm, banks, bank_ports,
+                  writeback_ports, const_latency, cta_launch_latency,
                   warp_size, max_threads, max_ctas, shared_bytes, registers, ring, code_length, warps_per_block,
                   num_blocks, block_shared, block_registers, entries, num_sms, record_issue):
-    return SettingsRef(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_width, fetch_latency,
-                       collector_units, waiting_per_warp, waiting_per_sm, banks, writeback_ports, const_latency,
+    return SettingsRef(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_width, fetch_warps, fetch_past,
+                       fetch_latency, collector_units, waiting_per_warp, waiting_per_sm, banks, bank_ports,
+                       writeback_ports, const_latency,
                        cta_launch_latency, warp_size, max_threads, max_ctas, shared_bytes, registers, ring,
                        code_length, warps_per_block, num_blocks, block_shared, block_registers, entries, num_sms,
                        record_issue)

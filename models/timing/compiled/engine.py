@@ -67,6 +67,7 @@ from .core import (
     M_BARRIERS,
     M_BUSY,
     M_CONFLICTS,
+    M_FLUSHES,
     M_RESIDENT,
     MAX_SOURCES,
     OP_BAR,
@@ -227,9 +228,11 @@ class CompiledGpu:
         return Settings(
             dflow=int(cfg.dflow), lrr=int(Scheduler.parse(sm.scheduler, "warp scheduler") is Scheduler.LRR),
             schedulers=sm.schedulers, max_warps=sm.max_warps, ibuffer_entries=sm.ibuffer_entries,
-            fetch_width=sm.fetch_width, fetch_latency=sm.fetch_latency, collector_units=sm.collector_units,
+            fetch_width=sm.fetch_width, fetch_warps=sm.fetch_warps, fetch_past=int(sm.fetch_past_branches),
+            fetch_latency=sm.fetch_latency, collector_units=sm.collector_units,
             waiting_per_warp=sm.dflow_waiting_per_warp, waiting_per_sm=sm.dflow_waiting_per_sm,
-            banks=sm.register_banks, writeback_ports=sm.writeback_ports, const_latency=sm.const_latency,
+            banks=sm.register_banks, bank_ports=sm.register_bank_ports,
+            writeback_ports=sm.writeback_ports, const_latency=sm.const_latency,
             cta_launch_latency=sm.cta_launch_latency, warp_size=sm.warp_size, max_threads=sm.max_threads,
             max_ctas=sm.max_ctas, shared_bytes=sm.shared_bytes, registers=sm.registers, ring=1, code_length=0,
             warps_per_block=0, num_blocks=0, block_shared=0, block_registers=0, entries=0, num_sms=cfg.num_sms,
@@ -291,12 +294,16 @@ class CompiledGpu:
                     sm.fetch_rr, sm.seq, sm.warp_age
                 for k, cls in enumerate(UNIT_CLASSES):
                     state.pipes[i, k, :len(sm.pipes[cls])] = sm.pipes[cls]
-                state.bank_busy[i] = sm.collector._bank_busy
+                col = sm.collector  # its banks' (cycle, accesses) as collector.claim_bank's one number
+                state.bank_busy[i] = [c * col.ports + n - 1 if c >= 0 else -1
+                                      for c, n in zip(col._bank_cycle, col._bank_uses)]
             else:
                 sm.fetch_rr, sm.seq, sm.warp_age = (int(state.sv[i, col]) for col in (SV_FETCH_RR, SV_SEQ, SV_WARP_AGE))
                 for k, cls in enumerate(UNIT_CLASSES):
                     sm.pipes[cls] = state.pipes[i, k, :len(sm.pipes[cls])].tolist()
-                sm.collector._bank_busy = state.bank_busy[i].tolist()
+                col, busy = sm.collector, state.bank_busy[i].tolist()
+                col._bank_cycle = [v // col.ports if v >= 0 else -1 for v in busy]
+                col._bank_uses = [v % col.ports + 1 if v >= 0 else 0 for v in busy]
 
 
 def _counter_views(state_ref, state) -> list[SimpleNamespace]:
@@ -313,6 +320,7 @@ def _counter_views(state_ref, state) -> list[SimpleNamespace]:
     counters.warp_instructions = dict(zip(_CLASSES, warp_instructions))
     counters.thread_instructions = dict(zip(_CLASSES, thread_instructions))
     counters.sm_active_cycles, counters.barriers = misc[M_ACTIVE], misc[M_BARRIERS]
+    counters.ibuffer_flushes = misc[M_FLUSHES]
     counters.collector_busy, counters.resident_warps = misc[M_BUSY], misc[M_RESIDENT]
     collector = SimpleNamespace(reads=rf_reads, writes=sums, conflicts=misc[M_CONFLICTS])
     return [SimpleNamespace(counters=counters, collector=collector)]

@@ -22,6 +22,7 @@ from .core import (
     IDLE,
     ISSUED,
     M_BARRIERS,
+    M_FLUSHES,
     MEMORY_FENCE,
     NO_STALL,
     NUM_REASONS,
@@ -51,6 +52,7 @@ from .core import (
     W_BLOCK,
     W_CTA,
     W_EXITED,
+    W_FETCH_PC,
     W_IB_HEAD,
     W_IB_LEN,
     W_INFLIGHT,
@@ -67,7 +69,7 @@ from .core import (
     wake_push,
 )
 from .scoreboard import add_reader, base_blocked, guard_blocks, waits
-from .warps import dirty, is_member, retire_warp
+from .warps import dirty, is_member, next_pc, retire_warp
 
 
 @njit(cache=True)
@@ -177,6 +179,13 @@ def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
         return stall(state, sm, slot, IBUFFER, PENDING)
     head = wv[sm, slot, W_IB_HEAD]
     pc, ready = state.ibuf_pc[sm, slot, head], state.ibuf_ready[sm, slot, head]
+    if s.fetch_past:
+        target = next_pc(state, streams, sm, slot)
+        if pc != target:  # fetched past a branch that went elsewhere: flush, fetch from its target
+            wv[sm, slot, W_IB_LEN] = 0
+            wv[sm, slot, W_FETCH_PC] = target
+            state.misc[sm, M_FLUSHES] += 1
+            return stall(state, sm, slot, IBUFFER, PENDING)
     if ready > t:
         return stall(state, sm, slot, IBUFFER, ready)
     if st[pc, ST_OP] == OP_MEMBAR and wv[sm, slot, W_MEM_INFLIGHT]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .collector import collector_remove, read_operands, register_bank
+from .collector import claim_bank, collector_remove, read_operands, register_bank
 from .core import (
     COMPLETION_WIDTH,
     DONE,
@@ -30,6 +30,7 @@ from .core import (
     ISSUED,
     M_ACTIVE,
     M_BUSY,
+    M_FLUSHES,
     M_RESIDENT,
     SPACE_PARAM,
     SPACE_SHARED,
@@ -108,7 +109,7 @@ def tick(state, s, code, streams, mem, sm, t):
     progress |= issue(state, s, code, streams, sm, t)
     if state.err[0]:
         return -1
-    progress |= fetch(state, s, code, sm, t)
+    progress |= fetch(state, s, code, streams, sm, t)
     if state.err[0]:
         return -1
     occupancy(state, sm, 1)
@@ -136,14 +137,13 @@ def writeback(state, s, code, streams, sm, t):
         done, seq, kind, slot, dest, pc = completion_pop(state, sm)
         if kind == WB:
             bank = register_bank(dest, slot, s.banks)
-            if not ports or state.bank_busy[sm, bank] == t:  # claim_write fails
+            if not ports or not claim_bank(state, s, sm, bank, t):  # claim_write fails
                 if nd == 0:
                     deferred = np.empty((state.sv[sm, SV_NCOMP] + 1, COMPLETION_WIDTH), dtype=np.int64)
                 row = deferred[nd]
                 row[0], row[1], row[2], row[3], row[4], row[5] = done, seq, kind, slot, dest, pc
                 nd += 1
                 continue
-            state.bank_busy[sm, bank] = t
             state.rf_writes[sm, bank] += 1
             ports -= 1
             if s.dflow:
@@ -168,7 +168,7 @@ def complete(state, s, code, streams, sm, slot, pc):
     wv[sm, slot, W_INFLIGHT] -= 1
     if code.table[pc, ST_IS_MEM]:
         wv[sm, slot, W_MEM_INFLIGHT] -= 1
-    if code.table[pc, ST_REDIRECT]:
+    if code.table[pc, ST_REDIRECT] and not s.fetch_past:
         wv[sm, slot, W_FETCH_STALLED] = 0
         wv[sm, slot, W_FETCH_PC] = next_pc(state, streams, sm, slot)
     if wv[sm, slot, W_EXITED] and not wv[sm, slot, W_INFLIGHT]:
@@ -281,33 +281,49 @@ def start(state, s, code, streams, mem, sm, u, t, cls, pipe):
 
 
 @njit(cache=True)
-def fetch(state, s, code, sm, t):
-    """Sm._fetch: one warp per cycle brings up to ``fetch_width`` instructions into its buffer."""
+def fetch(state, s, code, streams, sm, t):
+    """Sm._fetch: up to ``fetch_warps`` warps per cycle, round robin, each bring up to
+    ``fetch_width`` instructions into their buffer."""
     sv, wv = state.sv, state.wv
     n = sv[sm, SV_NWARPS]
     if not n:
         return False
+    first = sv[sm, SV_FETCH_RR]
+    fetched = 0
     for k in range(n):
-        slot = state.warps[sm, (sv[sm, SV_FETCH_RR] + k) % n]
+        slot = state.warps[sm, (first + k) % n]
         space = s.ibuffer_entries - wv[sm, slot, W_IB_LEN]
         if wv[sm, slot, W_EXITED] or wv[sm, slot, W_FETCH_STALLED] or space <= 0 or wv[sm, slot, W_START] > t:
             continue
-        ready = t + s.fetch_latency
         pc = wv[sm, slot, W_FETCH_PC]
-        for _ in range(min(space, s.fetch_width)):
-            if pc == s.code_length:  # the functional pre-run would have faulted first
+        if pc == s.code_length:
+            # (the functional pre-run would have faulted first if the warp itself ran off the end)
+            if not s.fetch_past:
                 state.err[0], state.err[1], state.err[2], state.err[3] = ERR_PAST_END, sm, slot, t
                 return False
+            if wv[sm, slot, W_IB_LEN]:
+                continue  # the branch it fetched past is still to issue
+            pc = next_pc(state, streams, sm, slot)  # it issued and went elsewhere: the flush, from the fetch side
+            state.misc[sm, M_FLUSHES] += 1
+        ready = t + s.fetch_latency
+        for _ in range(min(space, s.fetch_width)):
+            if pc == s.code_length:
+                if not s.fetch_past:
+                    state.err[0], state.err[1], state.err[2], state.err[3] = ERR_PAST_END, sm, slot, t
+                    return False
+                break
             tail = (wv[sm, slot, W_IB_HEAD] + wv[sm, slot, W_IB_LEN]) % s.ibuffer_entries
             state.ibuf_pc[sm, slot, tail], state.ibuf_ready[sm, slot, tail] = pc, ready
             wv[sm, slot, W_IB_LEN] += 1
             dirty(state, sm, slot)
-            if code.table[pc, ST_REDIRECT]:
+            if code.table[pc, ST_REDIRECT] and not s.fetch_past:
                 wv[sm, slot, W_FETCH_STALLED] = 1
                 break
             pc += 1
         wv[sm, slot, W_FETCH_PC] = pc
-        sv[sm, SV_FETCH_RR] = (sv[sm, SV_FETCH_RR] + k + 1) % n
+        sv[sm, SV_FETCH_RR] = (first + k + 1) % n
         wake_push(state, sm, ready)
-        return True
-    return False
+        fetched += 1
+        if fetched == s.fetch_warps:
+            break
+    return fetched > 0
