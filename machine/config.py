@@ -58,10 +58,10 @@ class SmConfig:
     ibuffer_entries: int = field(default=2, metadata=doc("instructions", "instruction-buffer depth per warp"))
     fetch_width: int = field(default=2, metadata=doc(
         "instructions", "instructions one fetch brings into a warp's buffer; one warp fetches per cycle"))
-    fetch_warps: int = field(default=1, metadata=doc(
+    fetch_warps: int = field(default=4, metadata=doc(
         "warps/cycle", "warps that fetch in one cycle, each up to fetch_width instructions, round robin "
         "(GPGPU-Sim fetches and decodes -gpgpu_inst_fetch_throughput times per cycle; SM86: 4)"))
-    fetch_past_branches: bool = field(default=False, metadata=doc(
+    fetch_past_branches: bool = field(default=True, metadata=doc(
         "", "fetch goes on past a branch, sync or exit as if it fell through; when the warp's next instruction "
         "in the buffer is not at its pc (the branch went elsewhere), the buffer is flushed and fetch restarts "
         "there (GPGPU-Sim's control-hazard flush at issue). False: fetch stops at them until they complete"))
@@ -78,10 +78,11 @@ class SmConfig:
     register_banks: int = field(default=8, metadata=doc(
         "banks", "register-file banks, register_bank_ports reads or writes each per cycle; entry e of "
         "warp w is in bank (e + w) mod banks"))
-    register_bank_ports: int = field(default=1, metadata=doc(
+    register_bank_ports: int = field(default=2, metadata=doc(
         "accesses/cycle", "reads or writes one register-file bank serves per cycle "
         "(GPGPU-Sim -gpgpu_reg_file_port_throughput; SM86: 2)"))
-    writeback_ports: int = field(default=4, metadata=doc("results/cycle", "register-file writebacks per cycle"))
+    writeback_ports: int = field(default=8, metadata=doc(
+        "results/cycle", "register-file writebacks per cycle (GPGPU-Sim -gpgpu_pipeline_widths EX_WB; SM86: 8)"))
     const_latency: int = field(default=8, metadata=doc("cycles", "parameter (ldc) load through the constant cache"))
     cta_launch_latency: int = field(default=10, metadata=doc(
         "cycles", "from a free slot to a new block's first fetch"))

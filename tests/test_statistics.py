@@ -89,7 +89,7 @@ def test_timing_stats_merge_and_dump():
     d = m.to_dict()
     assert list(d) == ["kernel", "launches", "cycles", "ipc", "warp_instructions", "thread_instructions", "stalls",
                        "rf_reads", "rf_writes", "rf_bank_conflicts", "rf_bank_conflict_rate", "collector_occupancy",
-                       "achieved_occupancy", "sm_active_cycles", "barriers", "memory"]
+                       "achieved_occupancy", "sm_active_cycles", "barriers", "ibuffer_flushes", "memory"]
     assert d["ipc"]["value"] == round(m.ipc, 4)
     assert list(d["stalls"]["value"]) == list(STALL_REASONS)
     assert list(d["warp_instructions"]["value"]) == sorted(a.warp_instructions)
