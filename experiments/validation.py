@@ -107,9 +107,9 @@ def program(case: Case, iterations: int, line_bytes: int = 128) -> str:
     result = "r10"
     if case.kind == "alu":
         fp = case.unit == "fp"
-        op = "ffma r{c}, r{c}, r{c}, r30" if fp else "iadd r{c}, r{c}, r30"
+        # each link reads only its chain's register: no loop invariant for the converter to carry
+        op = "ffma r{c}, r{c}, r{c}, r{c}" if fp else "iadd r{c}, r{c}, r{c}"
         setup = [f"mov r{10 + c}, {c + 1}{'.0' if fp else ''}" for c in range(case.ilp)]
-        setup.append(f"mov r30, {'0.5' if fp else 3}")
         body = [op.format(c=10 + i % case.ilp) for i in range(CHAIN_OPS)]
         # every chain stays live: their sum is stored
         body_tail = [f"{'fadd' if fp else 'iadd'} r10, r10, r{10 + c}" for c in range(1, case.ilp)]
@@ -468,19 +468,25 @@ def predict(case: Case, preset_name: str, mode: Mode) -> Prediction:
 
 
 # ----------------------------------------------------------------------------------- knee and rows
-def knee(warps: list[int] | tuple[int, ...], rates: list[float]) -> tuple[float, float]:
-    """(plateau, knee) of a measured curve: the plateau is its largest rate, the knee the warp
-    count at which the line through the origin and the first point (the low-warp slope) reaches
-    the plateau. ``warps`` ascending, starting at any count."""
+#: A curve whose last point is still this close to the one-warp line has not bent yet: its
+#: plateau and knee are lower bounds.
+ON_SLOPE = 0.95
+
+
+def knee(warps: list[int] | tuple[int, ...], rates: list[float]) -> tuple[float, float, bool]:
+    """(plateau, knee, reached) of a measured curve: the plateau is its largest rate, the knee
+    the warp count at which the line through the origin and the first point (the low-warp slope)
+    reaches the plateau. ``reached`` is False when the last point still lies on that line
+    (within ``ON_SLOPE``): the curve never bent, and plateau and knee are only lower bounds."""
     if not warps or len(warps) != len(rates):
         raise ValueError("one rate per warp count, at least one")
     if any(b <= a for a, b in zip(warps, warps[1:])):
         raise ValueError("warp counts must ascend")
     slope = rates[0] / warps[0]
-    plateau = max(rates)
     if slope <= 0:
         raise ValueError("the first rate must be positive")
-    return plateau, plateau / slope
+    plateau = max(rates)
+    return plateau, plateau / slope, rates[-1] < ON_SLOPE * slope * warps[-1]
 
 
 @dataclass(frozen=True)
@@ -498,7 +504,7 @@ class Row:
         return self.points[0].latency()
 
     @property
-    def plateau_knee(self) -> tuple[float, float]:
+    def plateau_knee(self) -> tuple[float, float, bool]:
         return knee([p.warps for p in self.points], list(self.rates))
 
 
