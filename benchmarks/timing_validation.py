@@ -63,7 +63,7 @@ def plot(rows: list[Row], path: str) -> None:
     presets = list(dict.fromkeys(r.preset for r in rows))
     cols = 4
     nrows = -(-len(cases) // cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(4 * cols, 3 * nrows), dpi=100, squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(4 * cols, 3 * nrows), dpi=70, squeeze=False)
     styles = {(m, p): s for (m, p), s in zip(((m, p) for p in presets for m in Mode), ("o-", "s--", "^-", "v--"))}
     for ax, name in zip(axes.flat, cases):
         for r in rows:
