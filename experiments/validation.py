@@ -1,0 +1,525 @@
+"""Little's-law validation of the performance model on microbenchmarks (docs/validation.md).
+
+Each case is a loop written in REG assembly (``program``) and converted to DFLOW with the
+converter, run on one SM with W resident warps. What is measured is the steady state: every
+quantity is the difference of two launches that differ only in the trip count (``ITERATIONS``),
+so the prologue, the epilogue, cold caches of the first lap and the drain at the end cancel.
+
+What is predicted comes from the configuration alone (``predict``):
+
+- the one-warp iteration latency: ``one_warp_walk`` issues the loop of the kernel actually run
+  (REG or converted DFLOW form) in order, one warp, with the latencies the model composes
+  (``memory_latency``): an instruction issues when its sources are written back, its collector
+  unit reads them the next cycle and dispatches the cycle after (2 cycles), the unit adds its
+  latency; a branch stops fetch until it completes. D-FLOW may send one instruction ahead to wait
+  in a collector unit under the model's rule (``SmConfig.dflow_waiting_per_warp``,
+  ``dflow_waiting_per_sm``, the next instruction must be able to issue);
+- the plateau: the tightest throughput bound of one SM (``throughput_bounds``): issue, fetch,
+  each unit class, collector units, register-file banks, writeback ports, the L1/shared port,
+  L1 MSHRs (Little's law on the miss latency), DRAM bandwidth;
+- the knee: warps needed = plateau x latency / work per warp-iteration.
+
+The measured knee is the intersection of the one-warp slope with the measured plateau (the
+largest rate over the warp counts): the same rule as the prediction, so the two compare
+directly (``knee``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+
+from dualflow.isa import Form, Kernel, Opcode, assemble
+from dualflow.isa.convert import convert_kernel
+from dualflow.isa.opcodes import UnitClass
+from dualflow.machine.config import GpuConfig
+from dualflow.machine.mode import Mode
+from dualflow.machine.presets import preset
+from dualflow.models.timing.device import TimingDevice
+from dualflow.models.timing.program import StaticInstruction, decode_kernel
+
+WARPS = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
+PRESETS = ("paper-rtx3080", "ampere-rtx3070")
+#: Warps the data layout leaves room for; every preset is raised to this many resident warps
+#: (``sm.max_threads``), so the curves of both presets share one axis.
+MAX_WARPS = 64
+#: The two trip counts whose difference is measured: the first exceeds the L1 chase's ring
+#: (``L1_RING``), so both runs are past the cold first lap.
+ITERATIONS = (8, 24)
+#: Positions of the L1-resident pointer ring of each warp: 64 warps x 4 lines x 128 B = 32 KB,
+#: half the smaller preset's L1.
+L1_RING = 4
+#: Instructions of the dependent or independent chains in one iteration of an ALU case.
+CHAIN_OPS = 8
+#: Dependent loads per iteration of a chase case, dependent shared loads of a shared case,
+#: independent loads of the bandwidth case.
+CHASE_LINKS = 2
+SHARED_LINKS = 4
+STREAM_LOADS = 4
+
+
+@dataclass(frozen=True)
+class Case:
+    """One microbenchmark. ``kind``: alu, chase, stream, load-use or shared."""
+
+    name: str
+    kind: str
+    unit: str = "fp"  # alu: fp or int
+    ilp: int = 1  # alu: independent chains
+    level: str = ""  # global loads: where they are served, l1, l2 or dram
+    stride: int = 0  # shared: words between consecutive lanes
+    about: str = field(default="", compare=False)
+
+    @property
+    def bandwidth(self) -> bool:
+        """Rates in bytes/cycle (the memory system's throughput) instead of IPC."""
+        return self.kind == "stream"
+
+
+CASES = (
+    *(Case(f"fp-ilp{k}", "alu", "fp", k, about=f"{k} independent FFMA chain(s), {CHAIN_OPS} FFMAs per iteration")
+      for k in (1, 2, 4)),
+    *(Case(f"int-ilp{k}", "alu", "int", k, about=f"{k} independent IADD chain(s), {CHAIN_OPS} IADDs per iteration")
+      for k in (1, 2, 4)),
+    Case("chase-l1", "chase", level="l1", about=f"pointer chase over a ring of {L1_RING} lines per warp (L1 hits)"),
+    Case("chase-l2", "chase", level="l2", about="pointer chase over fresh lines that a first launch left in L2"),
+    Case("chase-dram", "chase", level="dram", about="pointer chase over lines never touched before (DRAM)"),
+    Case("stream-dram", "stream", level="dram",
+         about=f"{STREAM_LOADS} independent coalesced loads of fresh lines per iteration (DRAM bandwidth)"),
+    Case("load-use", "load-use", level="l1",
+         about="two L1-hit loads into one register, each used at once (register reuse)"),
+    *(Case(f"shared-s{s}", "shared", stride=s, about=f"dependent shared loads, lanes {s} word(s) apart")
+      for s in (1, 2, 4, 32)),
+)
+CASE = {c.name: c for c in CASES}
+
+
+# ---------------------------------------------------------------------------------------- kernels
+def program(case: Case, iterations: int, line_bytes: int = 128) -> str:
+    """REG-form assembly of ``case`` running ``iterations`` loop trips. ``r1`` is the thread's
+    word in ``buf`` (buf + 4 x global thread id), where its data starts; ``r3`` its word in
+    ``out``, where the result is stored (apart, so a launch leaves the data as it found it)."""
+    stride = MAX_WARPS * line_bytes  # from one position of a warp's data to its next
+    result = "r10"
+    if case.kind == "alu":
+        fp = case.unit == "fp"
+        # each link reads only its chain's register: no loop invariant for the converter to carry
+        op = "ffma r{c}, r{c}, r{c}, r{c}" if fp else "iadd r{c}, r{c}, r{c}"
+        setup = [f"mov r{10 + c}, {c + 1}{'.0' if fp else ''}" for c in range(case.ilp)]
+        body = [op.format(c=10 + i % case.ilp) for i in range(CHAIN_OPS)]
+        # every chain stays live: their sum is stored
+        body_tail = [f"{'fadd' if fp else 'iadd'} r10, r10, r{10 + c}" for c in range(1, case.ilp)]
+    elif case.kind == "chase":
+        setup, body, result, body_tail = ["mov r5, r1"], ["ldg r5, [r5]"] * CHASE_LINKS, "r5", []
+    elif case.kind == "stream":
+        setup = ["mov r9, r1", "mov r20, 0"]
+        body = [f"ldg r{5 + j}, [r9+{j * stride}]" for j in range(STREAM_LOADS)]
+        body += [f"iadd r9, r9, {STREAM_LOADS * stride}"] + [f"iadd r20, r20, r{5 + j}" for j in range(STREAM_LOADS)]
+        result, body_tail = "r20", []
+    elif case.kind == "load-use":
+        # the same two lines every iteration: L1 hits after the first
+        setup = ["mov r20, 0", "mov r21, 0"]
+        body = ["ldg r5, [r1]", "iadd r20, r20, r5", f"ldg r5, [r1+{stride}]", "iadd r21, r21, r5"]
+        result, body_tail = "r20", ["iadd r20, r20, r21"]
+    elif case.kind == "shared":
+        # lane l of warp w (in its block) owns word s*l + (w mod s) + 32*s*(w div s): 32 words per
+        # warp, disjoint, each bank serving s of a warp's lanes (conflict degree s)
+        s = case.stride
+        setup = ["s2r r6, %laneid", "s2r r7, %warpid", f"imul r6, r6, {s}", f"iand r8, r7, {s - 1}",
+                 f"ishr r7, r7, {s.bit_length() - 1}", f"imul r7, r7, {32 * s}", "iadd r6, r6, r8",
+                 "iadd r6, r6, r7", "ishl r6, r6, 2", "sts [r6], r6"]  # the word holds its own address
+        body, result, body_tail = ["lds r6, [r6]"] * SHARED_LINKS, "r6", []
+    else:
+        raise ValueError(case.kind)
+    shared = ".shared 4096\n" if case.kind == "shared" else ""
+    lines = [f".kernel {case.name.replace('-', '_')}", ".form reg", shared.strip(), ".param buf", ".param out",
+             "s2r r0, %tid.x", "s2r r1, %ctaid.x", "s2r r2, %ntid.x", "imad r0, r1, r2, r0", "ishl r0, r0, 2",
+             "ldc r1, buf", "iadd r1, r1, r0", "ldc r3, out", "iadd r3, r3, r0", f"mov r4, {iterations}", *setup,
+             "LOOP:", "isub r4, r4, 1", *body, "brnz r4, LOOP", *body_tail, f"stg [r3], {result}", "exit"]
+    return "\n".join(f"    {x}" if x and not x.startswith((".", "LOOP:")) else x for x in lines if x) + "\n"
+
+
+@cache
+def kernel(case: Case, iterations: int, form: Form, line_bytes: int = 128) -> Kernel:
+    """The case's kernel in ``form`` (DFLOW: converted from the REG form)."""
+    k = assemble(program(case, iterations, line_bytes)).only
+    return convert_kernel(k)[0] if form is Form.DFLOW else k
+
+
+def machine(preset_name: str, mode: Mode) -> GpuConfig:
+    """One SM of the preset in ``mode``, holding ``MAX_WARPS`` warps."""
+    base = preset(preset_name)
+    return base.replace(**{"mode": mode, "num_sms": 1, "sm.max_threads": base.sm.warp_size * MAX_WARPS})
+
+
+def _data(case: Case, iterations: int, config: GpuConfig, base: int) -> np.ndarray:
+    """The words of ``buf`` (at device address ``base``) for ``case``."""
+    ws, line = config.sm.warp_size, config.memory.l1.line_bytes
+    stride = MAX_WARPS * line
+    thread_words = MAX_WARPS * ws
+    if case.kind == "chase":
+        positions = L1_RING if case.level == "l1" else CHASE_LINKS * iterations + 1
+        words = np.zeros(positions * stride // 4, dtype=np.uint32)
+        own = base + 4 * np.arange(thread_words, dtype=np.int64)  # position 0 of every thread
+        for j in range(positions):  # position j points at position j + 1 (the L1 ring wraps)
+            nxt = (j + 1) % positions
+            words[(j * stride + own - base) // 4] = own + nxt * stride
+        return words
+    if case.kind == "stream":
+        return np.zeros((STREAM_LOADS * iterations + 1) * stride // 4, dtype=np.uint32)
+    if case.kind == "load-use":
+        return np.zeros(2 * stride // 4, dtype=np.uint32)
+    return np.zeros(thread_words, dtype=np.uint32)
+
+
+@dataclass(frozen=True)
+class Sample:
+    cycles: int
+    warp_instructions: int
+
+
+def run(case: Case, preset_name: str, mode: Mode, warps: int, iterations: int) -> Sample:
+    """One launch of ``case`` with ``warps`` warps on one SM (one block; two above 32 warps).
+    The L2 chase runs its launch twice on one device and returns the second: the first leaves
+    the lines in L2, and the L1 is invalidated between launches."""
+    if warps > MAX_WARPS:
+        raise ValueError(f"at most {MAX_WARPS} warps")
+    config = machine(preset_name, mode)
+    ws, line = config.sm.warp_size, config.memory.l1.line_bytes
+    if ws * 4 > line:
+        raise ValueError("a warp's words must fit one line")
+    k = kernel(case, iterations, mode.form, line)
+    dev = TimingDevice(config)
+    size = _data(case, iterations, config, 0).nbytes
+    raw = dev.alloc(size + line)
+    base = -(-raw // line) * line  # line-aligned, so a warp's 32 words are one transaction
+    dev.copy_in(base, _data(case, iterations, config, base))
+    out = dev.alloc(4 * MAX_WARPS * ws)
+    blocks = 1 if warps <= 32 else 2  # a block holds at most 1024 threads
+    for _ in range(2 if case.level == "l2" else 1):
+        dev.launch(k, grid=blocks, block=ws * warps // blocks, params=[base, out])
+    t = dev.timing[-1]
+    return Sample(t.cycles, t.total_warp_instructions)
+
+
+@dataclass(frozen=True)
+class Point:
+    """Steady state at one warp count: the difference of the two trip counts."""
+
+    warps: int
+    cycles: int  # extra cycles of the longer run
+    instructions: int  # extra warp-instructions
+    iterations: int  # extra iterations per warp
+
+    @property
+    def ipc(self) -> float:
+        return self.instructions / self.cycles
+
+    def latency(self) -> float:
+        """Cycles per iteration (of each warp)."""
+        return self.cycles / self.iterations
+
+
+def measure(case: Case, preset_name: str, mode: Mode, warps: int,
+            iterations: tuple[int, int] = ITERATIONS) -> Point:
+    lo, hi = (run(case, preset_name, mode, warps, n) for n in iterations)
+    return Point(warps, hi.cycles - lo.cycles, hi.warp_instructions - lo.warp_instructions,
+                 iterations[1] - iterations[0])
+
+
+def bytes_per_iteration(case: Case, config: GpuConfig) -> int:
+    """Bytes a warp loads per iteration (the bandwidth cases' work)."""
+    return STREAM_LOADS * config.memory.l1.line_bytes if case.kind == "stream" else 0
+
+
+# ------------------------------------------------------------------------------------ prediction
+def dram_latency(config: GpuConfig) -> int:
+    """DRAM access latency in core cycles, rounded up as the model does."""
+    d = config.memory.dram
+    return math.ceil(d.latency * config.core_clock_mhz / d.clock_mhz - 1e-9)
+
+
+def dram_transfer(config: GpuConfig, nbytes: int) -> int:
+    """Whole core cycles for ``nbytes`` on one channel's data bus, unloaded (it starts on a cycle boundary)."""
+    d = config.memory.dram
+    return math.ceil(nbytes * config.core_clock_mhz / d.clock_mhz / d.bytes_per_cycle - 1e-9)
+
+
+def dram_bytes_per_cycle(config: GpuConfig) -> float:
+    """All channels' bandwidth in bytes per core cycle."""
+    d = config.memory.dram
+    return d.channels * d.bytes_per_cycle * d.clock_mhz / config.core_clock_mhz
+
+
+def memory_latency(config: GpuConfig, level: str, shared_degree: int = 1) -> int:
+    """Unloaded cycles from a coalesced one-line access leaving the load/store unit (its L1 port
+    cycle) to its data back at the SM, as the memory system composes them."""
+    m = config.memory
+    if level == "l1":
+        return m.l1.hit_latency
+    if level == "l2":  # L1 miss: request crosses, slice tags, reply crosses
+        return 2 * m.interconnect.latency + m.l2.hit_latency
+    if level == "dram":  # L2 miss too: the line's transfer on its channel, then the DRAM latency
+        return (2 * m.interconnect.latency + m.l2.hit_latency + dram_transfer(config, m.l1.line_bytes)
+                + dram_latency(config))
+    if level == "shared":  # one port cycle per bank round; the data after the last
+        return shared_degree * m.shared.bank_interval - 1 + m.shared.latency
+    raise ValueError(level)
+
+
+def shared_degree(case: Case, config: GpuConfig) -> int:
+    """Conflict degree of the shared case's warp access: the most distinct words one bank must
+    serve, summed over the parts of the warp served one after another (lane l reads word s*l)."""
+    sh, lanes = config.memory.shared, config.sm.warp_size
+    words_per_bank = sh.bank_bytes // 4 or 1
+    part = -(-lanes // sh.warp_parts)
+    total = 0
+    for first in range(0, lanes, part):
+        banks = Counter((case.stride * lane // words_per_bank) % sh.banks for lane in range(first, first + part))
+        total += max(banks.values())
+    return total
+
+
+@dataclass
+class Walk:
+    """One warp's steady-state loop: cycles and work per iteration."""
+
+    latency: float  # cycles per iteration
+    instructions: float = 0.0
+    by_unit: dict = field(default_factory=dict)  # UnitClass -> instructions
+    collector: float = 0.0  # instructions through a collector unit
+    reads: float = 0.0  # register-file operand reads
+    writes: float = 0.0  # register-file writebacks
+    fetches: float = 0.0  # fetch groups
+    port_cycles: float = 0.0  # L1/shared port cycles
+    missed_sectors: float = 0.0  # L1 sectors fetched from L2 or DRAM
+    dram_bytes: float = 0.0
+
+
+def _level(ins: StaticInstruction, case: Case) -> str:
+    if ins.space == "shared":
+        return "shared"
+    if ins.space == "local":
+        return "l1"  # the converter's spills: cached in the L1, write-back
+    return case.level
+
+
+def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> Walk:
+    """Issue the loop of ``k`` (from its label ``LOOP``, every branch taken) for one warp, in
+    order, with the configuration's latencies; the last pass gives cycles and work per iteration.
+
+    A value is ready for an instruction issuing in the cycle of its writeback (BASE: the
+    scoreboard clears before issue; D-FLOW: the collector reads it the next cycle). An issued
+    instruction's collector unit reads in the next cycle and dispatches in the one after (+2);
+    its result is back ``unit.latency`` later (+ the memory latency of a load). A redirect
+    stops fetch until it completes; its successors are decoded ``fetch_latency`` later.
+    Not modelled at one warp: unit and port contention, bank conflicts (none of the cases has
+    two accesses in flight that need them at once).
+    """
+    sm, mem = config.sm, config.memory
+    static = decode_kernel(k)
+    dflow = k.form is Form.DFLOW
+    head = next(pc for pc, name in k.labels.items() if name == "LOOP")
+    ready: dict[int, int] = {}  # register or ring position -> writeback cycle
+    read_at: dict[int, int] = {}  # ring position -> last cycle a collector unit reads it
+    waiting: list[int] = []  # D-FLOW: cycles at which this warp's waiting collector units read
+    limit = min(sm.dflow_waiting_per_warp, sm.dflow_waiting_per_sm)
+    fw = min(sm.fetch_width, sm.ibuffer_entries)
+    degree = shared_degree(case, config) if case.kind == "shared" else 1
+    last, avail, rp, pc, branches, run_len = -1, 0, 0, head, 0, 0
+    visits: list[tuple[int, int]] = []
+    work: list[Walk] = []
+    cur = Walk(0.0)
+    while True:
+        at_head = pc == head
+        if at_head:
+            if len(visits) > passes:
+                break
+            work.append(cur)
+            cur = Walk(0.0)
+        ins = static[pc]
+        code = k.code[pc]
+        keys = [rp - d for d in ins.unique_sources] if dflow else list(ins.unique_sources)
+        src = max((ready.get(key, 0) for key in keys), default=0)
+        earliest = max(last + 1, avail)
+        if not dflow and ins.dst >= 0:
+            earliest = max(earliest, ready.get(ins.dst, 0))  # WAW: a false dependency in BASE
+        if dflow and ins.produces:  # ring guard on the slot's previous position
+            old = rp - k.ring
+            earliest = max(earliest, ready.get(old, 0), read_at.get(old, 0))
+        issue = max(earliest, src)
+        if dflow and ins.needs_cu and src > earliest and not ins.redirect and pc + 1 < len(static):
+            nxt = static[pc + 1]
+            rp2 = rp + 1 if ins.produces else rp
+            if not (ins.produces and any(rp2 - d == rp for d in nxt.sources)):
+                nsrc = max((ready.get(rp2 - d, 0) for d in nxt.unique_sources), default=0)
+                for c in range(max(earliest, nsrc), src):  # the first cycle the window lets it wait
+                    if sum(1 for r in waiting if r > c) < limit:
+                        issue = c
+                        waiting.append(src + 1)
+                        break
+        if at_head:
+            visits.append((issue, branches))
+        last = issue
+        start = max(issue, src)  # the cycle its last operand can be read, less one
+        for key in keys:
+            if dflow:
+                read_at[key] = max(read_at.get(key, 0), start + 1)
+        unit = sm.unit(ins.unit)
+        # the collector reads operands the cycle after issue and dispatches the cycle after that;
+        # with nothing to read (mov of a constant) it dispatches the cycle after issue
+        collect = 2 if keys else 1
+        done = start + collect + unit.latency
+        if ins.is_load:
+            if ins.space == "param":
+                done += sm.const_latency
+            else:
+                lvl = _level(ins, case)
+                done += memory_latency(config, lvl, degree)
+                cur.port_cycles += degree * mem.shared.bank_interval if lvl == "shared" else \
+                    1 / mem.l1.transactions_per_cycle
+                if lvl in ("l2", "dram"):
+                    cur.missed_sectors += mem.l1.line_bytes // mem.l1.sector_bytes
+                if lvl == "dram":
+                    cur.dram_bytes += mem.l1.line_bytes
+        elif ins.is_store and ins.space != "shared":
+            cur.port_cycles += 1 / mem.l1.transactions_per_cycle
+        elif ins.is_store:
+            cur.port_cycles += degree * mem.shared.bank_interval
+        cur.instructions += 1
+        cur.by_unit[ins.unit] = cur.by_unit.get(ins.unit, 0) + (0 if ins.issue_only else 1)
+        cur.collector += ins.needs_cu
+        cur.reads += len(keys)
+        cur.writes += ins.produces
+        run_len += 1
+        if ins.produces:
+            ready[rp if dflow else ins.dst] = done
+        if dflow and ins.produces:
+            rp += 1
+        elif code.op is Opcode.RPINC:
+            rp += code.imm
+        if ins.redirect:
+            cur.fetches += -(-run_len // fw)
+            run_len = 0
+            if code.op not in (Opcode.BRA, Opcode.BRNZ, Opcode.BRZ):
+                raise ValueError(f"{k.name}: the loop may only branch (pc {pc} is {code.op.name})")
+            branches += code.op is not Opcode.BRA
+            # operand-less redirects go straight to the branch unit; the others through a collector
+            avail = (start + collect if ins.needs_cu else issue) + sm.ctrl_unit.latency + sm.fetch_latency
+            pc = code.imm
+        else:
+            pc += 1
+    (t0, b0), (t1, b1) = visits[-2], visits[-1]
+    out = work[-1]
+    per = b1 - b0  # iterations (loop branches) per pass: 2 when the converter unrolled the loop
+    out.latency = (t1 - t0) / per
+    for name in ("instructions", "collector", "reads", "writes", "fetches", "port_cycles", "missed_sectors",
+                 "dram_bytes"):
+        setattr(out, name, getattr(out, name) / per)
+    out.by_unit = {u: n / per for u, n in out.by_unit.items()}
+    return out
+
+
+def throughput_bounds(walk: Walk, config: GpuConfig, case: Case) -> dict[str, float]:
+    """Warp-instructions per cycle one SM can sustain on this loop, per structure."""
+    sm, mem = config.sm, config.memory
+    n = walk.instructions
+    out = {"issue": float(sm.schedulers), "fetch": n / walk.fetches}
+    for cls in UnitClass:
+        if walk.by_unit.get(cls):
+            u = sm.unit(cls)
+            out[f"{cls.value} unit"] = u.count / u.interval * n / walk.by_unit[cls]
+    # a collector unit is held from issue to dispatch: two cycles at least
+    out["collector units"] = sm.collector_units / 2 * n / walk.collector
+    out["register banks"] = sm.register_banks * n / (walk.reads + walk.writes)
+    out["writeback ports"] = sm.writeback_ports * n / walk.writes
+    if walk.port_cycles:
+        out["L1/shared port"] = n / walk.port_cycles
+    if walk.missed_sectors:  # Little's law on the MSHRs: each held for the miss's round trip
+        out["L1 MSHRs"] = mem.l1.mshr_entries / memory_latency(config, case.level) * n / walk.missed_sectors
+    if walk.dram_bytes:
+        out["DRAM bandwidth"] = dram_bytes_per_cycle(config) * n / walk.dram_bytes
+    return out
+
+
+@dataclass(frozen=True)
+class Prediction:
+    latency: float  # one warp, cycles per iteration
+    plateau: float  # IPC, or bytes/cycle for bandwidth cases
+    bound: str  # the structure that sets the plateau
+    knee: float  # warps
+    instructions: float  # per warp-iteration
+
+
+def predict(case: Case, preset_name: str, mode: Mode) -> Prediction:
+    config = machine(preset_name, mode)
+    walk = one_warp_walk(kernel(case, ITERATIONS[1], mode.form, config.memory.l1.line_bytes), config, case)
+    bounds = throughput_bounds(walk, config, case)
+    bound = min(bounds, key=bounds.get)
+    ipc = bounds[bound]
+    knee = ipc * walk.latency / walk.instructions  # Little: warps = throughput x latency / work per warp
+    per_instruction = bytes_per_iteration(case, config) / walk.instructions
+    plateau = ipc * per_instruction if case.bandwidth else ipc
+    return Prediction(walk.latency, plateau, bound, knee, walk.instructions)
+
+
+# ----------------------------------------------------------------------------------- knee and rows
+#: A curve whose last point is still this close to the one-warp line has not bent yet: its
+#: plateau and knee are lower bounds.
+ON_SLOPE = 0.95
+
+
+def knee(warps: list[int] | tuple[int, ...], rates: list[float]) -> tuple[float, float, bool]:
+    """(plateau, knee, reached) of a measured curve: the plateau is its largest rate, the knee
+    the warp count at which the line through the origin and the first point (the low-warp slope)
+    reaches the plateau. ``reached`` is False when the last point still lies on that line
+    (within ``ON_SLOPE``): the curve never bent, and plateau and knee are only lower bounds."""
+    if not warps or len(warps) != len(rates):
+        raise ValueError("one rate per warp count, at least one")
+    if any(b <= a for a, b in zip(warps, warps[1:])):
+        raise ValueError("warp counts must ascend")
+    slope = rates[0] / warps[0]
+    if slope <= 0:
+        raise ValueError("the first rate must be positive")
+    plateau = max(rates)
+    return plateau, plateau / slope, rates[-1] < ON_SLOPE * slope * warps[-1]
+
+
+@dataclass(frozen=True)
+class Row:
+    case: Case
+    mode: Mode
+    preset: str
+    predicted: Prediction
+    points: tuple[Point, ...]
+    rates: tuple[float, ...]  # IPC or bytes/cycle per warp count
+
+    @property
+    def latency(self) -> float:
+        """Measured one-warp cycles per iteration."""
+        return self.points[0].latency()
+
+    @property
+    def plateau_knee(self) -> tuple[float, float, bool]:
+        return knee([p.warps for p in self.points], list(self.rates))
+
+
+def row(case: Case, preset_name: str, mode: Mode, warps: tuple[int, ...] = WARPS) -> Row:
+    if warps[0] != 1:
+        raise ValueError("the curve starts at one warp (its one-warp latency)")
+    config = machine(preset_name, mode)
+    points = tuple(measure(case, preset_name, mode, w) for w in warps)
+    if case.bandwidth:
+        per = bytes_per_iteration(case, config)
+        rates = tuple(p.warps * p.iterations * per / p.cycles for p in points)
+    else:
+        rates = tuple(p.ipc for p in points)
+    return Row(case, mode, preset_name, predict(case, preset_name, mode), points, rates)
+
+
+def deviation(measured: float, predicted: float) -> float:
+    return measured / predicted - 1
