@@ -14,6 +14,8 @@
   lanes (8 cycles per warp), 1536 threads, 8 blocks, 32768 registers, 48 KB shared memory and
   16 KB L1 per SM, shared-memory banks that need 2 cycles per round (Volkov 2.6); about 18-cycle
   arithmetic latency; 768 KB L2 in 6 slices; 384-bit GDDR5 at 924 MHz (177 GB/s, 6 channels).
+  Its front end and register file are GPGPU-Sim's defaults, which its Fermi configurations keep:
+  one fetch per cycle, one access per bank per cycle.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def _fermi_gtx480() -> GpuConfig:
         "num_sms": 15, "core_clock_mhz": 1401.0,
         "sm.schedulers": 2, "sm.scheduler": "lrr", "sm.max_threads": 1536, "sm.max_ctas": 8,
         "sm.registers": 32768, "sm.shared_bytes": 48 * 1024, "sm.collector_units": 4, "sm.register_banks": 4,
-        "sm.writeback_ports": 2,
+        "sm.writeback_ports": 2, "sm.fetch_warps": 1, "sm.register_bank_ports": 1,
         "sm.int_unit": UnitConfig(18, 2, 2), "sm.fp_unit": UnitConfig(18, 2, 2), "sm.sfu_unit": UnitConfig(40, 8, 1),
         "sm.ctrl_unit": UnitConfig(4, 2, 2),
         "memory.l1.size_bytes": 16 * 1024, "memory.l1.ways": 4, "memory.l1.hit_latency": 18,
