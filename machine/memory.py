@@ -204,25 +204,98 @@ class L2Config(_Described):
         return self.size_bytes // (self.slices * self.ways * self.line_bytes)
 
 
+#: DRAM scheduler policies (``DramConfig.scheduler``; docs/memory-system.md, "DRAM").
+DRAM_SCHEDULERS = ("fcfs", "frfcfs")
+
+# The device timing of Accel-Sim's tested SM86 (RTX 3070) configuration, in its DRAM clock of
+# 3500.5 MHz (SM86_RTX3070/gpgpusim.config: -gpgpu_dram_timing_opt "nbk=16:CCD=4:RRD=12:RCD=24:
+# RAS=55:RP=24:RC=78:CL=24:WL=8:CDLR=10:WR=24:nbkgrp=4:CCDL=6:RTPL=4"). The paper's RTX 3080
+# defaults below are the same times in nanoseconds counted in its 1523 MHz DRAM clock, rounded up
+# (n x 1523 / 3500.5): the paper gives no device timing, and both are GDDR6-class parts.
+_SM86_TO_PAPER = "SM86's {n} cycles at 3500.5 MHz = {ns:.2f} ns, x 1523 MHz rounded up"
+
+
+def _paper(n: int) -> str:
+    return _SM86_TO_PAPER.format(n=n, ns=n / 3.5005)
+
+
 @dataclass(frozen=True)
 class DramConfig(_Described):
-    """DRAM: ``channels`` independent channels, lines interleaved over them by line index."""
+    """DRAM: ``channels`` independent channels of ``banks`` banks with one open row each.
 
-    clock_mhz: float = field(default=1523.0, metadata=doc("MHz", "DRAM clock (paper Table 1: 1523 MHz)"))
-    latency: int = field(default=100, metadata=doc(
-        "DRAM cycles", "access latency, from a request leaving its L2 slice to the first data back "
-        "(paper Table 1: 100 cycles at 1523 MHz)"))
+    Address mapping: line index ``L`` goes to channel ``L mod channels``; in it, to bank
+    ``(L div channels) mod banks``, row ``(L div channels) div (banks x row_bytes / line_bytes)``:
+    consecutive lines of a channel go to consecutive banks, and a bank's row holds ``row_bytes``.
+    An L2 miss reaches its channel's controller ``latency`` core cycles after it leaves the slice
+    (GPGPU-Sim's ``-dram_latency``, also counted in core cycles and also before the device);
+    then a row hit needs tCL (tWL for a write), another row tRP + tRCD + tCL, and the burst
+    takes its transfer time on the channel's data bus. Timing fields count DRAM cycles of
+    ``clock_mhz``.
+
+    Paper preset: Table 1's "memory latency 100 cycles at 1523 MHz" is taken as the unloaded
+    latency of a row hit, from the L2 to the data back: ``latency`` (82 core cycles = 86.7 DRAM
+    cycles) + tCL (11) + a 128 B burst (2.6) = 100.3 DRAM cycles = 95 core cycles.
+    """
+
+    clock_mhz: float = field(default=1523.0, metadata=doc(
+        "MHz", "DRAM clock in which the timing fields count (paper Table 1: 1523 MHz; Accel-Sim SM86: the "
+        "fourth -gpgpu_clock_domains value, 3500.5)"))
+    latency: int = field(default=82, metadata=doc(
+        "core cycles", "fixed latency from an L2 miss leaving its slice to the request reaching the DRAM "
+        "controller, before the device timing (GPGPU-Sim's -dram_latency, in core cycles; Accel-Sim SM86: 254). "
+        "Paper default 82: with tCL and a line's burst, a row hit takes 95 core cycles = 100 DRAM cycles at "
+        "1523 MHz, Table 1's memory latency"))
     channels: int = field(default=10, metadata=doc(
         "channels", "independent channels (RTX 3080: 320-bit GDDR6X bus = 10 x 32-bit controllers)"))
     bytes_per_cycle: float = field(default=49.9, metadata=doc(
         "bytes/DRAM cycle", "data bandwidth of one channel (RTX 3080: 760 GB/s = 19 Gb/s x 320 bit; "
         "/ 10 channels / 1523 MHz = 49.9 B per DRAM cycle)"))
+    banks: int = field(default=16, metadata=doc(
+        "banks", "banks per channel, each with one open row (GDDR6/6X: 16; Accel-Sim SM86 nbk=16)", maximum=1024))
+    row_bytes: int = field(default=2048, metadata=doc(
+        "bytes", "row (page) size of one bank of a channel: the bytes a row hit can reach (GDDR6: 2 KB; Accel-Sim "
+        "SM86's address mapping has 11 column and burst bits below the bank bits = 2 KB)", maximum=1 << 24))
+    tcl: int = field(default=11, metadata=doc(
+        "DRAM cycles", f"CAS latency: read command to first data (Accel-Sim SM86 CL=24; paper: {_paper(24)})"))
+    twl: int = field(default=4, metadata=doc(
+        "DRAM cycles", f"write latency: write command to first data (Accel-Sim SM86 WL=8; paper: {_paper(8)})"))
+    trcd: int = field(default=11, metadata=doc(
+        "DRAM cycles", f"activate to read or write command (Accel-Sim SM86 RCD=24; paper: {_paper(24)})"))
+    trp: int = field(default=11, metadata=doc(
+        "DRAM cycles", f"precharge to activate of the same bank (Accel-Sim SM86 RP=24; paper: {_paper(24)})"))
+    tras: int = field(default=24, metadata=doc(
+        "DRAM cycles", f"activate to precharge of the same bank (Accel-Sim SM86 RAS=55; paper: {_paper(55)})"))
+    trc: int = field(default=34, metadata=doc(
+        "DRAM cycles", f"activate to activate of the same bank (Accel-Sim SM86 RC=78; paper: {_paper(78)})"))
+    trrd: int = field(default=6, metadata=doc(
+        "DRAM cycles", f"activate to activate of different banks of a channel (Accel-Sim SM86 RRD=12; paper: "
+        f"{_paper(12)})"))
+    trtp: int = field(default=2, metadata=doc(
+        "DRAM cycles", f"read command to precharge of the same bank (Accel-Sim SM86 RTPL=4; paper: {_paper(4)})"))
+    twr: int = field(default=11, metadata=doc(
+        "DRAM cycles", f"write recovery: end of write data to precharge of the same bank (Accel-Sim SM86 WR=24; "
+        f"paper: {_paper(24)})"))
+    tccd: int = field(default=3, metadata=doc(
+        "DRAM cycles", f"column command to column command of the same bank, hence of its bank group (Accel-Sim "
+        f"SM86 CCDL=6; paper: {_paper(6)}); across banks the data bus spaces bursts"))
+    scheduler: str = field(default="frfcfs", metadata=doc(
+        "", "bank scheduling: 'fcfs' (each bank serves requests in the order the L2 makes them) or 'frfcfs' "
+        "(also a row hit to a bank's previous row in the time before its committed precharge; a reservation "
+        "model's part of first-ready first-come-first-served, docs/memory-system.md) (Accel-Sim SM86 "
+        "-gpgpu_dram_scheduler 1 = FR-FCFS)"))
 
     def __post_init__(self) -> None:
         check_positive_number(self, "clock_mhz")
         check_int(self, "latency", 0)
         check_int(self, "channels")
         check_positive_number(self, "bytes_per_cycle")
+        check_int(self, "banks")
+        check_power_of_two(self, "row_bytes")
+        for name in ("tcl", "twl", "trcd", "trp", "tras", "trc", "trrd", "trtp", "twr", "tccd"):
+            check_int(self, name, 0)
+        if self.scheduler not in DRAM_SCHEDULERS:
+            raise ConfigError(f"DramConfig.scheduler must be one of {', '.join(DRAM_SCHEDULERS)}, "
+                              f"not {self.scheduler!r}")
 
 
 @dataclass(frozen=True)
@@ -245,3 +318,6 @@ class MemoryConfig(_Described):
         if (self.l1.line_bytes, self.l1.sector_bytes) != (self.l2.line_bytes, self.l2.sector_bytes):
             raise ConfigError(f"L1 and L2 must have the same line and sector sizes (L1 {self.l1.line_bytes}/"
                               f"{self.l1.sector_bytes} B, L2 {self.l2.line_bytes}/{self.l2.sector_bytes} B)")
+        if self.dram.row_bytes < self.l2.line_bytes:
+            raise ConfigError(f"DramConfig.row_bytes ({self.dram.row_bytes}) must hold at least one line "
+                              f"({self.l2.line_bytes} B)")

@@ -51,19 +51,29 @@ def _fermi_gtx480() -> GpuConfig:
         "memory.shared.latency": 18, "memory.shared.bank_interval": 2,
         "memory.l2.size_bytes": 768 * 1024, "memory.l2.slices": 6, "memory.l2.ways": 8,
         "memory.l2.slice_hash": "linear", "memory.l2.hit_latency": 120,
-        "memory.dram.clock_mhz": 924.0, "memory.dram.latency": 250, "memory.dram.channels": 6,
+        # the latency is in core cycles before the device: 364 keeps the unloaded DRAM access at
+        # 387 core cycles, what 250 cycles of the 924 MHz DRAM clock gave before device timing
+        "memory.dram.clock_mhz": 924.0, "memory.dram.latency": 364, "memory.dram.channels": 6,
         "memory.dram.bytes_per_cycle": 32.0,
     })
 
 
-#: Accel-Sim SM86 memory facts (BACKGROUND.md): L1 128 KB (latency 39), shared-memory latency 29,
-#: L2 latency 187, DRAM latency 254 core cycles (= 393 cycles of a 1750 MHz GDDR6 clock); RTX 3070:
-#: 256-bit GDDR6 at 14 Gb/s = 448 GB/s over 8 channels = 32 B per DRAM cycle each; 4 MB L2.
+#: Accel-Sim SM86 memory facts (BACKGROUND.md; SM86_RTX3070/gpgpusim.config): L1 128 KB (latency 39),
+#: shared-memory latency 29, L2 latency 187 (-gpgpu_l2_rop_latency), DRAM: -dram_latency 254 core
+#: cycles before the device; 16 channels (-gpgpu_n_mem 16, 2 L2 slices each), 16-bit each at a
+#: 3500.5 MHz DRAM clock with 4 data transfers per clock (-gpgpu_dram_buswidth 2,
+#: -dram_data_command_freq_ratio 4): 8 B per DRAM cycle, 16 x 8 B x 3500.5 MHz = 448 GB/s, the
+#: RTX 3070's 14 Gb/s x 256 bit; device timing of -gpgpu_dram_timing_opt in those cycles (nbk=16,
+#: CL=24, WL=8, RCD=24, RP=24, RAS=55, RC=78, RRD=12, RTPL=4, WR=24, CCDL=6 for one bank); FR-FCFS
+#: (-gpgpu_dram_scheduler 1); 2 KB rows (11 column and burst bits in -gpgpu_mem_addr_mapping); 4 MB L2.
 AMPERE_MEMORY: dict = {
     "memory.l1.size_bytes": 128 * 1024, "memory.l1.hit_latency": 39, "memory.shared.latency": 29,
     "memory.l2.slices": 32, "memory.l2.hit_latency": 187,
-    "memory.dram.clock_mhz": 1750.0, "memory.dram.latency": 393, "memory.dram.channels": 8,
-    "memory.dram.bytes_per_cycle": 32.0,
+    "memory.dram.clock_mhz": 3500.5, "memory.dram.latency": 254, "memory.dram.channels": 16,
+    "memory.dram.bytes_per_cycle": 8.0, "memory.dram.banks": 16, "memory.dram.row_bytes": 2048,
+    "memory.dram.tcl": 24, "memory.dram.twl": 8, "memory.dram.trcd": 24, "memory.dram.trp": 24,
+    "memory.dram.tras": 55, "memory.dram.trc": 78, "memory.dram.trrd": 12, "memory.dram.trtp": 4,
+    "memory.dram.twr": 24, "memory.dram.tccd": 6, "memory.dram.scheduler": "frfcfs",
 }
 
 PRESETS = {

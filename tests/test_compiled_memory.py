@@ -23,7 +23,14 @@ from dualflow.models.timing.compiled.memory_parts import (
     timeline_intervals,
     timeline_reserve,
 )
-from dualflow.models.timing.compiled.memory_state import COUNTERS, DRAM_CYCLES, new_mshrs, new_timelines
+from dualflow.models.timing.compiled.memory_state import (
+    BANK_ROWS,
+    BANK_TIMES,
+    COUNTERS,
+    DRAM_CYCLES,
+    new_mshrs,
+    new_timelines,
+)
 from dualflow.models.timing.memory.cache import MshrFile
 from dualflow.models.timing.memory.coalescer import LOCAL_BASE, Transaction
 from dualflow.models.timing.memory.system import MemorySystem
@@ -49,6 +56,11 @@ CONFIGS = {
     "tiny": _TINY,
     "tiny-linear3": _tiny(l2__slices=3, l2__slice_hash="linear", l2__size_bytes=3 * 4 * 2 * 128),
     "tiny-ipoly8": _tiny(l2__slices=8, l2__size_bytes=8 * 2 * 2 * 128, dram__channels=3),
+    # few banks and short rows: row conflicts, frfcfs's earlier-row hits, activate spacing, write recovery
+    "tiny-dram-frfcfs": _tiny(dram__channels=1, dram__banks=2, dram__row_bytes=256, dram__latency=3,
+                              dram__tras=40, dram__twr=30),
+    "tiny-dram-fcfs": _tiny(dram__channels=2, dram__banks=3, dram__row_bytes=256, dram__scheduler="fcfs",
+                            dram__trrd=9, dram__bytes_per_cycle=4.0),
     "tiny-uncached-global": _tiny(l1__caches_global=False),
     "tiny-uncached-local": _tiny(l1__caches_local=False, l1__max_merges=1),
     "tiny-wide": _tiny(l1__transactions_per_cycle=2, shared__warp_parts=2, shared__bank_interval=2,
@@ -104,7 +116,9 @@ def snapshot(ms: MemorySystem) -> dict:
             "l1_mshr": [(sorted(m.busy), m.used) for m in ms._l1_mshr],
             "l2_mshr": [(sorted(m.busy), m.used) for m in ms._l2_mshr],
             "requests": timelines(ms._icnt.request_ports), "replies": timelines(ms._icnt.reply_ports),
-            "buses": timelines(ms._dram.buses), "port": list(ms._port), "now": ms._now, "stats": ms.stats()}
+            "buses": timelines(ms._dram.buses), "activates": timelines(ms._dram.activates),
+            "banks": [[float(x) for x in getattr(ms._dram, name)] for name in BANK_ROWS + BANK_TIMES],
+            "port": list(ms._port), "now": ms._now, "stats": ms.stats()}
 
 
 def _check_replay(log: MemoryLog, cm: CompiledMemory, begin: int = 0) -> None:
@@ -209,7 +223,8 @@ def test_counters_cover_every_statistic():
         for name, value in attrs.items():
             if not name.startswith("_") and type(value) in (int, float) and name not in (
                     "num_sms", "core_clock_mhz", "latency", "flit_bytes", "header_bytes", "flits_per_cycle",
-                    "channels", "cycles_per_byte"):
+                    "channels", "cycles_per_byte", "banks", "lines_per_row", "line_latency", "tcl", "twl", "trcd",
+                    "trp", "tras", "trc", "trrd", "trtp", "twr", "tccd"):
                 assert (owner, name) in carried, (owner, name)
 
 

@@ -218,7 +218,7 @@ def test_presets_and_describe():
     assert paper.sm.shared_bytes == 128 * 1024
     assert (paper.memory.l1.size_bytes, paper.memory.l1.ways, paper.memory.l1.line_bytes) == (64 * 1024, 8, 128)
     assert (paper.memory.l2.size_bytes, paper.memory.l2.slices, paper.memory.l2.ways) == (4 << 20, 64, 16)
-    assert (paper.memory.dram.latency, paper.memory.dram.clock_mhz) == (100, 1523.0)
+    assert (paper.memory.dram.latency, paper.memory.dram.clock_mhz) == (82, 1523.0)  # with tCL: 100 DRAM cycles
     doc = describe()
     assert doc["sm.collector_units"]["unit"] == "units"
     assert all(v.get("description") for v in doc.values())

@@ -4,6 +4,7 @@ through L1, interconnect, L2 and DRAM."""
 from __future__ import annotations
 
 import json
+import math
 import random
 
 import numpy as np
@@ -29,19 +30,24 @@ ALL = np.ones(32, dtype=bool)
 LINE = 128
 
 
+#: The DRAM device timing fields (DRAM cycles).
+TIMINGS = ("tcl", "twl", "trcd", "trp", "tras", "trc", "trrd", "trtp", "twr", "tccd")
+
+
 def small(l1: dict | None = None, l2: dict | None = None, dram: dict | None = None,
           icnt: dict | None = None, sms: int = 2) -> MemorySystem:
     """A memory system with round numbers, so timings can be computed by hand.
 
     Core and DRAM clocks equal (1000 MHz); L1 hit 5; interconnect 10 each way, 1 flit of 40 B
     per cycle per port, 8 B header; L2 hit 20, one slice, linear hash; DRAM latency 100, one
-    channel of 32 B/cycle (a 128 B line takes 4 cycles).
+    channel of 32 B/cycle (a 128 B line takes 4 cycles), no device timing (every tXX 0: a row
+    miss costs what a hit does; the DRAM tests below set them).
     """
     l1_cfg = L1Config(**{"hit_latency": 5, **(l1 or {})})
     l2_cfg = L2Config(**{"size_bytes": 64 * 1024, "slices": 1, "hit_latency": 20, "slice_hash": "linear",
                          **(l2 or {})})
     dram_cfg = DramConfig(**{"clock_mhz": 1000.0, "latency": 100, "channels": 1, "bytes_per_cycle": 32,
-                             **(dram or {})})
+                             **dict.fromkeys(TIMINGS, 0), **(dram or {})})
     icnt_cfg = InterconnectConfig(**{"latency": 10, **(icnt or {})})
     return MemorySystem(MemoryConfig(l1=l1_cfg, l2=l2_cfg, dram=dram_cfg, interconnect=icnt_cfg), sms, 1000.0)
 
@@ -149,12 +155,18 @@ def test_miss_then_hit_timing_by_hand():
 
 def test_default_config_miss_by_hand():
     mem = MemorySystem(MemoryConfig(), 68, 1440.0)
-    # DRAM latency 100 cycles at 1523 MHz = 94.55 -> 95 core cycles at 1440 MHz
-    assert mem.dram_latency == 95
+    ratio = 1440 / 1523  # core cycles per DRAM cycle
+    burst = 128 / 49.9 * ratio  # 2.43 core cycles
+    # a row hit: 82 core cycles + tCL 11 DRAM cycles + the burst = 94.83 -> 95 core cycles = 100 DRAM cycles
+    assert mem.dram_latency == math.ceil(82 + 11 * ratio + burst) == 95
     done = mem.global_access(0, 0, line_tx(1000), write=False).done
-    # icnt 8 -> L2 8+187=195, miss; transfer 128 B at 49.9 B/DRAM cycle = 2.565 DRAM = 2.43 core
-    # cycles -> ceil(197.43)=198, +95 = 293; reply +8 = 301
-    assert done == 8 + 187 + 3 + 95 + 8 == 301
+    # icnt 8 -> L2 8+187=195, miss; controller at 195+82=277; bank closed: activate, +tRCD 11 and
+    # +tCL 11 DRAM cycles, burst -> 300.23 -> 301; reply +8 = 309
+    assert done == math.ceil(195 + 82 + 22 * ratio + burst) + 8 == 309
+    # line 1000 + 160: same channel (mod 10), bank ((L div 10) mod 16) and row (16 lines per 2 KB row):
+    # a row hit, 95 after the L2
+    done = mem.global_access(1000, 0, line_tx(1000 + 160), write=False).done
+    assert done == 1000 + 8 + 187 + 95 + 8
 
 
 def test_l2_hit_from_another_sm():
@@ -475,7 +487,7 @@ def test_defaults_are_the_papers_rtx3080():
     cfg = MemoryConfig()
     assert (cfg.l1.size_bytes, cfg.l1.ways, cfg.l1.line_bytes, cfg.l1.sets) == (65536, 8, 128, 64)
     assert (cfg.l2.size_bytes, cfg.l2.slices, cfg.l2.ways, cfg.l2.sets_per_slice) == (4 << 20, 64, 16, 32)
-    assert (cfg.dram.clock_mhz, cfg.dram.latency) == (1523.0, 100)
+    assert (cfg.dram.clock_mhz, cfg.dram.latency) == (1523.0, 82)
     assert round(cfg.dram.channels * cfg.dram.bytes_per_cycle * cfg.dram.clock_mhz / 1000) == 760  # GB/s
     described = MemoryConfig.describe()
     assert described["l1"]["default"]["ways"] == 8

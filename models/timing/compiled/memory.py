@@ -20,6 +20,7 @@ import numba
 import numpy as np
 
 from dualflow.machine.memory import MemoryConfig
+from dualflow.models.timing.memory.dram import row_hit_latency
 from dualflow.models.timing.memory.statistics import build_tree, launch_tree, snapshot
 from dualflow.models.timing.memory.system import MemorySystem
 
@@ -182,8 +183,10 @@ class CompiledMemory:
 
     @property
     def dram_latency(self) -> int:
-        """DRAM access latency in core cycles (``MemorySystem.dram_latency``)."""
-        return int(self.state.dram_latency)
+        """Unloaded row-hit DRAM latency of a line in core cycles (``MemorySystem.dram_latency``)."""
+        st = self.state
+        return row_hit_latency(int(st.dram_latency), float(st.tcl), 1 << int(st.line_shift),
+                               float(st.cycles_per_byte))
 
     def global_access(self, cycle: int, sm: int, tx_line, tx_sectors, *, write: bool) -> tuple[int, int]:
         """``global_access`` of all of ``tx_line``/``tx_sectors`` (int64 arrays), from Python."""

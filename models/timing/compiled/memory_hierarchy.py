@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numba
+import numpy as np
 
 from dualflow.models.timing.memory.coalescer import LOCAL_BASE
 
@@ -21,12 +22,24 @@ from .memory_parts import (
     mshr_reserve,
     popcount,
     timeline_block,
+    timeline_first_fit,
     timeline_reserve,
 )
 from .memory_state import (
+    BANK_ACTIVATED,
+    BANK_COL_READY,
+    BANK_OPEN,
+    BANK_PRE_READY,
+    BANK_PREV,
+    BANK_PREV_CLOSE,
+    BANK_PREV_COL_READY,
     DRAM_BUSY,
     DRAM_READ_BYTES,
     DRAM_READS,
+    DRAM_REORDERED_HITS,
+    DRAM_ROW_CONFLICTS,
+    DRAM_ROW_HITS,
+    DRAM_ROW_MISSES,
     DRAM_WAIT,
     DRAM_WRITE_BYTES,
     DRAM_WRITES,
@@ -68,7 +81,7 @@ from .memory_state import (
 )
 
 
-# ---------------------------------------------------------------------- interconnect and DRAM
+# ---------------------------------------------------------------------- interconnect
 @numba.njit(cache=True)
 def _icnt_request(st, cycle, slice_index, flits):
     """``Interconnect.request``: the cycle a packet of ``flits`` sent at ``cycle`` reaches the slice."""
@@ -92,29 +105,101 @@ def _icnt_reply(st, cycle, slice_index, flits):
     return leave + st.icnt_latency
 
 
+# ---------------------------------------------------------------------- DRAM
 @numba.njit(cache=True)
-def _dram_transfer(st, cycle, line_index, nbytes):
-    """``Dram._transfer``: book the channel's data bus; the (fractional) end of the transfer."""
-    occupancy = nbytes * st.cycles_per_byte
-    start = timeline_reserve(st.buses, line_index % st.channels, cycle, occupancy, st.now)
-    st.dram_cycles[DRAM_WAIT] += start - cycle
+def _dram_earlier_hit(st, b, channel, arrive, occupancy, lat, write):
+    """``Dram._earlier_hit``: serve a request to bank ``b``'s previous row before that row's
+    committed precharge if all of it fits there; the end of its burst, or -1.0."""
+    bt = st.bank_times
+    cas = bt[b, BANK_PREV_COL_READY]
+    if cas < arrive:
+        cas = arrive
+    want = cas + lat
+    start = timeline_first_fit(st.buses, channel, want, occupancy)
+    issued = start - lat
+    end = start + occupancy
+    done = end + st.twr if write else issued + st.trtp
+    if done > bt[b, BANK_PREV_CLOSE]:
+        return -1.0
+    timeline_reserve(st.buses, channel, start, occupancy, st.now)  # the gap just found: books exactly there
+    st.counts[DRAM_ROW_HITS] += 1
+    st.counts[DRAM_REORDERED_HITS] += 1
+    st.dram_cycles[DRAM_WAIT] += start - want
     st.dram_cycles[DRAM_BUSY] += occupancy
-    return start + occupancy
+    bt[b, BANK_PREV_COL_READY] = issued + st.tccd
+    return end
+
+
+@numba.njit(cache=True)
+def _dram_access(st, cycle, line_index, nbytes, write):
+    """``Dram._access``: schedule one request on its bank and bus; the (fractional) end of its burst."""
+    arrive = cycle + st.dram_latency
+    channel = line_index % st.channels
+    local = line_index // st.channels
+    b = channel * st.banks + local % st.banks
+    row = local // st.banks // st.lines_per_row
+    occupancy = nbytes * st.cycles_per_byte
+    lat = st.twl if write else st.tcl
+    rows, bt, counts = st.bank_rows, st.bank_times, st.counts
+    if row == rows[b, BANK_OPEN]:
+        counts[DRAM_ROW_HITS] += 1
+        cas = bt[b, BANK_COL_READY]
+        if cas < arrive:
+            cas = arrive
+    else:
+        if st.frfcfs and row == rows[b, BANK_PREV] and arrive < bt[b, BANK_PREV_CLOSE]:
+            end = _dram_earlier_hit(st, b, channel, arrive, occupancy, lat, write)
+            if end >= 0:
+                return end
+        counts[DRAM_ROW_MISSES] += 1
+        if rows[b, BANK_OPEN] < 0:
+            act = bt[b, BANK_ACTIVATED] + st.trc
+            if act < arrive:
+                act = arrive
+            rows[b, BANK_PREV] = -1
+            bt[b, BANK_PREV_CLOSE] = -np.inf
+        else:
+            counts[DRAM_ROW_CONFLICTS] += 1
+            pre = bt[b, BANK_PRE_READY]
+            if pre < arrive:
+                pre = arrive
+            act = pre + st.trp
+            if act < bt[b, BANK_ACTIVATED] + st.trc:
+                act = bt[b, BANK_ACTIVATED] + st.trc
+            rows[b, BANK_PREV] = rows[b, BANK_OPEN]
+            bt[b, BANK_PREV_COL_READY] = bt[b, BANK_COL_READY]
+            bt[b, BANK_PREV_CLOSE] = pre
+        act = timeline_reserve(st.activates, channel, act, st.trrd, st.now)
+        rows[b, BANK_OPEN] = row
+        bt[b, BANK_ACTIVATED] = act
+        bt[b, BANK_PRE_READY] = act + st.tras
+        cas = act + st.trcd
+    want = cas + lat
+    start = timeline_reserve(st.buses, channel, want, occupancy, st.now)
+    st.dram_cycles[DRAM_WAIT] += start - want
+    st.dram_cycles[DRAM_BUSY] += occupancy
+    issued = start - lat  # a busy bus delays the column command with it
+    end = start + occupancy
+    bt[b, BANK_COL_READY] = issued + st.tccd
+    done = end + st.twr if write else issued + st.trtp
+    if done > bt[b, BANK_PRE_READY]:
+        bt[b, BANK_PRE_READY] = done
+    return end
 
 
 @numba.njit(cache=True)
 def _dram_read(st, cycle, line_index, nbytes):
     """``Dram.read``: the cycle all ``nbytes`` are back."""
-    end = _dram_transfer(st, cycle, line_index, nbytes)
+    end = _dram_access(st, cycle, line_index, nbytes, False)
     st.counts[DRAM_READS] += 1
     st.counts[DRAM_READ_BYTES] += nbytes
-    return math.ceil(end - 1e-9) + st.dram_latency
+    return math.ceil(end - 1e-9)
 
 
 @numba.njit(cache=True)
 def _dram_write(st, cycle, line_index, nbytes):
-    """``Dram.write``: occupy the channel (nobody waits for a write)."""
-    _dram_transfer(st, cycle, line_index, nbytes)
+    """``Dram.write``: occupy the bank and the channel (nobody waits for a write)."""
+    _dram_access(st, cycle, line_index, nbytes, True)
     st.counts[DRAM_WRITES] += 1
     st.counts[DRAM_WRITE_BYTES] += nbytes
 

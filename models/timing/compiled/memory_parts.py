@@ -113,6 +113,20 @@ def timeline_reserve(tl, r, earliest, length, floor):
 
 
 @numba.njit(cache=True)
+def timeline_first_fit(tl, r, earliest, length):
+    """``Timeline.first_fit`` of resource ``r``: the start ``timeline_reserve`` would give, booking nothing."""
+    iv = tl.iv
+    head, n = tl.head[r], tl.n[r]
+    start = earliest
+    i = _count_ends_before(iv, r, head, n, start, True)
+    while i < n and iv[r, head + i, 0] < start + length:
+        if iv[r, head + i, 1] > start:
+            start = iv[r, head + i, 1]
+        i += 1
+    return start
+
+
+@numba.njit(cache=True)
 def timeline_block(tl, r, start, end):
     """``Timeline.block`` of resource ``r``: mark ``[start, end)`` busy, merging what it touches."""
     if end <= start:

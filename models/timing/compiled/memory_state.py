@@ -12,7 +12,7 @@ keeps the same information in arrays, grouped in four structref types:
   lines: the port is bound by memory latency, not by arithmetic.
 - ``MshrFiles``: per MSHR file, its ``(release, count)`` items sorted as Python sorts those
   tuples (the reference keeps them in a heap, which pops them in that same order).
-- ``Timelines``: one sorted list of busy intervals per port or data bus (float cycles; integer
+- ``Timelines``: one sorted list of busy intervals per port, data bus or activate window (float cycles; integer
   cycles are exact in a float64), grown when full, pruned as the reference prunes.
 - ``MemoryState``: the above, the SM ports, the counters and the configuration scalars.
 
@@ -34,6 +34,7 @@ _I1 = types.int64[::1]
 _I2 = types.int64[:, ::1]
 _I3 = types.int64[:, :, ::1]
 _F1 = types.float64[::1]
+_F2 = types.float64[:, ::1]
 _F3 = types.float64[:, :, ::1]
 
 
@@ -92,7 +93,8 @@ class MshrFiles(structref.StructRefProxy):
 
 
 class Timelines(structref.StructRefProxy):
-    """Busy intervals of a group of resources (slice request ports, reply ports, DRAM buses).
+    """Busy intervals of a group of resources (slice request ports, reply ports, DRAM buses, DRAM
+    channels' activate windows).
 
     Members
     -------
@@ -121,10 +123,12 @@ timeline_type = _TimelineType(list(TIMELINE_FIELDS))
 
 #: Members of ``MemoryState``. Scalars copy the reference ``MemorySystem``'s configuration-derived
 #: attributes; ``counts`` holds the integer statistics (``memory_counters.COUNTERS``),
-#: ``dram_cycles`` the float ones (DRAM busy and wait cycles).
+#: ``dram_cycles`` the float ones (DRAM busy and wait cycles); ``bank_rows`` and ``bank_times``
+#: the DRAM banks (``Dram``'s per-bank lists, columns ``BANK_*``).
 MEMORY_FIELDS = (
     ("l1", cache_type), ("l2", cache_type), ("l1_mshr", mshr_type), ("l2_mshr", mshr_type),
     ("requests", timeline_type), ("replies", timeline_type), ("buses", timeline_type),
+    ("activates", timeline_type), ("bank_rows", _I2), ("bank_times", _F2),
     ("port", _I1), ("sm_accesses", _I1), ("sm_transactions", _I1), ("counts", _I1), ("dram_cycles", _F1),
     ("ipoly", _I2), ("data_flits", _I1),
     ("now", types.int64), ("line_shift", types.int64), ("sector_bytes", types.int64), ("tpc", types.int64),
@@ -133,6 +137,10 @@ MEMORY_FIELDS = (
     ("icnt_latency", types.int64), ("flits_per_cycle", types.int64), ("read_flits", types.int64),
     ("smem_latency", types.int64), ("smem_interval", types.int64), ("smem_parts", types.int64),
     ("channels", types.int64), ("dram_latency", types.int64), ("cycles_per_byte", types.float64),
+    ("banks", types.int64), ("lines_per_row", types.int64), ("frfcfs", types.boolean),
+    ("tcl", types.float64), ("twl", types.float64), ("trcd", types.float64), ("trp", types.float64),
+    ("tras", types.float64), ("trc", types.float64), ("trrd", types.float64), ("trtp", types.float64),
+    ("twr", types.float64), ("tccd", types.float64),
 )
 state_type = _StateType(list(MEMORY_FIELDS))
 
@@ -182,15 +190,17 @@ def _new_timelines(iv, head, n):
 
 
 @numba.njit(cache=True)
-def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, port, sm_accesses, sm_transactions, counts,
-              dram_cycles, ipoly, data_flits, now, line_shift, sector_bytes, tpc, bypass_global, bypass_local,
-              l1_hit, slices, use_ipoly, l2_hit, icnt_latency, flits_per_cycle, read_flits, smem_latency,
-              smem_interval, smem_parts, channels, dram_latency, cycles_per_byte):
+def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, activates, bank_rows, bank_times, port,
+              sm_accesses, sm_transactions, counts, dram_cycles, ipoly, data_flits, now, line_shift, sector_bytes,
+              tpc, bypass_global, bypass_local, l1_hit, slices, use_ipoly, l2_hit, icnt_latency, flits_per_cycle,
+              read_flits, smem_latency, smem_interval, smem_parts, channels, dram_latency, cycles_per_byte, banks,
+              lines_per_row, frfcfs, tcl, twl, trcd, trp, tras, trc, trrd, trtp, twr, tccd):
     """A ``MemoryState`` of the given members (in ``MEMORY_FIELDS`` order)."""
     s = structref.new(state_type)
     s.l1, s.l2, s.l1_mshr, s.l2_mshr = l1, l2, l1_mshr, l2_mshr
-    s.requests, s.replies, s.buses = requests, replies, buses
+    s.requests, s.replies, s.buses, s.activates = requests, replies, buses, activates
     b = borrowed_view
+    s.bank_rows, s.bank_times = b(bank_rows), b(bank_times)
     s.port, s.sm_accesses, s.sm_transactions, s.counts, s.dram_cycles = (
         b(port), b(sm_accesses), b(sm_transactions), b(counts), b(dram_cycles))
     s.ipoly, s.data_flits = b(ipoly), b(data_flits)
@@ -200,6 +210,9 @@ def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, port, sm_acce
     s.icnt_latency, s.flits_per_cycle, s.read_flits = icnt_latency, flits_per_cycle, read_flits
     s.smem_latency, s.smem_interval, s.smem_parts = smem_latency, smem_interval, smem_parts
     s.channels, s.dram_latency, s.cycles_per_byte = channels, dram_latency, cycles_per_byte
+    s.banks, s.lines_per_row, s.frfcfs = banks, lines_per_row, frfcfs
+    s.tcl, s.twl, s.trcd, s.trp, s.tras = tcl, twl, trcd, trp, tras
+    s.trc, s.trrd, s.trtp, s.twr, s.tccd = trc, trrd, trtp, twr, tccd
     return s
 
 
@@ -282,7 +295,18 @@ DRAM_READS = _counter("_dram", "reads")
 DRAM_WRITES = _counter("_dram", "writes")
 DRAM_READ_BYTES = _counter("_dram", "read_bytes")
 DRAM_WRITE_BYTES = _counter("_dram", "write_bytes")
+DRAM_ROW_HITS = _counter("_dram", "row_hits")
+DRAM_ROW_MISSES = _counter("_dram", "row_misses")
+DRAM_ROW_CONFLICTS = _counter("_dram", "row_conflicts")
+DRAM_REORDERED_HITS = _counter("_dram", "reordered_hits")
 
 #: The float statistics of ``MemoryState.dram_cycles`` (attributes of ``MemorySystem._dram``).
 DRAM_CYCLES = ("busy_cycles", "wait_cycles")
 DRAM_BUSY, DRAM_WAIT = 0, 1
+
+#: Columns of ``MemoryState.bank_rows`` (``Dram.open_row``, ``Dram.prev_row``) and of
+#: ``bank_times`` (``Dram.col_ready``, ``activated``, ``pre_ready``, ``prev_col_ready``, ``prev_close``).
+BANK_ROWS = ("open_row", "prev_row")
+BANK_OPEN, BANK_PREV = 0, 1
+BANK_TIMES = ("col_ready", "activated", "pre_ready", "prev_col_ready", "prev_close")
+BANK_COL_READY, BANK_ACTIVATED, BANK_PRE_READY, BANK_PREV_COL_READY, BANK_PREV_CLOSE = 0, 1, 2, 3, 4

@@ -3,7 +3,8 @@
 The compiled engine runs a launch on the reference engine when it cannot pre-run it (faults,
 races); the memory system's state must cross over and back unchanged: every cached line with
 its place in the LRU order and its per-sector ready/merges, valid and dirty masks, the MSHR
-files, the SM ports, the interconnect and DRAM timelines, the counters and the current cycle.
+files, the SM ports, the interconnect and DRAM timelines, the DRAM banks, the counters and the
+current cycle.
 The configuration-derived scalars are read from the reference as well, so the compiled system
 uses the reference's own rules for them (DRAM latency rounding, flit counts, IPOLY tables).
 
@@ -23,6 +24,8 @@ from dualflow.models.timing.memory.timeline import Timeline
 
 from .memory_parts import timeline_intervals
 from .memory_state import (
+    BANK_ROWS,
+    BANK_TIMES,
     COUNTERS,
     DRAM_CYCLES,
     LINE_DIRTY,
@@ -99,13 +102,18 @@ def state_from_reference(ms: MemorySystem) -> MemoryState:
         _cache_from(ms._l1, ms._l1_merges), _cache_from(ms._l2, ms._l2_merges),
         _mshrs_from(ms._l1_mshr), _mshrs_from(ms._l2_mshr),
         _timelines_from(icnt.request_ports), _timelines_from(icnt.reply_ports), _timelines_from(dram.buses),
+        _timelines_from(dram.activates),
+        np.array([getattr(dram, name) for name in BANK_ROWS], np.int64).T.copy(),
+        np.array([getattr(dram, name) for name in BANK_TIMES], np.float64).T.copy(),
         np.array(ms._port, np.int64), np.array(ms.sm_accesses, np.int64), np.array(ms.sm_transactions, np.int64),
         np.array([getattr(_owner(ms, owner), name) for owner, name in COUNTERS], np.int64),
         np.array([getattr(dram, name) for name in DRAM_CYCLES], np.float64),
         ipoly, np.array(ms._data_flits, np.int64),
         ms._now, ms._line_shift, ms._sector_bytes, ms._tpc, ms._l1_bypass[0], ms._l1_bypass[1], ms._l1_hit,
         ms._slices, ms._ipoly is not None, ms._l2_hit, icnt.latency, icnt.flits_per_cycle, ms._read_flits,
-        ms._smem_latency, ms._smem_interval, ms._smem_parts, dram.channels, dram.latency, dram.cycles_per_byte)
+        ms._smem_latency, ms._smem_interval, ms._smem_parts, dram.channels, dram.latency, dram.cycles_per_byte,
+        dram.banks, dram.lines_per_row, dram.frfcfs, dram.tcl, dram.twl, dram.trcd, dram.trp, dram.tras, dram.trc,
+        dram.trrd, dram.trtp, dram.twr, dram.tccd)
 
 
 def counter_arrays(st: MemoryState) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -167,6 +175,11 @@ def state_into_reference(st: MemoryState, ms: MemorySystem) -> None:
     _timelines_into(st.requests, ms._icnt.request_ports, int)  # the interconnect books whole cycles
     _timelines_into(st.replies, ms._icnt.reply_ports, int)
     _timelines_into(st.buses, ms._dram.buses, float)
+    _timelines_into(st.activates, ms._dram.activates, float)
+    for name, column in zip(BANK_ROWS, st.bank_rows.T.tolist()):
+        setattr(ms._dram, name, column)
+    for name, column in zip(BANK_TIMES, st.bank_times.T.tolist()):
+        setattr(ms._dram, name, column)
     ms._port = st.port.tolist()
     ms._now = int(st.now)
     counters_into_reference(st, ms)

@@ -125,7 +125,16 @@ MEMORY_STATS: dict[str, dict[str, MemoryStat]] = {
         "busy_cycles": _counted(_dram_cycles("busy_cycles"), "channel-cycles",
                                 "core cycles the channels' data buses were busy, summed over channels"),
         "wait_cycles": _counted(_dram_cycles("wait_cycles"), "cycles",
-                                "request cycles spent waiting for a busy channel"),
+                                "cycles bursts waited for a busy data bus, beyond their bank's timing"),
+        "row_hits": _counted("_dram.row_hits", "requests", "reads and writes to their bank's open row"),
+        "row_misses": _counted("_dram.row_misses", "requests",
+                               "reads and writes that activated a row (row_hits + row_misses = reads + writes)"),
+        "row_conflicts": _counted("_dram.row_conflicts", "requests",
+                                  "row misses that first closed another open row (precharge; subset of row_misses)"),
+        "reordered_hits": _counted("_dram.reordered_hits", "requests",
+                                   "frfcfs: row hits served to a bank's previous row before its committed "
+                                   "precharge (subset of row_hits)"),
+        "row_hit_rate": _derived("row_hits / (row_hits + row_misses)", "hits/request", "DRAM row-buffer hit rate"),
     },
     "loads": {
         "accesses": _counted("loads", "warp-accesses", "global and local warp loads with an active lane"),
@@ -147,6 +156,7 @@ _DERIVED = {
     ("l2", "read_hit_rate"): (("l2", "read_hits"), (("l2", "reads"),)),
     ("shared", "conflict_rate"): (("shared", "conflict_rounds"), (("shared", "accesses"),)),
     ("loads", "average_latency"): (("loads", "latency_cycles"), (("loads", "accesses"),)),
+    ("dram", "row_hit_rate"): (("dram", "row_hits"), (("dram", "row_hits"), ("dram", "row_misses"))),
 }
 assert set(_DERIVED) == {(g, n) for g, group in MEMORY_STATS.items() for n, stat in group.items() if stat.formula}
 

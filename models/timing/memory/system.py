@@ -8,9 +8,9 @@ free; caches keep, per sector, the cycle from which its data is present. A reque
 made at cycle ``t`` therefore computes its completion at once: through the L1 (tag lookup, LRU,
 hit / merge into an in-flight fill / miss with MSHR allocation, stalling the port while the MSHRs
 are full), the interconnect (latency + slice port occupancy), the L2 slice (tags, LRU, latency,
-its own merging of in-flight misses) and the DRAM channel (latency + transfer occupancy), and
-back. Callers must present requests in non-decreasing cycle order across all SMs; this is
-checked.
+its own merging of in-flight misses) and DRAM (fixed latency, then the bank's row hit or miss
+timing and the channel's data bus, ``dram.py``), and back. Callers must present requests in
+non-decreasing cycle order across all SMs; this is checked.
 
 Paths:
 
@@ -32,16 +32,17 @@ Timing of a warp access of ``n`` transactions issued at ``t``: it starts at
 ``s = max(t, port free)``; transaction ``i`` passes the port at ``s + i // transactions_per_cycle``
 plus any MSHR stall so far. A hit's data is back ``l1.hit_latency`` after its port cycle. A miss
 enters the interconnect at its port cycle, reaches its slice after ``interconnect.latency`` (later
-if the slice's request port is busy), gets its tag result ``l2.hit_latency`` later, reads DRAM
-(``dram.latency`` converted to core cycles and rounded up, after its transfer time on the
-channel's data bus) on an L2 miss, and returns through the slice's reply port and the
+if the slice's request port is busy), gets its tag result ``l2.hit_latency`` later, reads DRAM on an L2 miss
+(``dram.latency`` core cycles to the controller, then tCL on a row hit or tRP + tRCD + tCL on a
+row miss, then the burst on the channel's data bus; ``dram.py``), and returns through the slice's reply port and the
 interconnect latency. ``Access.done`` is the latest transaction's data (loads) or the port
 release (stores).
 
 Simplified: tag arrays and MSHR files see requests in the order they are made; SM ejection
 bandwidth is not modelled; lines in flight can be evicted (their waiting requests still get
-their data); a partly written sector counts as written whole; DRAM has no banks, rows or
-refresh; L2 write acknowledgements are not modelled. docs/memory-system.md has the details.
+their data); a partly written sector counts as written whole; DRAM has banks and rows but no
+refresh, bank-group or read/write-turnaround timing; L2 write acknowledgements are not modelled.
+docs/memory-system.md has the details.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ class MemorySystem:
         self._l2_mshr = [MshrFile(l2.mshr_entries) for _ in range(l2.slices)]
         self._ipoly = _ipoly_tables(l2.slices) if l2.slice_hash == "ipoly" and l2.slices > 1 else None
         self._icnt = Interconnect(icnt, l2.slices)
-        self._dram = Dram(config.dram, core_clock_mhz)
+        self._dram = Dram(config.dram, core_clock_mhz, l2.line_bytes)
         # packet sizes by number of sectors carried
         self._read_flits = self._icnt.flits(0)
         self._data_flits = [self._icnt.flits(n * l1.sector_bytes) for n in range(sectors + 1)]
@@ -488,8 +489,9 @@ class MemorySystem:
 
     @property
     def dram_latency(self) -> int:
-        """DRAM access latency in core cycles (``dram.latency`` DRAM cycles, rounded up)."""
-        return self._dram.latency
+        """Unloaded DRAM latency of a row-hit read of a whole line, core cycles: ``dram.latency`` +
+        tCL + the line's burst, rounded up (a row miss adds tRP + tRCD)."""
+        return self._dram.line_latency
 
     def stats(self) -> dict:
         """Every counter since construction, as a JSON-ready tree (``statistics.build_tree``:

@@ -62,6 +62,18 @@ class Timeline:
             ends.insert(i, end)
         return start
 
+    def first_fit(self, earliest: float, length: float) -> float:
+        """The start ``reserve(earliest, length, ...)`` would give, booking nothing (``length`` > 0)."""
+        starts, ends = self.starts, self.ends
+        start = earliest
+        i = bisect_right(ends, start)
+        n = len(starts)
+        while i < n and starts[i] < start + length:
+            if ends[i] > start:
+                start = ends[i]
+            i += 1
+        return start
+
     def block(self, start: float, end: float) -> None:
         """Mark ``[start, end)`` busy (merging with what it touches)."""
         if end <= start:
