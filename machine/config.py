@@ -19,6 +19,7 @@ from .fields import check_ints, check_positive_number, check_type, doc
 from .memory import MemoryConfig
 from .mode import Mode
 from .schedulers import Scheduler
+from .window import CollectorPartition, DflowWindow, IssueOrder
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,18 @@ class SmConfig:
     fetch_latency: int = field(default=1, metadata=doc("cycles", "from fetch to decoded in the buffer"))
     collector_units: int = field(default=8, metadata=doc(
         "units", "operand-collector units per SM (D-FLOW: the out-of-order window)"))
+    collector_partition: CollectorPartition = field(default=CollectorPartition.SHARED, metadata=doc(
+        "policy", "shared: every collector unit, execution pipeline and register bank serves every scheduler; "
+        "scheduler: each scheduler has its own equal share of them (sub-cores: GPGPU-Sim's "
+        "-gpgpu_sub_core_model 1, on in SM86); pipelines of a class are shared when their count does not divide"))
+    dflow_window: DflowWindow = field(default=DflowWindow.POOL_LIMITED, metadata=doc(
+        "policy", "D-FLOW: pool-limited: at most dflow_waiting_per_warp collector units per warp and "
+        "dflow_waiting_per_sm per pool of units (the SM's, or the scheduler's share) may hold an instruction "
+        "whose operands are in flight; per-warp: only the per-warp limit"))
+    dflow_issue_order: IssueOrder = field(default=IssueOrder.READY_FIRST, metadata=doc(
+        "policy", "D-FLOW: ready-first: a scheduler issues an instruction whose operands are ready if any warp "
+        "has one, and sends one ahead to wait only otherwise; oldest-first: the first warp in its order that "
+        "can issue does"))
     dflow_waiting_per_warp: int = field(default=2, metadata=doc(
         "units", "D-FLOW: collector units one warp may hold while their operands are still in flight; "
         "at the limit the warp's next instruction waits at issue for its operands (a true dependency). "
@@ -106,6 +119,14 @@ class SmConfig:
         if self.warp_size > 32:
             raise ConfigError(f"SmConfig.warp_size must be at most 32, not {self.warp_size}")
         object.__setattr__(self, "scheduler", Scheduler.parse(self.scheduler, "SmConfig.scheduler"))
+        for name, choice in (("collector_partition", CollectorPartition), ("dflow_window", DflowWindow),
+                             ("dflow_issue_order", IssueOrder)):
+            object.__setattr__(self, name, choice.parse(getattr(self, name), f"SmConfig.{name}"))
+        if self.collector_partition is CollectorPartition.SCHEDULER:
+            for name in ("collector_units", "register_banks"):
+                if getattr(self, name) % self.schedulers:
+                    raise ConfigError(f"SmConfig.{name} ({getattr(self, name)}) must divide among the "
+                                      f"{self.schedulers} schedulers when collector_partition is 'scheduler'")
         for name in ("int_unit", "fp_unit", "sfu_unit", "mem_unit", "ctrl_unit"):
             check_type(self, name, UnitConfig)
         if self.max_threads % self.warp_size:
@@ -114,6 +135,11 @@ class SmConfig:
     @property
     def max_warps(self) -> int:
         return self.max_threads // self.warp_size
+
+    @property
+    def partitions(self) -> int:
+        """Equal shares the collector units, pipelines and register banks are split into."""
+        return self.schedulers if self.collector_partition is CollectorPartition.SCHEDULER else 1
 
     def unit(self, cls: UnitClass) -> UnitConfig:
         return {UnitClass.INT: self.int_unit, UnitClass.FP: self.fp_unit, UnitClass.SFU: self.sfu_unit,

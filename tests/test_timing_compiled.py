@@ -81,10 +81,12 @@ def run_both(name: str, config: GpuConfig, size: str = "tiny") -> None:
 
 # ------------------------------------------------------------------ rules copied into numba
 def test_register_bank_rule_is_the_machines():
-    for banks in (1, 2, 4, 8, 16):
+    for banks, groups in ((1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (8, 4), (8, 2), (4, 4), (16, 4)):
         for slot in range(0, 64, 3):
             for entry in range(0, 300, 7):
-                assert compiled_register_bank(entry, slot, banks) == register_bank(entry, slot, banks)
+                got = compiled_register_bank(entry, slot, banks, groups)
+                assert got == register_bank(entry, slot, banks, groups)
+                assert got // (banks // groups) == slot % groups  # a sub-core's warps use its own banks
 
 
 def test_memory_order_rule_is_the_isas():
@@ -114,6 +116,12 @@ STRUCTURES = {
                          "sm.writeback_ports": 4},
     "sm86": {"sm.fetch_past_branches": True, "sm.fetch_warps": 4, "sm.register_bank_ports": 2,
              "sm.writeback_ports": 8},
+    # the D-FLOW window's other policies: sub-cores (their own collector units, pipelines and
+    # banks per scheduler), a per-warp window, oldest-first issue
+    "sub-cores": {"sm.collector_partition": "scheduler"},
+    "per-warp-oldest-first": {"sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 3,
+                              "sm.dflow_issue_order": "oldest-first"},
+    "sub-cores-per-warp": {"sm.collector_partition": "scheduler", "sm.dflow_window": "per-warp"},
 }
 
 

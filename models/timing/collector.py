@@ -53,7 +53,7 @@ class OperandCollector:
         self.conflicts = 0  # read requests that lost their bank to another access that cycle
         self._bank_cycle = [-1] * banks  # cycle in which each bank was last granted
         self._bank_uses = [0] * banks  # ... and how many accesses it granted in that cycle
-        self.on_wait_end = lambda: None  # the SM counts collector units whose operands were in flight
+        self.on_wait_end = lambda cu: None  # the SM counts collector units whose operands were in flight
 
     def add(self, cu: CollectorUnit) -> None:
         self.units.append(cu)  # issue order is age order, so the list stays sorted
@@ -99,5 +99,5 @@ class OperandCollector:
                     if cu.waiting:
                         cu.waiting = False
                         cu.warp.waiting_cus -= 1
-                        self.on_wait_end()
+                        self.on_wait_end(cu)
         return granted

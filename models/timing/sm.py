@@ -21,6 +21,7 @@ from dualflow.errors import DualflowError
 from dualflow.isa.opcodes import Opcode, UnitClass
 from dualflow.machine.banks import register_bank
 from dualflow.machine.config import SmConfig
+from dualflow.machine.window import DflowWindow, IssueOrder
 
 from .collector import CollectorUnit, Operand, OperandCollector
 from .memory.coalescer import coalesce, local_addresses
@@ -47,6 +48,13 @@ class Sm:
         self.index, self.cfg, self.memory, self.dflow = index, config, memory, dflow
         self.collector = OperandCollector(config.collector_units, config.register_banks, config.register_bank_ports)
         self.collector.on_wait_end = self._wait_ended
+        # collector units, pipelines and register banks come in ``parts`` equal pools, one per
+        # scheduler (sub-cores) or one for the SM; a warp's pool is its scheduler's
+        self.parts = config.partitions
+        self.pool_capacity = config.collector_units // self.parts
+        self.pool_units = [0] * self.parts  # collector units held, per pool
+        self.pool_limited = config.dflow_window is DflowWindow.POOL_LIMITED
+        self.ready_first = config.dflow_issue_order is IssueOrder.READY_FIRST
         self.pipes = {cls: [0] * config.unit(cls).count for cls in UNIT_CLASSES}
         self.units = {cls: config.unit(cls) for cls in UNIT_CLASSES}
         self.ctas: list[Cta] = []
@@ -59,7 +67,7 @@ class Sm:
         self.completions: list[tuple] = []  # heap of (cycle, seq, kind, warp, dest, ins)
         self.wake: list[int] = []  # heap of future cycles at which something is due
         self.fetch_rr = 0
-        self.waiting_cus = 0  # D-FLOW: collector units holding an instruction whose operands are in flight
+        self.waiting_cus = [0] * self.parts  # D-FLOW, per pool: units whose operands are in flight
         self.seq = 0
         self.warp_age = 0
         self.counters = SmCounters()
@@ -151,8 +159,8 @@ class Sm:
                                 f"{self.line_trace()}")
         return None
 
-    def _wait_ended(self) -> None:
-        self.waiting_cus -= 1
+    def _wait_ended(self, cu: CollectorUnit) -> None:
+        self.waiting_cus[cu.warp.sched % self.parts] -= 1
 
     def line_trace(self) -> str:
         """One line of state for debugging: per warp pc, buffer, in-flight count; collector units."""
@@ -175,7 +183,7 @@ class Sm:
             item = heapq.heappop(q)
             _, _, kind, warp, dest, ins = item
             if kind == _WB:
-                if not ports or not self.collector.claim_write(register_bank(dest, warp.slot, banks), t):
+                if not ports or not self.collector.claim_write(register_bank(dest, warp.slot, banks, self.parts), t):
                     deferred.append(item)
                     continue
                 ports -= 1
@@ -220,7 +228,8 @@ class Sm:
                                       cu.addresses[0], cu.mask[0])
             if ready:
                 pipes = self.pipes[ins.unit]
-                free_at = min(pipes)
+                first, last = self._pipe_range(len(pipes), warp)
+                free_at = min(pipes[first:last])
                 if free_at > t:
                     heapq.heappush(self.wake, free_at)
                     ready = False
@@ -229,10 +238,20 @@ class Sm:
                 if ins.ordered:
                     pending_mem.setdefault(wid, []).append(cu)
                 continue
-            self._start(cu, t, pipes, pipes.index(free_at))
+            self._start(cu, t, pipes, pipes.index(free_at, first))
             self.collector.remove(cu)
+            self.pool_units[warp.sched % self.parts] -= 1
             progress = True
         return progress
+
+    def _pipe_range(self, count: int, warp: Warp) -> tuple[int, int]:
+        """The pipelines of a class of ``count`` that ``warp`` may use: its pool's share, or all
+        of them when they do not divide among the pools."""
+        if self.parts == 1 or count % self.parts:
+            return 0, count
+        per = count // self.parts
+        pool = warp.sched % self.parts
+        return pool * per, pool * per + per
 
     def _start(self, cu: CollectorUnit, t: int, pipes: list[int], pipe: int) -> None:
         """Send a collected instruction into pipeline ``pipe`` of its unit class."""
@@ -292,7 +311,7 @@ class Sm:
             # none can issue does it send one ahead into a collector unit to wait there (the
             # out-of-order window). The second level is tried only when the closest stall of the
             # first was the scoreboard (see warp_order.py on how this differs from the RTL).
-            passes = (False, True) if self.dflow else (True,)
+            passes = (False, True) if self.dflow and self.ready_first else (True,)
             if self.dflow:
                 order = list(order)
             for allow_wait in passes:
@@ -350,7 +369,8 @@ class Sm:
         if ins.op is Opcode.MEMBAR and warp.mem_inflight:
             return self._stall(warp, "memory_fence")
         needs_cu = ins.needs_cu
-        if needs_cu and len(self.collector.units) >= self.collector.capacity:
+        pool = warp.sched % self.parts
+        if needs_cu and self.pool_units[pool] >= self.pool_capacity:
             return "collector_full"
         board = warp.board
         if self.dflow:
@@ -359,7 +379,7 @@ class Sm:
                 return self._stall(warp, "ring_guard")
             if needs_cu and board.waits(rp, ins.sources, t + 1) and (
                     not allow_wait or warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
-                    or self.waiting_cus >= self.cfg.dflow_waiting_per_sm
+                    or self.pool_limited and self.waiting_cus[pool] >= self.cfg.dflow_waiting_per_sm
                     or not self._unblocks_next(warp, ins, rp, t)):
                 return "scoreboard"  # not cached: other warps' collector units free the limit
         elif board.blocked(ins):
@@ -421,7 +441,7 @@ class Sm:
         if self.dflow:
             dest = rp % self.ring if ins.produces else -1
             # an operand named twice is read once
-            operands = [Operand(register_bank((rp - d) % self.ring, warp.slot, banks), rp - d)
+            operands = [Operand(register_bank((rp - d) % self.ring, warp.slot, banks, self.parts), rp - d)
                         for d in ins.unique_sources]
             for op in operands:
                 board.add_reader(op.key)
@@ -429,7 +449,7 @@ class Sm:
                 board.issue(rp)
         else:
             dest = ins.dst
-            operands = [Operand(register_bank(r, warp.slot, banks), r) for r in ins.unique_sources]
+            operands = [Operand(register_bank(r, warp.slot, banks, self.parts), r) for r in ins.unique_sources]
             board.issue(ins)
         if not needs_cu:  # bra, sync, exit: straight to the branch unit
             self.seq += 1
@@ -442,11 +462,12 @@ class Sm:
         if self.dflow and board.waits(rp, ins.sources, t + 1):
             cu.waiting = True
             warp.waiting_cus += 1
-            self.waiting_cus += 1
+            self.waiting_cus[warp.sched % self.parts] += 1
         if ins.ordered:
             cu.addresses = ex.last_access[0]
             cu.mask = mask
         self.collector.add(cu)
+        self.pool_units[warp.sched % self.parts] += 1
 
     # ------------------------------------------------------------------ fetch
     def _fetch(self, t: int) -> bool:

@@ -17,9 +17,12 @@ from .warps import dirty, list_remove
 
 
 @njit(cache=True)
-def register_bank(entry, warp, banks):
+def register_bank(entry, warp, banks, groups):
     """machine.banks.register_bank (a test checks the two agree)."""
-    return (entry + warp) % banks
+    if groups == 1:
+        return (entry + warp) % banks
+    per = banks // groups
+    return warp % groups * per + (entry + warp) % per
 
 
 @njit(cache=True)

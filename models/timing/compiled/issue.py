@@ -60,6 +60,7 @@ from .core import (
     W_REC,
     W_REC_END,
     W_RESIDENT,
+    W_SCHED,
     W_STALL,
     W_STALL_UNTIL,
     W_WAITING_CUS,
@@ -80,7 +81,7 @@ def issue(state, s, code, streams, sm, t):
     stalls = state.stalls[sm]
     clean = state.sched_clean[sm]
     order = state.scratch[sm, 2 * s.collector_units:]
-    npasses = 2 if s.dflow else 1
+    npasses = 2 if s.dflow and s.ready_first else 1
     for sched in range(s.schedulers):
         n = state.sched_n[sm, sched]
         warps = state.sched_warps[sm, sched]
@@ -118,7 +119,7 @@ def issue(state, s, code, streams, sm, t):
             for i in range(n):
                 order[i] = warps[(i0 + i) % n]
         for p in range(npasses):
-            allow_wait = p == 1 or not s.dflow
+            allow_wait = p == 1 or npasses == 1
             for i in range(n):
                 slot = order[i]
                 if slot < 0:  # D-FLOW, second pass: the first found only its operands not ready
@@ -191,7 +192,7 @@ def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
     if st[pc, ST_OP] == OP_MEMBAR and wv[sm, slot, W_MEM_INFLIGHT]:
         return stall(state, sm, slot, MEMORY_FENCE, PENDING)
     needs_cu = st[pc, ST_NEEDS_CU] != 0
-    if needs_cu and state.sv[sm, SV_NCU] >= s.collector_units:
+    if needs_cu and pool_count(state, s, sm, slot, False) >= s.collector_units // s.parts:
         return COLLECTOR_FULL
     if s.dflow:
         rp = streams.rp[wv[sm, slot, W_REC]]
@@ -211,8 +212,26 @@ def may_wait(state, s, code, sm, slot, pc, rp, t):
     """D-FLOW: may the warp send ``pc``, whose operands are not all ready, ahead into a
     collector unit to wait there (the limits, and ``unblocks_next``)?"""
     return not (state.wv[sm, slot, W_WAITING_CUS] >= s.waiting_per_warp
-                or state.sv[sm, SV_WAITING_CUS] >= s.waiting_per_sm
+                or s.pool_limited and pool_count(state, s, sm, slot, True) >= s.waiting_per_sm
                 or not unblocks_next(state, s, code, sm, slot, pc, rp, t))
+
+
+@njit(cache=True)
+def pool_count(state, s, sm, slot, waiting):
+    """Collector units held (``waiting``: and whose operands are in flight) in the warp's pool:
+    the SM's counts, or a count over the (few) units of the warp's scheduler (the reference's
+    ``pool_units`` and ``waiting_cus``)."""
+    sv = state.sv
+    if s.parts == 1:
+        return sv[sm, SV_WAITING_CUS] if waiting else sv[sm, SV_NCU]
+    pool = state.wv[sm, slot, W_SCHED] % s.parts
+    n = 0
+    for k in range(sv[sm, SV_NCU]):
+        u = state.cu_order[sm, k]
+        if state.wv[sm, state.cu_slot[sm, u], W_SCHED] % s.parts == pool and (
+                not waiting or state.cu_waiting[sm, u]):
+            n += 1
+    return n
 
 
 @njit(cache=True)
@@ -331,11 +350,11 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
         d = st[pc, ST_UNIQ + k]
         if s.dflow:
             key = rp - d
-            state.cu_bank[sm, u, k] = register_bank(key % s.ring, slot, s.banks)
+            state.cu_bank[sm, u, k] = register_bank(key % s.ring, slot, s.banks, s.parts)
             add_reader(state, sm, slot, key)
         else:
             key = d
-            state.cu_bank[sm, u, k] = register_bank(d, slot, s.banks)
+            state.cu_bank[sm, u, k] = register_bank(d, slot, s.banks, s.parts)
         state.cu_key[sm, u, k] = key
         state.cu_read[sm, u, k] = 0
     if s.dflow:

@@ -57,6 +57,7 @@ from .core import (
     W_INFLIGHT,
     W_MARK,
     W_MEM_INFLIGHT,
+    W_SCHED,
     W_START,
     WB,
     completion_pop,
@@ -136,7 +137,7 @@ def writeback(state, s, code, streams, sm, t):
     while state.sv[sm, SV_NCOMP] and state.heaps.completions[sm, 0, 0] <= t:
         done, seq, kind, slot, dest, pc = completion_pop(state, sm)
         if kind == WB:
-            bank = register_bank(dest, slot, s.banks)
+            bank = register_bank(dest, slot, s.banks, s.parts)
             if not ports or not claim_bank(state, s, sm, bank, t):  # claim_write fails
                 if nd == 0:
                     deferred = np.empty((state.sv[sm, SV_NCOMP] + 1, COMPLETION_WIDTH), dtype=np.int64)
@@ -232,9 +233,13 @@ def dispatch(state, s, code, streams, mem, sm, t):
         pipe = 0
         if ready:
             count = code.units[cls, 2]
+            first, last = 0, count  # Sm._pipe_range
+            if s.parts > 1 and count % s.parts == 0:
+                first = wv[sm, slot, W_SCHED] % s.parts * (count // s.parts)
+                last = first + count // s.parts
             pipes = state.pipes[sm, cls]
-            free_at = pipes[0]
-            for p in range(1, count):  # min(pipes), and pipes.index of it
+            free_at, pipe = pipes[first], first
+            for p in range(first + 1, last):  # min(pipes[first:last]), and pipes.index of it
                 if pipes[p] < free_at:
                     free_at, pipe = pipes[p], p
             if free_at > t:

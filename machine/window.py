@@ -1,0 +1,35 @@
+"""How an SM's collector units are shared, and the D-FLOW out-of-order window's policies, by
+name (the policies themselves live in the timing model; docs/timing-model.md, "The D-FLOW
+window", compares them)."""
+
+from __future__ import annotations
+
+from .fields import Choice
+
+
+class CollectorPartition(Choice):
+    """Which schedulers' warps a collector unit, an execution pipeline and a register bank serve."""
+
+    SHARED = "shared"  # every scheduler's: one pool per SM
+    # each scheduler its own equal share (GPGPU-Sim's -gpgpu_sub_core_model 1, SM86's sub-cores)
+    SCHEDULER = "scheduler"
+
+
+class DflowWindow(Choice):
+    """D-FLOW: which collector units may hold an instruction whose operands are still in flight."""
+
+    # at most dflow_waiting_per_warp per warp and dflow_waiting_per_sm per pool of collector units
+    POOL_LIMITED = "pool-limited"
+    # at most dflow_waiting_per_warp per warp (a per-warp window of k entries, as TURBULENCE-style
+    # designs give each warp), however many the other warps hold
+    PER_WARP = "per-warp"
+
+
+class IssueOrder(Choice):
+    """D-FLOW: the order in which a scheduler tries its warps' next instructions."""
+
+    # first the warps whose operands are ready, in the scheduler's order; only if none can issue,
+    # one whose operands are not, into a collector unit to wait there
+    READY_FIRST = "ready-first"
+    # the scheduler's order alone: the first warp that can issue does, ready operands or not
+    OLDEST_FIRST = "oldest-first"
