@@ -11,11 +11,14 @@ What is predicted comes from the configuration alone (``predict``):
   (REG or converted DFLOW form) in order, one warp, with the latencies the model composes
   (``memory_latency``): an instruction issues when its sources are written back, its collector
   unit reads them the next cycle and dispatches the cycle after (2 cycles), the unit adds its
-  latency; a branch stops fetch until it completes. D-FLOW may send one instruction ahead to wait
+  latency; the front end as configured: instruction buffer, fetch width and latency, and a taken
+  branch restarting fetch the cycle after it issues (``fetch_past_branches``) or when it completes
+  (fetch stopping at branches). D-FLOW may send one instruction ahead to wait
   in a collector unit under the model's rule (``SmConfig.dflow_waiting_per_warp``,
   ``dflow_waiting_per_sm``, the next instruction must be able to issue);
-- the plateau: the tightest throughput bound of one SM (``throughput_bounds``): issue, fetch,
-  each unit class, collector units, register-file banks, writeback ports, the L1/shared port,
+- the plateau: the tightest throughput bound of one SM (``throughput_bounds``): issue, fetch
+  (``fetch_warps`` slots a cycle, wrong-path fetches counted: ``fetch_slots``), each unit class,
+  collector units, register-file banks and their ports, writeback ports, the L1/shared port,
   L1 MSHRs (Little's law on the miss latency), DRAM bandwidth;
 - the knee: warps needed = plateau x latency / work per warp-iteration.
 
@@ -299,7 +302,7 @@ class Walk:
     collector: float = 0.0  # instructions through a collector unit
     reads: float = 0.0  # register-file operand reads
     writes: float = 0.0  # register-file writebacks
-    fetches: float = 0.0  # fetch groups
+    fetches: float = 0.0  # fetch slots when fetch binds (fetch_slots)
     port_cycles: float = 0.0  # L1/shared port cycles
     missed_sectors: float = 0.0  # L1 sectors fetched from L2 or DRAM
     dram_bytes: float = 0.0
@@ -403,9 +406,9 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
             rp2 = rp + 1 if ins.produces else rp
             if not (ins.produces and any(rp2 - d == rp for d in nxt.sources)):
                 nsrc = max((ready.get(rp2 - d, 0) for d in nxt.unique_sources), default=0)
-                # the next instruction must be in the buffer (fetched in an earlier cycle): its fetch
-                # waits for instructions up to i - 1 only, as entries >= 2
-                issued.append(src)  # a placeholder that fetch_cycle(i + 1) does not read
+                # the next instruction must be in the buffer (fetched in an earlier cycle); its fetch
+                # waits only for issues up to i - 1 (entries >= 2), so this one's is not needed yet
+                issued.append(-1)  # placeholder, not read by fetch_cycle(i + 1)
                 fetched.append(fetch_cycle(i + 1))
                 nxt_in = fetched.pop() + 1
                 issued.pop()
