@@ -11,11 +11,14 @@ What is predicted comes from the configuration alone (``predict``):
   (REG or converted DFLOW form) in order, one warp, with the latencies the model composes
   (``memory_latency``): an instruction issues when its sources are written back, its collector
   unit reads them the next cycle and dispatches the cycle after (2 cycles), the unit adds its
-  latency; a branch stops fetch until it completes. D-FLOW may send one instruction ahead to wait
+  latency; the front end as configured: instruction buffer, fetch width and latency, and a taken
+  branch restarting fetch the cycle after it issues (``fetch_past_branches``) or when it completes
+  (fetch stopping at branches). D-FLOW may send one instruction ahead to wait
   in a collector unit under the model's rule (``SmConfig.dflow_waiting_per_warp``,
   ``dflow_waiting_per_sm``, the next instruction must be able to issue);
-- the plateau: the tightest throughput bound of one SM (``throughput_bounds``): issue, fetch,
-  each unit class, collector units, register-file banks, writeback ports, the L1/shared port,
+- the plateau: the tightest throughput bound of one SM (``throughput_bounds``): issue, fetch
+  (``fetch_warps`` slots a cycle, wrong-path fetches counted: ``fetch_slots``), each unit class,
+  collector units, register-file banks and their ports, writeback ports, the L1/shared port,
   L1 MSHRs (Little's law on the miss latency), DRAM bandwidth;
 - the knee: warps needed = plateau x latency / work per warp-iteration.
 
@@ -28,8 +31,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -150,10 +155,12 @@ def kernel(case: Case, iterations: int, form: Form, line_bytes: int = 128) -> Ke
     return convert_kernel(k)[0] if form is Form.DFLOW else k
 
 
-def machine(preset_name: str, mode: Mode) -> GpuConfig:
-    """One SM of the preset in ``mode``, holding ``MAX_WARPS`` warps."""
+def machine(preset_name: str, mode: Mode, changes: Mapping[str, Any] | None = None) -> GpuConfig:
+    """One SM of the preset in ``mode``, holding ``MAX_WARPS`` warps; ``changes``: further fields
+    to set (dotted names, ``GpuConfig.replace``), e.g. ``{"sm.fetch_warps": 1}``."""
     base = preset(preset_name)
-    return base.replace(**{"mode": mode, "num_sms": 1, "sm.max_threads": base.sm.warp_size * MAX_WARPS})
+    return base.replace(**{"mode": mode, "num_sms": 1, "sm.max_threads": base.sm.warp_size * MAX_WARPS,
+                           **(changes or {})})
 
 
 def _data(case: Case, iterations: int, config: GpuConfig, base: int) -> np.ndarray:
@@ -182,13 +189,14 @@ class Sample:
     warp_instructions: int
 
 
-def run(case: Case, preset_name: str, mode: Mode, warps: int, iterations: int) -> Sample:
+def run(case: Case, preset_name: str, mode: Mode, warps: int, iterations: int,
+        changes: Mapping[str, Any] | None = None) -> Sample:
     """One launch of ``case`` with ``warps`` warps on one SM (one block; two above 32 warps).
     The L2 chase runs its launch twice on one device and returns the second: the first leaves
     the lines in L2, and the L1 is invalidated between launches."""
     if warps > MAX_WARPS:
         raise ValueError(f"at most {MAX_WARPS} warps")
-    config = machine(preset_name, mode)
+    config = machine(preset_name, mode, changes)
     ws, line = config.sm.warp_size, config.memory.l1.line_bytes
     if ws * 4 > line:
         raise ValueError("a warp's words must fit one line")
@@ -225,8 +233,8 @@ class Point:
 
 
 def measure(case: Case, preset_name: str, mode: Mode, warps: int,
-            iterations: tuple[int, int] = ITERATIONS) -> Point:
-    lo, hi = (run(case, preset_name, mode, warps, n) for n in iterations)
+            iterations: tuple[int, int] = ITERATIONS, changes: Mapping[str, Any] | None = None) -> Point:
+    lo, hi = (run(case, preset_name, mode, warps, n, changes) for n in iterations)
     return Point(warps, hi.cycles - lo.cycles, hi.warp_instructions - lo.warp_instructions,
                  iterations[1] - iterations[0])
 
@@ -294,7 +302,7 @@ class Walk:
     collector: float = 0.0  # instructions through a collector unit
     reads: float = 0.0  # register-file operand reads
     writes: float = 0.0  # register-file writebacks
-    fetches: float = 0.0  # fetch groups
+    fetches: float = 0.0  # fetch slots when fetch binds (fetch_slots)
     port_cycles: float = 0.0  # L1/shared port cycles
     missed_sectors: float = 0.0  # L1 sectors fetched from L2 or DRAM
     dram_bytes: float = 0.0
@@ -308,6 +316,23 @@ def _level(ins: StaticInstruction, case: Case) -> str:
     return case.level
 
 
+def fetch_slots(run_len: int, config: GpuConfig, at_end: bool = False) -> int:
+    """Fetch slots a warp spends on a straight run of ``run_len`` instructions (from a redirect's
+    target to a taken branch, inclusive) when fetch is the bottleneck, so its buffer is empty when
+    its turn comes: every slot brings ``min(fetch_width, ibuffer_entries)`` instructions.
+
+    Fetching past branches (``sm.fetch_past_branches``), the buffer is only flushed when its next
+    instruction is a wrong-path one: if the branch ends its group, one more slot is spent on the
+    fall-through before fetch can restart at the target (not when the branch is the code's last
+    instruction: then fetch redirects by itself). A branch inside a group wastes the rest of it."""
+    sm = config.sm
+    group = min(sm.fetch_width, sm.ibuffer_entries)
+    slots = -(-run_len // group)
+    if sm.fetch_past_branches and run_len % group == 0 and not at_end:
+        slots += 1
+    return slots
+
+
 def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> Walk:
     """Issue the loop of ``k`` (from its label ``LOOP``, every branch taken) for one warp, in
     order, with the configuration's latencies; the last pass gives cycles and work per iteration.
@@ -315,8 +340,17 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
     A value is ready for an instruction issuing in the cycle of its writeback (BASE: the
     scoreboard clears before issue; D-FLOW: the collector reads it the next cycle). An issued
     instruction's collector unit reads in the next cycle and dispatches in the one after (+2);
-    its result is back ``unit.latency`` later (+ the memory latency of a load). A redirect
-    stops fetch until it completes; its successors are decoded ``fetch_latency`` later.
+    its result is back ``unit.latency`` later (+ the memory latency of a load).
+
+    The front end: instruction i of a straight run is fetched in the first cycle in which the
+    buffer has room (instruction i - ``ibuffer_entries`` has issued, issue comes before fetch
+    in a cycle) and fewer than ``fetch_width`` of the run were fetched already, not before the
+    run's start; it can issue ``fetch_latency`` later. A taken branch starts a new run at its
+    target: with ``fetch_past_branches`` the cycle after the branch issues (the scheduler finds
+    the fall-through in the buffer, flushes it, and fetch restarts there in the same cycle; in
+    the branch's own cycle if it is the code's last instruction, where fetch redirects by
+    itself); without, when the branch completes (fetch stops at it until then). One warp always
+    gets a fetch slot (``fetch_warps`` >= 1).
     Not modelled at one warp: unit and port contention, bank conflicts (none of the cases has
     two accesses in flight that need them at once).
     """
@@ -328,9 +362,21 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
     read_at: dict[int, int] = {}  # ring position -> last cycle a collector unit reads it
     waiting: list[int] = []  # D-FLOW: cycles at which this warp's waiting collector units read
     limit = min(sm.dflow_waiting_per_warp, sm.dflow_waiting_per_sm)
-    fw = min(sm.fetch_width, sm.ibuffer_entries)
+    entries, width = sm.ibuffer_entries, sm.fetch_width
     degree = shared_degree(case, config) if case.kind == "shared" else 1
-    last, avail, rp, pc, branches, run_len = -1, 0, 0, head, 0, 0
+    # the current straight run: its first fetch cycle, and each instruction's fetch and issue cycle
+    run_start, fetched, issued = 0, [], []
+
+    def fetch_cycle(i: int) -> int:
+        """Fetch cycle of the run's instruction i, all before it fetched and i - entries issued."""
+        c = fetched[i - 1] if i else run_start
+        if i >= entries:
+            c = max(c, issued[i - entries])
+        if i >= width:
+            c = max(c, fetched[i - width] + 1)
+        return c
+
+    last, rp, pc, branches = -1, 0, head, 0
     visits: list[tuple[int, int]] = []
     work: list[Walk] = []
     cur = Walk(0.0)
@@ -343,21 +389,30 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
             cur = Walk(0.0)
         ins = static[pc]
         code = k.code[pc]
+        i = len(issued)
+        fetched.append(fetch_cycle(i))
         keys = [rp - d for d in ins.unique_sources] if dflow else list(ins.unique_sources)
         src = max((ready.get(key, 0) for key in keys), default=0)
-        earliest = max(last + 1, avail)
+        earliest = max(last + 1, fetched[i] + sm.fetch_latency)
         if not dflow and ins.dst >= 0:
             earliest = max(earliest, ready.get(ins.dst, 0))  # WAW: a false dependency in BASE
         if dflow and ins.produces:  # ring guard on the slot's previous position
             old = rp - k.ring
             earliest = max(earliest, ready.get(old, 0), read_at.get(old, 0))
         issue = max(earliest, src)
-        if dflow and ins.needs_cu and src > earliest and not ins.redirect and pc + 1 < len(static):
+        if (dflow and ins.needs_cu and src > earliest and not ins.redirect and pc + 1 < len(static)
+                and entries >= 2):
             nxt = static[pc + 1]
             rp2 = rp + 1 if ins.produces else rp
             if not (ins.produces and any(rp2 - d == rp for d in nxt.sources)):
                 nsrc = max((ready.get(rp2 - d, 0) for d in nxt.unique_sources), default=0)
-                for c in range(max(earliest, nsrc), src):  # the first cycle the window lets it wait
+                # the next instruction must be in the buffer (fetched in an earlier cycle); its fetch
+                # waits only for issues up to i - 1 (entries >= 2), so this one's is not needed yet
+                issued.append(-1)  # placeholder, not read by fetch_cycle(i + 1)
+                fetched.append(fetch_cycle(i + 1))
+                nxt_in = fetched.pop() + 1
+                issued.pop()
+                for c in range(max(earliest, nsrc, nxt_in), src):  # the first cycle the window lets it wait
                     if sum(1 for r in waiting if r > c) < limit:
                         issue = c
                         waiting.append(src + 1)
@@ -365,6 +420,7 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
         if at_head:
             visits.append((issue, branches))
         last = issue
+        issued.append(issue)
         start = max(issue, src)  # the cycle its last operand can be read, less one
         for key in keys:
             if dflow:
@@ -395,7 +451,6 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
         cur.collector += ins.needs_cu
         cur.reads += len(keys)
         cur.writes += ins.produces
-        run_len += 1
         if ins.produces:
             ready[rp if dflow else ins.dst] = done
         if dflow and ins.produces:
@@ -403,13 +458,16 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
         elif code.op is Opcode.RPINC:
             rp += code.imm
         if ins.redirect:
-            cur.fetches += -(-run_len // fw)
-            run_len = 0
             if code.op not in (Opcode.BRA, Opcode.BRNZ, Opcode.BRZ):
                 raise ValueError(f"{k.name}: the loop may only branch (pc {pc} is {code.op.name})")
+            at_end = pc + 1 == len(static)
+            cur.fetches += fetch_slots(len(issued), config, at_end)
             branches += code.op is not Opcode.BRA
-            # operand-less redirects go straight to the branch unit; the others through a collector
-            avail = (start + collect if ins.needs_cu else issue) + sm.ctrl_unit.latency + sm.fetch_latency
+            if sm.fetch_past_branches:
+                run_start = issue if at_end else issue + 1
+            else:  # operand-less redirects go straight to the branch unit; the others through a collector
+                run_start = (start + collect if ins.needs_cu else issue) + sm.ctrl_unit.latency
+            fetched, issued = [], []
             pc = code.imm
         else:
             pc += 1
@@ -428,14 +486,16 @@ def throughput_bounds(walk: Walk, config: GpuConfig, case: Case) -> dict[str, fl
     """Warp-instructions per cycle one SM can sustain on this loop, per structure."""
     sm, mem = config.sm, config.memory
     n = walk.instructions
-    out = {"issue": float(sm.schedulers), "fetch": n / walk.fetches}
+    # fetch_warps slots a cycle, each spent as fetch_slots counts (wrong-path fetches included)
+    out = {"issue": float(sm.schedulers), "fetch": sm.fetch_warps * n / walk.fetches}
     for cls in UnitClass:
         if walk.by_unit.get(cls):
             u = sm.unit(cls)
             out[f"{cls.value} unit"] = u.count / u.interval * n / walk.by_unit[cls]
     # a collector unit is held from issue to dispatch: two cycles at least
     out["collector units"] = sm.collector_units / 2 * n / walk.collector
-    out["register banks"] = sm.register_banks * n / (walk.reads + walk.writes)
+    # every bank serves register_bank_ports reads or writes a cycle
+    out["register banks"] = sm.register_banks * sm.register_bank_ports * n / (walk.reads + walk.writes)
     out["writeback ports"] = sm.writeback_ports * n / walk.writes
     if walk.port_cycles:
         out["L1/shared port"] = n / walk.port_cycles
@@ -455,8 +515,8 @@ class Prediction:
     instructions: float  # per warp-iteration
 
 
-def predict(case: Case, preset_name: str, mode: Mode) -> Prediction:
-    config = machine(preset_name, mode)
+def predict(case: Case, preset_name: str, mode: Mode, changes: Mapping[str, Any] | None = None) -> Prediction:
+    config = machine(preset_name, mode, changes)
     walk = one_warp_walk(kernel(case, ITERATIONS[1], mode.form, config.memory.l1.line_bytes), config, case)
     bounds = throughput_bounds(walk, config, case)
     bound = min(bounds, key=bounds.get)
