@@ -19,7 +19,7 @@ from .fields import check_ints, check_positive_number, check_type, doc
 from .memory import MemoryConfig
 from .mode import Mode
 from .schedulers import Scheduler
-from .window import CollectorPartition, DflowWindow, IssueOrder
+from .window import BankMap, CollectorPartition, DflowWindow, IssueOrder
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,10 @@ class SmConfig:
     register_bank_ports: int = field(default=2, metadata=doc(
         "accesses/cycle", "reads or writes one register-file bank serves per cycle "
         "(GPGPU-Sim -gpgpu_reg_file_port_throughput; SM86: 2)"))
+    register_bank_map: BankMap = field(default=BankMap.WARP, metadata=doc(
+        "policy", "warp: entry e of warp slot w in bank (e + w) mod banks; scheduler: in the banks of w's "
+        "scheduler (banks / schedulers of them), (e + w) mod that; sub-cores (collector_partition scheduler) "
+        "always use their scheduler's banks"))
     writeback_ports: int = field(default=8, metadata=doc(
         "results/cycle", "register-file writebacks per cycle (GPGPU-Sim -gpgpu_pipeline_widths EX_WB; SM86: 8)"))
     const_latency: int = field(default=8, metadata=doc("cycles", "parameter (ldc) load through the constant cache"))
@@ -120,13 +124,14 @@ class SmConfig:
             raise ConfigError(f"SmConfig.warp_size must be at most 32, not {self.warp_size}")
         object.__setattr__(self, "scheduler", Scheduler.parse(self.scheduler, "SmConfig.scheduler"))
         for name, choice in (("collector_partition", CollectorPartition), ("dflow_window", DflowWindow),
-                             ("dflow_issue_order", IssueOrder)):
+                             ("dflow_issue_order", IssueOrder), ("register_bank_map", BankMap)):
             object.__setattr__(self, name, choice.parse(getattr(self, name), f"SmConfig.{name}"))
-        if self.collector_partition is CollectorPartition.SCHEDULER:
-            for name in ("collector_units", "register_banks"):
-                if getattr(self, name) % self.schedulers:
-                    raise ConfigError(f"SmConfig.{name} ({getattr(self, name)}) must divide among the "
-                                      f"{self.schedulers} schedulers when collector_partition is 'scheduler'")
+        if self.collector_partition is CollectorPartition.SCHEDULER and self.collector_units % self.schedulers:
+            raise ConfigError(f"SmConfig.collector_units ({self.collector_units}) must divide among the "
+                              f"{self.schedulers} schedulers when collector_partition is 'scheduler'")
+        if self.bank_groups > 1 and self.register_banks % self.schedulers:
+            raise ConfigError(f"SmConfig.register_banks ({self.register_banks}) must divide among the "
+                              f"{self.schedulers} schedulers when each has its own banks")
         for name in ("int_unit", "fp_unit", "sfu_unit", "mem_unit", "ctrl_unit"):
             check_type(self, name, UnitConfig)
         if self.max_threads % self.warp_size:
@@ -135,6 +140,12 @@ class SmConfig:
     @property
     def max_warps(self) -> int:
         return self.max_threads // self.warp_size
+
+    @property
+    def bank_groups(self) -> int:
+        """Groups the register banks are split into, one per scheduler or one for the SM."""
+        own = self.collector_partition is CollectorPartition.SCHEDULER or self.register_bank_map is BankMap.SCHEDULER
+        return self.schedulers if own else 1
 
     @property
     def partitions(self) -> int:

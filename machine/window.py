@@ -15,6 +15,16 @@ class CollectorPartition(Choice):
     SCHEDULER = "scheduler"
 
 
+class BankMap(Choice):
+    """Which register-file banks a warp's entries spread over (``machine.banks.register_bank``)."""
+
+    # all of them: entry e of warp slot w in bank (e + w) mod banks (GPGPU-Sim's register_bank)
+    WARP = "warp"
+    # its scheduler's banks / schedulers of them, (e + w) mod that: warps of different schedulers
+    # never meet in a bank (the banks of GPGPU-Sim's sub-cores, without their other partitions)
+    SCHEDULER = "scheduler"
+
+
 class DflowWindow(Choice):
     """D-FLOW: which collector units may hold an instruction whose operands are still in flight."""
 

@@ -178,12 +178,12 @@ class Sm:
         ports = self.cfg.writeback_ports
         deferred = []
         progress = False
-        banks = self.cfg.register_banks
+        banks, groups = self.cfg.register_banks, self.cfg.bank_groups
         while q and q[0][0] <= t:
             item = heapq.heappop(q)
             _, _, kind, warp, dest, ins = item
             if kind == _WB:
-                if not ports or not self.collector.claim_write(register_bank(dest, warp.slot, banks, self.parts), t):
+                if not ports or not self.collector.claim_write(register_bank(dest, warp.slot, banks, groups), t):
                     deferred.append(item)
                     continue
                 ports -= 1
@@ -437,11 +437,11 @@ class Sm:
         if ins.is_mem:
             warp.mem_inflight += 1
         board = warp.board
-        banks = self.cfg.register_banks
+        banks, groups = self.cfg.register_banks, self.cfg.bank_groups
         if self.dflow:
             dest = rp % self.ring if ins.produces else -1
             # an operand named twice is read once
-            operands = [Operand(register_bank((rp - d) % self.ring, warp.slot, banks, self.parts), rp - d)
+            operands = [Operand(register_bank((rp - d) % self.ring, warp.slot, banks, groups), rp - d)
                         for d in ins.unique_sources]
             for op in operands:
                 board.add_reader(op.key)
@@ -449,7 +449,7 @@ class Sm:
                 board.issue(rp)
         else:
             dest = ins.dst
-            operands = [Operand(register_bank(r, warp.slot, banks, self.parts), r) for r in ins.unique_sources]
+            operands = [Operand(register_bank(r, warp.slot, banks, groups), r) for r in ins.unique_sources]
             board.issue(ins)
         if not needs_cu:  # bra, sync, exit: straight to the branch unit
             self.seq += 1

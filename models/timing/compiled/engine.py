@@ -234,7 +234,7 @@ class CompiledGpu:
             pool_limited=int(sm.dflow_window is DflowWindow.POOL_LIMITED),
             ready_first=int(sm.dflow_issue_order is IssueOrder.READY_FIRST),
             waiting_per_warp=sm.dflow_waiting_per_warp, waiting_per_sm=sm.dflow_waiting_per_sm,
-            banks=sm.register_banks, bank_ports=sm.register_bank_ports,
+            banks=sm.register_banks, bank_groups=sm.bank_groups, bank_ports=sm.register_bank_ports,
             writeback_ports=sm.writeback_ports, const_latency=sm.const_latency,
             cta_launch_latency=sm.cta_launch_latency, warp_size=sm.warp_size, max_threads=sm.max_threads,
             max_ctas=sm.max_ctas, shared_bytes=sm.shared_bytes, registers=sm.registers, ring=1, code_length=0,

@@ -350,11 +350,11 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
         d = st[pc, ST_UNIQ + k]
         if s.dflow:
             key = rp - d
-            state.cu_bank[sm, u, k] = register_bank(key % s.ring, slot, s.banks, s.parts)
+            state.cu_bank[sm, u, k] = register_bank(key % s.ring, slot, s.banks, s.bank_groups)
             add_reader(state, sm, slot, key)
         else:
             key = d
-            state.cu_bank[sm, u, k] = register_bank(d, slot, s.banks, s.parts)
+            state.cu_bank[sm, u, k] = register_bank(d, slot, s.banks, s.bank_groups)
         state.cu_key[sm, u, k] = key
         state.cu_read[sm, u, k] = 0
     if s.dflow:

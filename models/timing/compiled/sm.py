@@ -137,7 +137,7 @@ def writeback(state, s, code, streams, sm, t):
     while state.sv[sm, SV_NCOMP] and state.heaps.completions[sm, 0, 0] <= t:
         done, seq, kind, slot, dest, pc = completion_pop(state, sm)
         if kind == WB:
-            bank = register_bank(dest, slot, s.banks, s.parts)
+            bank = register_bank(dest, slot, s.banks, s.bank_groups)
             if not ports or not claim_bank(state, s, sm, bank, t):  # claim_write fails
                 if nd == 0:
                     deferred = np.empty((state.sv[sm, SV_NCOMP] + 1, COMPLETION_WIDTH), dtype=np.int64)

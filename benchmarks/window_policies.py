@@ -1,0 +1,89 @@
+"""The D-FLOW out-of-order window, studied (docs/timing-model.md, "The D-FLOW window").
+
+Runs every workload in both modes under each named window policy (below: combinations of
+``sm.collector_partition``, ``sm.dflow_window``, its limits and ``sm.dflow_issue_order``) on
+``paper-rtx3080``, and prints BASE and D-FLOW cycles and the speedup; BASE changes only with the
+partition (it never sends an instruction ahead). ``--warps`` also runs the validation's load-use
+and chain microbenchmarks (experiments/validation.py) on one SM at those warp counts.
+
+    python benchmarks/window_policies.py [--size small] [--preset paper-rtx3080] [--warps 1 8 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from statistics import geometric_mean
+
+from dualflow.experiments.simulate import simulate
+from dualflow.kernels.registry import WORKLOADS
+from dualflow.machine.mode import Mode
+from dualflow.machine.presets import preset
+
+#: Named policies: what each changes from the SmConfig defaults.
+POLICIES: dict[str, dict] = {
+    # the SM's 8 collector units shared by its 4 schedulers; at most 2 waiting units per warp and
+    # 4 per SM; ready-first issue (the project's first window)
+    "shared-2/4": {},
+    # sub-cores: each scheduler its own 2 collector units, 2 register banks and share of the
+    # pipelines (SM86); a warp may fill its sub-core's 2 units with waiting instructions
+    "sub-cores": {"sm.collector_partition": "scheduler"},
+    # a per-warp window of k waiting units, no SM-wide limit (TURBULENCE-style)
+    "per-warp-1": {"sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 1},
+    "per-warp-2": {"sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 2},
+    "per-warp-4": {"sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 4},
+    # oldest-first instead of ready-first issue, with the first window's limits
+    "oldest-first": {"sm.dflow_issue_order": "oldest-first"},
+    "sub-cores-oldest-first": {"sm.collector_partition": "scheduler", "sm.dflow_issue_order": "oldest-first"},
+}
+
+
+def workload_table(size: str, preset_name: str, names: list[str]) -> None:
+    base_cache: dict[tuple[str, str], int] = {}
+    print(f"Workloads at size {size} on {preset_name}: D-FLOW speedup over BASE (cycles BASE / D-FLOW)")
+    print(f"{'policy':<24}" + "".join(f"{n:>20}" for n in names) + f"{'geomean':>9}")
+    for policy, settings in POLICIES.items():
+        row, speedups = f"{policy:<24}", []
+        partition = settings.get("sm.collector_partition", "shared")
+        for name in names:
+            cfg = preset(preset_name).replace(**settings)
+            key = (name, partition)
+            if key not in base_cache:
+                base_cache[key] = simulate(name, cfg.replace(mode=Mode.BASE), size=size).cycles
+            base = base_cache[key]
+            dflow = simulate(name, cfg.replace(mode=Mode.DFLOW), size=size).cycles
+            speedups.append(base / dflow)
+            row += f"{base / dflow:>7.3f} {base:>6}/{dflow:<6}"
+        print(row + f"{geometric_mean(speedups):>9.3f}", flush=True)
+
+
+def micro_table(preset_name: str, warps: list[int]) -> None:
+    from dualflow.experiments import validation
+
+    cases = [c for c in validation.CASES if c.name in ("load-use", "fp-ilp1", "int-ilp1", "chase-l1", "shared-s1")]
+    print(f"\nMicrobenchmarks on one SM of {preset_name}: IPC BASE / D-FLOW at {warps} warps")
+    print(f"{'policy':<24}{'case':<11}" + "".join(f"{w:>14}" for w in warps))
+    for policy, settings in POLICIES.items():
+        for case in cases:
+            row = f"{policy:<24}{case.name:<11}"
+            for w in warps:
+                ipc = [validation.measure(case, preset_name, mode, w, changes=settings).ipc for mode in Mode]
+                row += f"{ipc[0]:>7.2f}/{ipc[1]:<6.2f}"
+            print(row, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", default="small")
+    parser.add_argument("--preset", default="paper-rtx3080")
+    parser.add_argument("--warps", type=int, nargs="*", default=[])
+    parser.add_argument("workloads", nargs="*", default=sorted(WORKLOADS))
+    args = parser.parse_args(argv)
+    workload_table(args.size, args.preset, args.workloads)
+    if args.warps:
+        micro_table(args.preset, args.warps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
