@@ -257,12 +257,12 @@ def _generate(cfg, dmax: int, spill_base: int, weight: dict[int, float], origin:
 def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tuple[Kernel, ConversionReport]:
     cfg, gen, origin = plan.cfg, plan.gen, plan.origin
     order = block_code_order(cfg, set(gen.codes))
-    start: dict[int, int] = {}
-    emitted: list[Emitted] = []
+    owner, emitted = [], []
     for bid in order:
-        start[bid] = len(emitted)
         bc = gen.codes[bid]
+        owner.extend(bid for _ in bc.body + bc.tail + bc.term)
         emitted.extend(bc.body + bc.tail + bc.term)
+    owner, emitted, start = _drop_jumps_to_next(order, owner, emitted)
     code: list[Instruction] = []
     for e in emitted:
         ins = e.ins
@@ -287,10 +287,39 @@ def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tup
                               static_reg=sum(1 for i in kernel.code if i.op is not Opcode.NOP), rounds=rounds,
                               duplicated=len(translated) - len(set(translated)), spill_bytes=spill_bytes)
     report.loops, innermost = _loop_infos(kernel, plan)
-    report.loop_of = [innermost.get(bid) for bid in order for _ in range(len(gen.codes[bid].body)
-                                                                          + len(gen.codes[bid].tail)
-                                                                          + len(gen.codes[bid].term))]
+    report.loop_of = [innermost.get(bid) for bid in owner]
     return out, report
+
+
+def _block_starts(order: list[int], owner: list[int]) -> dict[int, int]:
+    """The first pc of each block (``owner``: the block of each instruction, grouped in ``order``);
+    a block without code starts where the next one does."""
+    counts: dict[int, int] = {}
+    for bid in owner:
+        counts[bid] = counts.get(bid, 0) + 1
+    start, at = {}, 0
+    for bid in order:
+        start[bid] = at
+        at += counts.get(bid, 0)
+    return start
+
+
+def _drop_jumps_to_next(order: list[int], owner: list[int],
+                        emitted: list[Emitted]) -> tuple[list[int], list[Emitted], dict[int, int]]:
+    """Remove every ``bra`` whose target is the next instruction (the first copy of an unrolled
+    loop with a ``bra`` back edge continues into the second; a split edge's block may end up right
+    before its target): it would cost an instruction and a fetch stall each time it ran. A ``bra``
+    neither moves RP nor touches the divergence stack, so removing it changes nothing else; targets
+    (``ssy`` ones included) and labels are resolved from the block starts afterwards. Removing one
+    can make another (a ``bra`` to it) a jump to the next instruction, hence the loop."""
+    while True:
+        start = _block_starts(order, owner)
+        drop = {k for k, e in enumerate(emitted)
+                if e.ins.op is Opcode.BRA and e.target is not None and start[e.target] == k + 1}
+        if not drop:
+            return owner, emitted, start
+        owner = [b for k, b in enumerate(owner) if k not in drop]
+        emitted = [e for k, e in enumerate(emitted) if k not in drop]
 
 
 def _loop_infos(kernel: Kernel, plan: _Plan) -> tuple[list[LoopInfo], dict[int, int]]:
