@@ -9,6 +9,10 @@ this script's output. Usage:
 
     python benchmarks/converter_costs.py [--sizes tiny,small] [--preset paper-rtx3080]
                                          [--dmax 31 --ring 32] [--json FILE] [NAME ...]
+                                         [--load-cost X] [--store-cost X]
+
+``--load-cost``, ``--store-cost``: the converter's LOCAL_LOAD_COST and LOCAL_STORE_COST (what a
+local-memory load or store weighs against a relay when it chooses), to measure other weights.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import json
 import sys
 import time
 
+import dualflow.isa.convert as converter
 from dualflow.isa import Form, Module, Opcode
 from dualflow.isa.convert import convert_module
 from dualflow.kernels.registry import WORKLOADS
@@ -69,10 +74,13 @@ def main() -> None:
     parser.add_argument("--dmax", type=int, default=31)
     parser.add_argument("--ring", type=int, default=32)
     parser.add_argument("--json", help="also write the rows here")
+    parser.add_argument("--load-cost", type=float, default=converter.LOCAL_LOAD_COST)
+    parser.add_argument("--store-cost", type=float, default=converter.LOCAL_STORE_COST)
     args = parser.parse_args()
+    converter.LOCAL_LOAD_COST, converter.LOCAL_STORE_COST = args.load_cost, args.store_cost
     rows = []
-    print(f"preset {args.preset}; DFLOW from the converter at Dmax {args.dmax}, ring {args.ring}; "
-          "compiled timing engine")
+    print(f"preset {args.preset}; DFLOW from the converter at Dmax {args.dmax}, ring {args.ring}, local load "
+          f"cost {args.load_cost:g}, store cost {args.store_cost:g}; compiled timing engine")
     print(f"{'workload':<11} {'size':<6} {'REG instr':>10} {'DFLOW instr':>11} {'ratio':>6} "
           f"{'ldl/stl REG':>11} {'ldl/stl DFLOW':>13} {'BASE cyc':>9} {'D-FLOW cyc':>10} {'BASE/D-FLOW':>11} {'s':>5}")
     for size in args.sizes.split(","):
