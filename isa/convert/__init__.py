@@ -34,6 +34,18 @@ __all__ = ["ConvertError", "ConversionReport", "convert_kernel", "convert_module
 REFINE_ROUNDS = 4
 #: Weight of an instruction per loop level it sits in, for choosing between rounds.
 LOOP_WEIGHT = 16
+#: What a local-memory load in a loop adds, in relays (a relay ``mov``, a recomputation and an
+#: ``rpinc`` count 1), in the cost that chooses between conversions (outside loops every added
+#: instruction counts 1: it runs once, no iteration waits for it). A reload sits on the path to its use: an L1
+#: hit costs about 40 cycles where a relay costs about 6 (paper-rtx3080: L1 latency 39, integer
+#: latency 4 plus the pipeline), so where a warp waits for it a reload is worth about seven
+#: relays; where other warps hide it, one. Chosen by measurement: the cycles of every workload
+#: converted with 1, 2, 4 and 7 (benchmarks/converter_costs.py --load-cost; docs/converter.md,
+#: "Latency").
+LOCAL_LOAD_COST = 4.0
+#: What a local-memory store adds, in relays: off every value's path (nothing waits for it), but
+#: it takes the memory unit and, in a loop, forms a loop-carried path with the reload after it.
+LOCAL_STORE_COST = 2.0
 #: Choices tried, each by regenerating the kernel and keeping it if its loop-weighted overhead is
 #: lower: loops unrolled, then sets of loop invariants or of values live across an if/else put
 #: in local memory (a bound on conversion time, independent of the machine).
@@ -96,13 +108,21 @@ def _weights(cfg, origin: list[int | None], unrolled: dict[int, int]) -> dict[in
     return weight
 
 
+def _cause_cost(cause: str) -> float:
+    """What one added instruction of this cause costs in a loop, in relays (local memory by its
+    latency)."""
+    return LOCAL_LOAD_COST if cause == "reload" else LOCAL_STORE_COST if cause == "spill" else 1.0
+
+
 def _cost(gen: CodeGen, weight: dict[int, float], origin: list[int | None]) -> float:
-    """Loop-weighted count of the instructions the conversion adds."""
+    """Loop-weighted cost of the instructions the conversion adds; in loops, local-memory ones by
+    their latency (outside loops they run once: no iteration waits for them)."""
     total = 0.0
     for bid, bc in gen.codes.items():
-        added = sum(1 for e in bc.body + bc.tail + bc.term
+        w = weight.get(bid, 1)
+        added = sum(_cause_cost(e.cause) if w > 1 else 1.0 for e in bc.body + bc.tail + bc.term
                     if e.cause != "orig" or (e.pc is not None and origin[e.pc] is None))
-        total += weight.get(bid, 1) * added
+        total += w * added
     return total
 
 
@@ -113,6 +133,7 @@ class _Choices:
     memory: dict[int, set[int]]  #: loop header -> invariants kept in local memory
     stored: dict[int, set[int]]  #: acyclic region -> values stored at its ssy
     ring: dict[int, set[int]]  #: loop header -> recomputable values carried in the ring
+    relay: dict[int, set[int]] = field(default_factory=dict)  #: loop header -> {header}: values kept in the ring
 
     def but(self, kind: str, key: int, regs: set[int]) -> _Choices:
         """These choices with ``regs`` for ``key`` (a single register toggles in or out)."""
@@ -203,7 +224,10 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
     regions = sorted(gen.region_candidates().items(),
                      key=lambda item: (-hot.get(best.cfg.regions[item[0]].ssy_block, 1), item[0]))
     costly = {h for h in headers if _added(gen, gen.loops[h])}
-    trials = [(kind, h, regs) for h in headers if h in costly
+    # Loops that go through local memory first: the same loop with its values relayed instead
+    # (kept if cheaper, a reload weighing LOCAL_LOAD_COST relays).
+    trials = [("relay", h, {h}) for h in headers if _local(gen, gen.loops[h])]
+    trials += [(kind, h, regs) for h in headers if h in costly
               for kind, regs in (("memory", invariants[h]), ("ring", gen.loop_recipes(h))) if regs]
     trials += [("stored", rid, regs) for rid, regs in regions if _added(gen, best.cfg.regions[rid].blocks)]
     trials += [("memory", h, {r}) for h in headers for r in sorted(invariants[h])
@@ -224,6 +248,12 @@ def _added(gen: CodeGen, blocks) -> int:
                for e in gen.codes[b].body + gen.codes[b].tail + gen.codes[b].term if e.cause != "orig")
 
 
+def _local(gen: CodeGen, blocks) -> bool:
+    """Whether the conversion added local-memory stores or reloads to these blocks."""
+    return any(e.cause in ("spill", "reload") for b in blocks if b in gen.codes
+               for e in gen.codes[b].body + gen.codes[b].tail + gen.codes[b].term)
+
+
 def _try(best: _Plan, choices: _Choices) -> int:
     """Generate ``best``'s kernel with these choices, starting from its loop frames; adopt them
     if cheaper."""
@@ -242,7 +272,8 @@ def _generate(cfg, dmax: int, spill_base: int, weight: dict[int, float], origin:
     best, best_cost, frames, rounds = None, None, dict(frames or {}), 0
     for _ in range(max_rounds):
         rounds += 1
-        gen = CodeGen(cfg, dmax, spill_base, frames, choices.memory, choices.stored, choices.ring)
+        gen = CodeGen(cfg, dmax, spill_base, frames, choices.memory, choices.stored, choices.ring,
+                      {h for h, on in choices.relay.items() if on})
         gen.run()
         cost = _cost(gen, weight, origin)
         if best is None or cost < best_cost:
@@ -257,12 +288,12 @@ def _generate(cfg, dmax: int, spill_base: int, weight: dict[int, float], origin:
 def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tuple[Kernel, ConversionReport]:
     cfg, gen, origin = plan.cfg, plan.gen, plan.origin
     order = block_code_order(cfg, set(gen.codes))
-    start: dict[int, int] = {}
-    emitted: list[Emitted] = []
+    owner, emitted = [], []
     for bid in order:
-        start[bid] = len(emitted)
         bc = gen.codes[bid]
+        owner.extend(bid for _ in bc.body + bc.tail + bc.term)
         emitted.extend(bc.body + bc.tail + bc.term)
+    owner, emitted, start = _drop_jumps_to_next(order, owner, emitted)
     code: list[Instruction] = []
     for e in emitted:
         ins = e.ins
@@ -287,10 +318,39 @@ def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tup
                               static_reg=sum(1 for i in kernel.code if i.op is not Opcode.NOP), rounds=rounds,
                               duplicated=len(translated) - len(set(translated)), spill_bytes=spill_bytes)
     report.loops, innermost = _loop_infos(kernel, plan)
-    report.loop_of = [innermost.get(bid) for bid in order for _ in range(len(gen.codes[bid].body)
-                                                                          + len(gen.codes[bid].tail)
-                                                                          + len(gen.codes[bid].term))]
+    report.loop_of = [innermost.get(bid) for bid in owner]
     return out, report
+
+
+def _block_starts(order: list[int], owner: list[int]) -> dict[int, int]:
+    """The first pc of each block (``owner``: the block of each instruction, grouped in ``order``);
+    a block without code starts where the next one does."""
+    counts: dict[int, int] = {}
+    for bid in owner:
+        counts[bid] = counts.get(bid, 0) + 1
+    start, at = {}, 0
+    for bid in order:
+        start[bid] = at
+        at += counts.get(bid, 0)
+    return start
+
+
+def _drop_jumps_to_next(order: list[int], owner: list[int],
+                        emitted: list[Emitted]) -> tuple[list[int], list[Emitted], dict[int, int]]:
+    """Remove every ``bra`` whose target is the next instruction (the first copy of an unrolled
+    loop with a ``bra`` back edge continues into the second; a split edge's block may end up right
+    before its target): it would cost an instruction and a fetch stall each time it ran. A ``bra``
+    neither moves RP nor touches the divergence stack, so removing it changes nothing else; targets
+    (``ssy`` ones included) and labels are resolved from the block starts afterwards. Removing one
+    can make another (a ``bra`` to it) a jump to the next instruction, hence the loop."""
+    while True:
+        start = _block_starts(order, owner)
+        drop = {k for k, e in enumerate(emitted)
+                if e.ins.op is Opcode.BRA and e.target is not None and start[e.target] == k + 1}
+        if not drop:
+            return owner, emitted, start
+        owner = [b for k, b in enumerate(owner) if k not in drop]
+        emitted = [e for k, e in enumerate(emitted) if k not in drop]
 
 
 def _loop_infos(kernel: Kernel, plan: _Plan) -> tuple[list[LoopInfo], dict[int, int]]:

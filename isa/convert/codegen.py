@@ -36,6 +36,10 @@ FRAME_SLACK = 8
 #: tested down to it (tests/test_convert_property.py runs every program at Dmax 12).
 MIN_DMAX = FRAME_SLACK + MARGIN
 
+#: In a loop chosen to keep its values in the ring, the share of the reach (Dmax - MARGIN) that
+#: values may fill before keep_in_reach stores the oldest instead of relaying it (elsewhere: half).
+RELAY_SHARE = 0.75
+
 _ident = itertools.count()
 
 
@@ -120,7 +124,7 @@ class CodeGen:
     def __init__(self, cfg: Cfg, dmax: int, spill_base: int, loop_frames: dict[int, dict[int, int]] | None = None,
                  in_memory_invariants: dict[int, set[int]] | None = None,
                  region_memory: dict[int, set[int]] | None = None,
-                 ring_recipes: dict[int, set[int]] | None = None):
+                 ring_recipes: dict[int, set[int]] | None = None, relay_loops: set[int] = frozenset()):
         self.cfg, self.dmax, self.spill_base = cfg, dmax, spill_base
         a = analyze(cfg)
         self.order, self.rpo_index, self.kinds = a.order, a.rpo_index, a.kinds
@@ -135,6 +139,15 @@ class CodeGen:
         # memory around the loop instead of being relayed every iteration; so are the invariants
         # chosen to live in memory (reloaded where used instead of relayed every iteration).
         self.parked = {h: set(regs) for h, regs in a.parked.items()}
+        # Loops chosen to keep their values in the ring: a local-memory reload costs a warp about
+        # 40 cycles where a relay costs about 6, so in them values are relayed rather than stored
+        # while the ring can hold them (keep_in_reach), and nothing is parked around their inner loops.
+        self.relay_blocks: set[int] = set()
+        for header in relay_loops:
+            self.relay_blocks |= self.loops.get(header, set())
+        for header in self.loops:
+            if header in self.relay_blocks:
+                self.parked[header] = set()
         for header, regs in (in_memory_invariants or {}).items():
             self.parked[header] |= regs & self.invariants(header)
         # Recomputable values a loop uses, chosen to be carried through it in the ring: one
@@ -262,9 +275,16 @@ class CodeGen:
                 bc.layout[r] = v.moved(None)
                 continue
             nxt = next_use.get(r) if next_use is not None else None
+            # Relaying every other old value first would push this one out of reach: it must go.
+            lost = bc.cur - v.pos + len(old) - 1 > self.dmax
             far = nxt is not None and nxt > limit
-            crowded = len(ring_vals) >= limit // 2 or bc.cur - v.pos + len(old) - 1 > self.dmax
-            if far or crowded:
+            if blk.id in self.relay_blocks:
+                # Relayed while the ring holds them: fewer values than the reach, so every relay
+                # round ends (a value relayed again only after the others).
+                spill = lost or len(ring_vals) >= RELAY_SHARE * limit
+            else:
+                spill = lost or far or len(ring_vals) >= limit // 2
+            if spill:
                 self.emit(bc, Instruction(Opcode.STL, b=self.reach(bc, v.pos, r, blk), imm=self.spill_addr(r)),
                           "spill", where)
                 self.spilled_regs.add(r)
