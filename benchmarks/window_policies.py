@@ -20,21 +20,27 @@ from dualflow.kernels.registry import WORKLOADS
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 
-#: Named policies: what each changes from the SmConfig defaults.
+#: Named policies: what each changes from the SmConfig defaults. The first two differ only in
+#: the register-bank map; the others all use the scheduler's banks, so that they differ only in
+#: the window.
+_BANKS = {"sm.register_bank_map": "scheduler"}
 POLICIES: dict[str, dict] = {
     # the SM's 8 collector units shared by its 4 schedulers; at most 2 waiting units per warp and
-    # 4 per SM; ready-first issue (the project's first window)
-    "shared-2/4": {},
+    # 4 per SM; ready-first issue; entry e of warp w in bank (e + w) mod 8 (the project's first window)
+    "shared-2/4 warp-banks": {"sm.register_bank_map": "warp"},
+    "shared-2/4": _BANKS,
+    # ... at most one waiting unit per SM
+    "shared-2/1": {**_BANKS, "sm.dflow_waiting_per_sm": 1},
     # sub-cores: each scheduler its own 2 collector units, 2 register banks and share of the
-    # pipelines (SM86); a warp may fill its sub-core's 2 units with waiting instructions
+    # pipelines (SM86); at most 2 waiting units per warp (so a warp may fill its sub-core's), or 1
     "sub-cores": {"sm.collector_partition": "scheduler"},
+    "sub-cores-1": {"sm.collector_partition": "scheduler", "sm.dflow_waiting_per_sm": 1},
     # a per-warp window of k waiting units, no SM-wide limit (TURBULENCE-style)
-    "per-warp-1": {"sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 1},
-    "per-warp-2": {"sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 2},
-    "per-warp-4": {"sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 4},
+    "per-warp-1": {**_BANKS, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 1},
+    "per-warp-2": {**_BANKS, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 2},
+    "per-warp-4": {**_BANKS, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 4},
     # oldest-first instead of ready-first issue, with the first window's limits
-    "oldest-first": {"sm.dflow_issue_order": "oldest-first"},
-    "sub-cores-oldest-first": {"sm.collector_partition": "scheduler", "sm.dflow_issue_order": "oldest-first"},
+    "oldest-first": {**_BANKS, "sm.dflow_issue_order": "oldest-first"},
 }
 
 
@@ -44,10 +50,9 @@ def workload_table(size: str, preset_name: str, names: list[str]) -> None:
     print(f"{'policy':<24}" + "".join(f"{n:>20}" for n in names) + f"{'geomean':>9}")
     for policy, settings in POLICIES.items():
         row, speedups = f"{policy:<24}", []
-        partition = settings.get("sm.collector_partition", "shared")
         for name in names:
             cfg = preset(preset_name).replace(**settings)
-            key = (name, partition)
+            key = (name, cfg.sm.collector_partition, cfg.sm.bank_groups)  # what BASE depends on
             if key not in base_cache:
                 base_cache[key] = simulate(name, cfg.replace(mode=Mode.BASE), size=size).cycles
             base = base_cache[key]
