@@ -39,6 +39,16 @@ POLICIES: dict[str, dict] = {
     "per-warp-1": {**_BANKS, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 1},
     "per-warp-2": {**_BANKS, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 2},
     "per-warp-4": {**_BANKS, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 4},
+    # at most 2 waiting units per warp, and only while more units stay free than the pool has
+    # schedulers (shared, or per sub-core)
+    "reserve": {**_BANKS, "sm.dflow_window": "reserve"},
+    "reserve-4": {**_BANKS, "sm.dflow_window": "reserve", "sm.dflow_waiting_per_warp": 4},
+    "sub-cores-reserve": {"sm.collector_partition": "scheduler", "sm.dflow_window": "reserve"},
+    # ... and only ahead of a load
+    "reserve-4-loads": {**_BANKS, "sm.dflow_window": "reserve", "sm.dflow_waiting_per_warp": 4,
+                        "sm.dflow_send_ahead": "loads"},
+    "sub-cores-reserve-loads": {"sm.collector_partition": "scheduler", "sm.dflow_window": "reserve",
+                                "sm.dflow_send_ahead": "loads"},
     # oldest-first instead of ready-first issue, with the first window's limits
     "oldest-first": {**_BANKS, "sm.dflow_issue_order": "oldest-first"},
 }

@@ -19,7 +19,7 @@ from .fields import check_ints, check_positive_number, check_type, doc
 from .memory import MemoryConfig
 from .mode import Mode
 from .schedulers import Scheduler
-from .window import BankMap, CollectorPartition, DflowWindow, IssueOrder
+from .window import BankMap, CollectorPartition, DflowWindow, IssueOrder, SendAhead
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,15 @@ class SmConfig:
     dflow_window: DflowWindow = field(default=DflowWindow.POOL_LIMITED, metadata=doc(
         "policy", "D-FLOW: pool-limited: at most dflow_waiting_per_warp collector units per warp and "
         "dflow_waiting_per_sm per pool of units (the SM's, or the scheduler's share) may hold an instruction "
-        "whose operands are in flight; per-warp: only the per-warp limit"))
+        "whose operands are in flight; per-warp: only the per-warp limit; reserve: the per-warp limit, and a unit "
+        "takes a waiting instruction only while more units of its pool stay free than dflow_reserve per scheduler "
+        "of the pool"))
+    dflow_reserve: int = field(default=1, metadata=doc(
+        "units/scheduler", "D-FLOW, window reserve: collector units per scheduler of a pool that a waiting instruction "
+        "must leave free"))
+    dflow_send_ahead: SendAhead = field(default=SendAhead.ANY, metadata=doc(
+        "policy", "D-FLOW: any: a warp may send an instruction whose operands are in flight ahead into a collector "
+        "unit when its next instruction could then issue; loads: only when that next instruction is a load"))
     dflow_issue_order: IssueOrder = field(default=IssueOrder.READY_FIRST, metadata=doc(
         "policy", "D-FLOW: ready-first: a scheduler issues an instruction whose operands are ready if any warp "
         "has one, and sends one ahead to wait only otherwise; oldest-first: the first warp in its order that "
@@ -119,12 +127,13 @@ class SmConfig:
                   "writeback_ports")
         if not isinstance(self.fetch_past_branches, bool):
             raise ConfigError(f"SmConfig.fetch_past_branches must be True or False, not {self.fetch_past_branches!r}")
-        check_ints(self, "const_latency", "cta_launch_latency", minimum=0)
+        check_ints(self, "const_latency", "cta_launch_latency", "dflow_reserve", minimum=0)
         if self.warp_size > 32:
             raise ConfigError(f"SmConfig.warp_size must be at most 32, not {self.warp_size}")
         object.__setattr__(self, "scheduler", Scheduler.parse(self.scheduler, "SmConfig.scheduler"))
         for name, choice in (("collector_partition", CollectorPartition), ("dflow_window", DflowWindow),
-                             ("dflow_issue_order", IssueOrder), ("register_bank_map", BankMap)):
+                             ("dflow_issue_order", IssueOrder), ("register_bank_map", BankMap),
+                             ("dflow_send_ahead", SendAhead)):
             object.__setattr__(self, name, choice.parse(getattr(self, name), f"SmConfig.{name}"))
         if self.collector_partition is CollectorPartition.SCHEDULER and self.collector_units % self.schedulers:
             raise ConfigError(f"SmConfig.collector_units ({self.collector_units}) must divide among the "

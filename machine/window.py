@@ -33,6 +33,21 @@ class DflowWindow(Choice):
     # at most dflow_waiting_per_warp per warp (a per-warp window of k entries, as TURBULENCE-style
     # designs give each warp), however many the other warps hold
     PER_WARP = "per-warp"
+    # at most dflow_waiting_per_warp per warp, and only while more units of the pool stay free
+    # than dflow_reserve per scheduler of the pool: a waiting instruction does not take the units
+    # ready instructions of the next cycles need
+    RESERVE = "reserve"
+
+
+class SendAhead(Choice):
+    """D-FLOW: for which next instruction a warp may send one whose operands are in flight ahead
+    into a collector unit (the window's limits permitting). Either way the next instruction must
+    neither read the sent one's result nor wait itself."""
+
+    ANY = "any"  # any instruction
+    # a load: what the window is for is starting memory accesses early; letting an ALU instruction
+    # go a few cycles earlier gains little and holds a unit for the sent one's whole wait
+    LOADS = "loads"
 
 
 class IssueOrder(Choice):

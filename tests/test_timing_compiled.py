@@ -122,6 +122,9 @@ STRUCTURES = {
     "per-warp-oldest-first": {"sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 3,
                               "sm.dflow_issue_order": "oldest-first"},
     "sub-cores-per-warp": {"sm.collector_partition": "scheduler", "sm.dflow_window": "per-warp"},
+    "reserve-scheduler-banks": {"sm.dflow_window": "reserve", "sm.register_bank_map": "scheduler"},
+    "sub-cores-reserve-loads": {"sm.collector_partition": "scheduler", "sm.dflow_window": "reserve",
+                                "sm.dflow_send_ahead": "loads"},
 }
 
 

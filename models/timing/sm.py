@@ -21,7 +21,7 @@ from dualflow.errors import DualflowError
 from dualflow.isa.opcodes import Opcode, UnitClass
 from dualflow.machine.banks import register_bank
 from dualflow.machine.config import SmConfig
-from dualflow.machine.window import DflowWindow, IssueOrder
+from dualflow.machine.window import DflowWindow, IssueOrder, SendAhead
 
 from .collector import CollectorUnit, Operand, OperandCollector
 from .memory.coalescer import coalesce, local_addresses
@@ -54,7 +54,11 @@ class Sm:
         self.pool_capacity = config.collector_units // self.parts
         self.pool_units = [0] * self.parts  # collector units held, per pool
         self.pool_limited = config.dflow_window is DflowWindow.POOL_LIMITED
+        # reserve: units a waiting instruction must leave free (dflow_reserve per scheduler of the pool)
+        self.reserve = (config.dflow_reserve * config.schedulers // self.parts
+                        if config.dflow_window is DflowWindow.RESERVE else -1)
         self.ready_first = config.dflow_issue_order is IssueOrder.READY_FIRST
+        self.ahead_of_loads_only = config.dflow_send_ahead is SendAhead.LOADS
         self.pipes = {cls: [0] * config.unit(cls).count for cls in UNIT_CLASSES}
         self.units = {cls: config.unit(cls) for cls in UNIT_CLASSES}
         self.ctas: list[Cta] = []
@@ -380,6 +384,7 @@ class Sm:
             if needs_cu and board.waits(rp, ins.sources, t + 1) and (
                     not allow_wait or warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
                     or self.pool_limited and self.waiting_cus[pool] >= self.cfg.dflow_waiting_per_sm
+                    or self.pool_capacity - self.pool_units[pool] <= self.reserve
                     or not self._unblocks_next(warp, ins, rp, t)):
                 return "scoreboard"  # not cached: other warps' collector units free the limit
         elif board.blocked(ins):
@@ -394,6 +399,8 @@ class Sm:
         if len(warp.ibuf) < 2 or ins.redirect:
             return False
         nxt = self.static[warp.ibuf[1][0]]
+        if self.ahead_of_loads_only and not nxt.is_load:
+            return False
         rp2 = rp + 1 if ins.produces else rp
         if ins.produces and any(rp2 - d == rp for d in nxt.sources):
             return False

@@ -86,8 +86,8 @@ COMPLETION_WIDTH = 6  # (done, seq, kind, slot, dest, pc)
 
 Settings = namedtuple("Settings", [
     "dflow", "lrr", "schedulers", "max_warps", "ibuffer_entries", "fetch_width", "fetch_warps", "fetch_past",
-    "fetch_latency", "collector_units", "parts", "pool_limited", "ready_first", "waiting_per_warp",
-    "waiting_per_sm", "banks", "bank_groups", "bank_ports", "writeback_ports", "const_latency",
+    "fetch_latency", "collector_units", "parts", "pool_limited", "reserve", "ready_first", "ahead_loads",
+    "waiting_per_warp", "waiting_per_sm", "banks", "bank_groups", "bank_ports", "writeback_ports", "const_latency",
     "cta_launch_latency", "warp_size", "max_threads", "max_ctas", "shared_bytes", "registers", "ring",
     "code_length", "warps_per_block", "num_blocks", "block_shared", "block_registers", "entries",
     "num_sms", "record_issue"])
@@ -159,15 +159,13 @@ structref.define_proxy(SmStateRef, SmStateType, list(SmState._fields))
 # for an ``SmState``), and separate arguments in C.
 @njit(cache=True)
 def _settings_ref(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_width, fetch_warps, fetch_past,
-                  fetch_latency, collector_units, parts, pool_limited, ready_first, waiting_per_warp,
-                  waiting_per_sm, banks, bank_groups, bank_ports,
-                  writeback_ports, const_latency, cta_launch_latency,
-                  warp_size, max_threads, max_ctas, shared_bytes, registers, ring, code_length, warps_per_block,
-                  num_blocks, block_shared, block_registers, entries, num_sms, record_issue):
+                  fetch_latency, collector_units, parts, pool_limited, reserve, ready_first, ahead_loads,
+                  waiting_per_warp, waiting_per_sm, banks, bank_groups, bank_ports, writeback_ports, const_latency,
+                  cta_launch_latency, warp_size, max_threads, max_ctas, shared_bytes, registers, ring, code_length,
+                  warps_per_block, num_blocks, block_shared, block_registers, entries, num_sms, record_issue):
     return SettingsRef(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_width, fetch_warps, fetch_past,
-                       fetch_latency, collector_units, parts, pool_limited, ready_first, waiting_per_warp,
-                       waiting_per_sm, banks, bank_groups, bank_ports,
-                       writeback_ports, const_latency,
+                       fetch_latency, collector_units, parts, pool_limited, reserve, ready_first, ahead_loads,
+                       waiting_per_warp, waiting_per_sm, banks, bank_groups, bank_ports, writeback_ports, const_latency,
                        cta_launch_latency, warp_size, max_threads, max_ctas, shared_bytes, registers, ring,
                        code_length, warps_per_block, num_blocks, block_shared, block_registers, entries, num_sms,
                        record_issue)

@@ -49,7 +49,7 @@ from dualflow.machine import Scheduler
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
-from dualflow.machine.window import DflowWindow, IssueOrder
+from dualflow.machine.window import DflowWindow, IssueOrder, SendAhead
 from dualflow.models.executor import Geometry
 from dualflow.models.memory import GlobalMemory
 
@@ -232,7 +232,10 @@ class CompiledGpu:
             fetch_width=sm.fetch_width, fetch_warps=sm.fetch_warps, fetch_past=int(sm.fetch_past_branches),
             fetch_latency=sm.fetch_latency, collector_units=sm.collector_units, parts=sm.partitions,
             pool_limited=int(sm.dflow_window is DflowWindow.POOL_LIMITED),
+            reserve=(sm.dflow_reserve * sm.schedulers // sm.partitions
+                     if sm.dflow_window is DflowWindow.RESERVE else -1),
             ready_first=int(sm.dflow_issue_order is IssueOrder.READY_FIRST),
+            ahead_loads=int(sm.dflow_send_ahead is SendAhead.LOADS),
             waiting_per_warp=sm.dflow_waiting_per_warp, waiting_per_sm=sm.dflow_waiting_per_sm,
             banks=sm.register_banks, bank_groups=sm.bank_groups, bank_ports=sm.register_bank_ports,
             writeback_ports=sm.writeback_ports, const_latency=sm.const_latency,

@@ -34,6 +34,7 @@ from .core import (
     SCOREBOARD,
     ST_DST,
     ST_IS_MEM,
+    ST_IS_STORE,
     ST_ISSUE_ONLY,
     ST_NEEDS_CU,
     ST_NSRC,
@@ -213,6 +214,7 @@ def may_wait(state, s, code, sm, slot, pc, rp, t):
     collector unit to wait there (the limits, and ``unblocks_next``)?"""
     return not (state.wv[sm, slot, W_WAITING_CUS] >= s.waiting_per_warp
                 or s.pool_limited and pool_count(state, s, sm, slot, True) >= s.waiting_per_sm
+                or s.collector_units // s.parts - pool_count(state, s, sm, slot, False) <= s.reserve
                 or not unblocks_next(state, s, code, sm, slot, pc, rp, t))
 
 
@@ -255,6 +257,8 @@ def unblocks_next(state, s, code, sm, slot, pc, rp, t):
         return False
     second = (state.wv[sm, slot, W_IB_HEAD] + 1) % s.ibuffer_entries
     nxt = state.ibuf_pc[sm, slot, second]
+    if s.ahead_loads and not (st[nxt, ST_IS_MEM] and not st[nxt, ST_IS_STORE]):  # not a load
+        return False
     produces = st[pc, ST_PRODUCES] != 0
     rp2 = rp + 1 if produces else rp
     if produces:
