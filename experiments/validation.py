@@ -15,11 +15,14 @@ What is predicted comes from the configuration alone (``predict``):
   branch restarting fetch the cycle after it issues (``fetch_past_branches``) or when it completes
   (fetch stopping at branches). D-FLOW may send one instruction ahead to wait
   in a collector unit under the model's rule (``SmConfig.dflow_waiting_per_warp``,
-  ``dflow_waiting_per_sm``, the next instruction must be able to issue);
+  ``dflow_waiting_per_sm``, the next instruction must be able to issue). A DRAM load is timed on
+  its own line (``WarpDram``: the bank's row state, open, none yet or another, from the address
+  mapping and the lines read before it; the device timing; the channel's activates and bus).
+  The walk runs the longer trip count and takes the window ``measure`` differences;
 - the plateau: the tightest throughput bound of one SM (``throughput_bounds``): issue, fetch
   (``fetch_warps`` slots a cycle, wrong-path fetches counted: ``fetch_slots``), each unit class,
   collector units, register-file banks and their ports, writeback ports, the L1/shared port,
-  L1 MSHRs (Little's law on the miss latency), DRAM bandwidth;
+  L1 MSHRs (Little's law on the walk's mean miss round trip), DRAM bandwidth;
 - the knee: warps needed = plateau x latency / work per warp-iteration.
 
 The measured knee is the intersection of the one-warp slope with the measured plateau (the
