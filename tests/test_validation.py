@@ -29,13 +29,12 @@ def test_dependent_chain_costs_dflow_no_more_than_base(name, warps):
 
 #: The one-warp walk does not model register-bank conflicts. In BASE the chains' registers sit in
 #: distinct banks, so it is exact; in D-FLOW consecutive ring slots rotate through the banks and a
-#: read can meet a writeback of the same bank: at most one lost cycle per pass of the converter's
-#: twice-unrolled loop, i.e. half a cycle per iteration. With two accesses per bank and cycle
-#: (``register_bank_ports`` 2) no case here loses one; with one (fermi-gtx480's 4 banks x 1 port)
-#: stream-dram does (docs/validation.md). And the walk starts its loop with L1 hits, where the run's
-#: first lap of load-use goes to DRAM: D-FLOW's load-use repeats every third pass, and on
-#: ampere-rtx3070 (both lines in one channel) the first lap leaves the cycle in another phase,
-#: 3 cycles in the 16 measured iterations (0.19 a iteration).
+#: read can meet a writeback of the same bank. With two accesses per bank and cycle
+#: (``register_bank_ports`` 2) no case here loses a cycle; with one (fermi-gtx480's 4 banks x 1
+#: port, not tested) stream-dram loses one per iteration (docs/validation.md, "Limits of the walk").
+#: And the walk starts its loop with L1 hits, where the run's first lap of load-use goes to DRAM:
+#: D-FLOW's load-use repeats every third pass, and on ampere-rtx3070 (both lines in one channel)
+#: the first lap leaves that cycle in another phase, 3 cycles in the 16 measured iterations.
 TOLERANCE = {Mode.BASE: 0.0, Mode.DFLOW: 0.5}
 
 
