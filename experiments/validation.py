@@ -15,11 +15,14 @@ What is predicted comes from the configuration alone (``predict``):
   branch restarting fetch the cycle after it issues (``fetch_past_branches``) or when it completes
   (fetch stopping at branches). D-FLOW may send one instruction ahead to wait
   in a collector unit under the model's rule (``SmConfig.dflow_waiting_per_warp``,
-  ``dflow_waiting_per_sm``, the next instruction must be able to issue);
+  ``dflow_waiting_per_sm``, the next instruction must be able to issue). A DRAM load is timed on
+  its own line (``WarpDram``: the bank's row state, open, none yet or another, from the address
+  mapping and the lines read before it; the device timing; the channel's activates and bus).
+  The walk runs the longer trip count and takes the window ``measure`` differences;
 - the plateau: the tightest throughput bound of one SM (``throughput_bounds``): issue, fetch
   (``fetch_warps`` slots a cycle, wrong-path fetches counted: ``fetch_slots``), each unit class,
   collector units, register-file banks and their ports, writeback ports, the L1/shared port,
-  L1 MSHRs (Little's law on the miss latency), DRAM bandwidth;
+  L1 MSHRs (Little's law on the walk's mean miss round trip), DRAM bandwidth;
 - the knee: warps needed = plateau x latency / work per warp-iteration.
 
 The measured knee is the intersection of the one-warp slope with the measured plateau (the
@@ -42,8 +45,10 @@ from dualflow.isa import Form, Kernel, Opcode, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.isa.opcodes import UnitClass
 from dualflow.machine.config import GpuConfig
+from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
+from dualflow.models.device import Device
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.program import StaticInstruction, decode_kernel
 
@@ -183,6 +188,20 @@ def _data(case: Case, iterations: int, config: GpuConfig, base: int) -> np.ndarr
     return np.zeros(thread_words, dtype=np.uint32)
 
 
+def _buffer(dev: Device, case: Case, iterations: int, config: GpuConfig) -> int:
+    """Allocate ``buf`` on ``dev``; its address, line-aligned so that a warp's 32 words are one
+    transaction."""
+    line = config.memory.l1.line_bytes
+    raw = dev.alloc(_data(case, iterations, config, 0).nbytes + line)
+    return -(-raw // line) * line
+
+
+def buffer_base(case: Case, iterations: int, config: GpuConfig) -> int:
+    """The address of ``buf`` in ``run``: its first allocation on a new device (the allocator is
+    deterministic, so a functional device gives the timing device's address)."""
+    return _buffer(Device(FunctionalConfig(warp_size=config.sm.warp_size)), case, iterations, config)
+
+
 @dataclass(frozen=True)
 class Sample:
     cycles: int
@@ -202,9 +221,7 @@ def run(case: Case, preset_name: str, mode: Mode, warps: int, iterations: int,
         raise ValueError("a warp's words must fit one line")
     k = kernel(case, iterations, mode.form, line)
     dev = TimingDevice(config)
-    size = _data(case, iterations, config, 0).nbytes
-    raw = dev.alloc(size + line)
-    base = -(-raw // line) * line  # line-aligned, so a warp's 32 words are one transaction
+    base = _buffer(dev, case, iterations, config)
     dev.copy_in(base, _data(case, iterations, config, base))
     out = dev.alloc(4 * MAX_WARPS * ws)
     blocks = 1 if warps <= 32 else 2  # a block holds at most 1024 threads
@@ -245,16 +262,125 @@ def bytes_per_iteration(case: Case, config: GpuConfig) -> int:
 
 
 # ------------------------------------------------------------------------------------ prediction
-def dram_latency(config: GpuConfig) -> int:
-    """DRAM access latency in core cycles, rounded up as the model does."""
-    d = config.memory.dram
-    return math.ceil(d.latency * config.core_clock_mhz / d.clock_mhz - 1e-9)
+#: What an L2 read miss finds at its DRAM bank: the row open (``hit``), no row open yet (``first``:
+#: the bank's first access), another row open (``conflict``).
+ROW_STATES = ("hit", "first", "conflict")
 
 
-def dram_transfer(config: GpuConfig, nbytes: int) -> int:
-    """Whole core cycles for ``nbytes`` on one channel's data bus, unloaded (it starts on a cycle boundary)."""
+def dram_timing(config: GpuConfig) -> dict[str, float]:
+    """The device timing fields in core cycles, fractional (the model counts them so), and
+    ``per_byte``: the core cycles one byte takes on a channel's data bus."""
     d = config.memory.dram
-    return math.ceil(nbytes * config.core_clock_mhz / d.clock_mhz / d.bytes_per_cycle - 1e-9)
+    ratio = config.core_clock_mhz / d.clock_mhz  # core cycles per DRAM cycle
+    out = {name: getattr(d, name) * ratio for name in ("tcl", "trcd", "trp", "tras", "trc", "trrd", "trtp", "tccd")}
+    out["per_byte"] = ratio / d.bytes_per_cycle
+    return out
+
+
+def dram_unloaded(config: GpuConfig, row: str = "hit", nbytes: int | None = None) -> int:
+    """Core cycles from an L2 read miss leaving its slice to all ``nbytes`` (a line) at the slice,
+    on an idle channel whose bank is in state ``row`` (``ROW_STATES``), as
+    models/timing/memory/dram.py's docstring composes them: the request reaches the controller
+    ``latency`` core cycles later; the read command follows at once on a row hit, after the
+    activate and tRCD on a first access, after the precharge, tRP and tRCD on a conflict; the
+    data starts tCL after the command and takes ``nbytes / bytes_per_cycle`` on the bus; the end
+    is rounded up to a core cycle. (On an idle bank tRAS, tRC, tRTP and tCCD are long past.)"""
+    if row not in ROW_STATES:
+        raise ValueError(f"row state {row!r} (have: {', '.join(ROW_STATES)})")
+    t = dram_timing(config)
+    nbytes = config.memory.l2.line_bytes if nbytes is None else nbytes
+    before = {"hit": 0.0, "first": t["trcd"], "conflict": t["trp"] + t["trcd"]}[row]
+    return math.ceil(config.memory.dram.latency + before + t["tcl"] + nbytes * t["per_byte"] - 1e-9)
+
+
+def _first_fit(busy: list[tuple[float, float]], earliest: float, length: float) -> float:
+    """The first start at or after ``earliest`` of ``length`` cycles that overlaps none of the
+    ``busy`` intervals (sorted, disjoint)."""
+    start = earliest
+    for lo, hi in busy:
+        if start + length <= lo:
+            break
+        if hi > start:
+            start = hi
+    return start
+
+
+class WarpDram:
+    """The DRAM as the L2 read misses of one warp find it: the open row of every bank, the
+    activates of every channel and its data bus, under the rules of models/timing/memory/dram.py's
+    docstring (written out here from the configuration, not taken from the model's ``Dram``):
+
+    - a line's channel, bank and row: the address mapping (``DramConfig``);
+    - the request reaches the controller at ``a`` = its cycle + ``latency``;
+    - row hit: read command at ``max(a, the bank's previous column command + tCCD)``;
+    - first access (no row open): activate at ``max(a, previous activate + tRC)``; conflict:
+      precharge at ``p = max(a, activate + tRAS, last read command + tRTP)``, activate at
+      ``max(p + tRP, previous activate + tRC)``; the activate in the first gap of the channel's
+      activates (tRRD apart); read command tRCD after it;
+    - the burst in the first gap of the channel's data bus from the command + tCL (a busy bus
+      delays the command with it); the data is at the slice when the burst ends, rounded up.
+
+    What one warp cannot meet is left out: writes (the cases store once, after the loop, into
+    the write-back L2) and ``frfcfs``'s hits to a bank's previous row (that row closed a round
+    trip before the warp's next request)."""
+
+    def __init__(self, config: GpuConfig):
+        d = config.memory.dram
+        self.channels, self.banks, self.latency = d.channels, d.banks, d.latency
+        self.lines_per_row = d.row_bytes // config.memory.l2.line_bytes
+        self.t = dram_timing(config)
+        self.open_row: dict[tuple[int, int], int] = {}
+        self.activated: dict[tuple[int, int], float] = {}
+        self.pre_ready: dict[tuple[int, int], float] = {}
+        self.col_ready: dict[tuple[int, int], float] = {}
+        self.activates: dict[int, list[tuple[float, float]]] = {}
+        self.bus: dict[int, list[tuple[float, float]]] = {}
+        self.states: Counter = Counter()  # ROW_STATES -> requests
+
+    def read(self, cycle: int, line: int, nbytes: int) -> tuple[int, str]:
+        """A read of ``nbytes`` of L2 line ``line`` leaving its slice at ``cycle``: the cycle the
+        data is at the slice, and the row state the request found."""
+        t = self.t
+        a = cycle + self.latency
+        channel, local = line % self.channels, line // self.channels
+        bank = (channel, local % self.banks)
+        row = local // self.banks // self.lines_per_row
+        if self.open_row.get(bank) == row:
+            state, cas = "hit", max(a, self.col_ready[bank])
+        else:
+            if bank not in self.open_row:
+                state, act = "first", a
+            else:
+                state = "conflict"
+                act = max(a, self.pre_ready[bank]) + t["trp"]
+            act = max(act, self.activated.get(bank, -math.inf) + t["trc"])
+            acts = self.activates.setdefault(channel, [])
+            act = _first_fit(acts, act, t["trrd"])
+            acts.append((act, act + t["trrd"]))
+            acts.sort()
+            self.open_row[bank], self.activated[bank], self.pre_ready[bank] = row, act, act + t["tras"]
+            cas = act + t["trcd"]
+        length = nbytes * t["per_byte"]
+        bus = self.bus.setdefault(channel, [])
+        start = _first_fit(bus, cas + t["tcl"], length)
+        bus.append((start, start + length))
+        bus.sort()
+        issued = start - t["tcl"]
+        self.col_ready[bank] = issued + t["tccd"]
+        self.pre_ready[bank] = max(self.pre_ready[bank], issued + t["trtp"])
+        self.states[state] += 1
+        return math.ceil(start + length - 1e-9), state
+
+
+def dram_lines(case: Case, config: GpuConfig, base: int, count: int) -> list[int]:
+    """L2 lines of the first ``count`` global loads of the DRAM cases' loop in warp 0, in issue
+    order: the chase follows its pointers from position 0 to 1, 2, ... (``_data``), the stream's
+    loads go up by a position each; position j is ``MAX_WARPS`` lines after position j - 1."""
+    if case.kind not in ("chase", "stream"):
+        raise ValueError(f"{case.name}: not a case whose loads walk the buffer")
+    line = config.memory.l2.line_bytes
+    stride = MAX_WARPS * config.memory.l1.line_bytes
+    return [(base + j * stride) // line for j in range(count)]
 
 
 def dram_bytes_per_cycle(config: GpuConfig) -> float:
@@ -263,17 +389,17 @@ def dram_bytes_per_cycle(config: GpuConfig) -> float:
     return d.channels * d.bytes_per_cycle * d.clock_mhz / config.core_clock_mhz
 
 
-def memory_latency(config: GpuConfig, level: str, shared_degree: int = 1) -> int:
+def memory_latency(config: GpuConfig, level: str, shared_degree: int = 1, row: str = "hit") -> int:
     """Unloaded cycles from a coalesced one-line access leaving the load/store unit (its L1 port
-    cycle) to its data back at the SM, as the memory system composes them."""
+    cycle) to its data back at the SM, as the memory system composes them; ``row``: the DRAM
+    bank's state (``ROW_STATES``) for a DRAM access."""
     m = config.memory
     if level == "l1":
         return m.l1.hit_latency
     if level == "l2":  # L1 miss: request crosses, slice tags, reply crosses
         return 2 * m.interconnect.latency + m.l2.hit_latency
-    if level == "dram":  # L2 miss too: the line's transfer on its channel, then the DRAM latency
-        return (2 * m.interconnect.latency + m.l2.hit_latency + dram_transfer(config, m.l1.line_bytes)
-                + dram_latency(config))
+    if level == "dram":  # L2 miss too: the request crosses, the slice tags, the DRAM, the reply crosses
+        return 2 * m.interconnect.latency + m.l2.hit_latency + dram_unloaded(config, row, m.l1.line_bytes)
     if level == "shared":  # one port cycle per bank round; the data after the last
         return shared_degree * m.shared.bank_interval - 1 + m.shared.latency
     raise ValueError(level)
@@ -306,6 +432,14 @@ class Walk:
     port_cycles: float = 0.0  # L1/shared port cycles
     missed_sectors: float = 0.0  # L1 sectors fetched from L2 or DRAM
     dram_bytes: float = 0.0
+    misses: float = 0.0  # L1 misses (loads served by the L2 or DRAM)
+    miss_cycles: float = 0.0  # their round trips from the L1 port, summed
+    rows: Counter = field(default_factory=Counter)  # DRAM row states (ROW_STATES) met
+
+    @property
+    def miss_latency(self) -> float:
+        """Mean round trip of an L1 miss, from its L1 port cycle to its data back."""
+        return self.miss_cycles / self.misses
 
 
 def _level(ins: StaticInstruction, case: Case) -> str:
@@ -333,9 +467,15 @@ def fetch_slots(run_len: int, config: GpuConfig, at_end: bool = False) -> int:
     return slots
 
 
-def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> Walk:
+def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[int, int] = ITERATIONS,
+                  base: int | None = None) -> Walk:
     """Issue the loop of ``k`` (from its label ``LOOP``, every branch taken) for one warp, in
-    order, with the configuration's latencies; the last pass gives cycles and work per iteration.
+    order, with the configuration's latencies, for ``iterations[1]`` iterations; what is
+    measured between the ends of iterations ``iterations[0]`` and ``iterations[1]`` gives cycles
+    and work per iteration, as ``measure`` takes the difference of the two trip counts. The end
+    of an iteration is the last writeback of it and of everything before it (what the code after
+    the loop waits for). Some loops do not settle into a steady state of one pass (load-use in
+    D-FLOW repeats every third pass), so the window must be the measured one.
 
     A value is ready for an instruction issuing in the cycle of its writeback (BASE: the
     scoreboard clears before issue; D-FLOW: the collector reads it the next cycle). An issued
@@ -351,6 +491,12 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
     the branch's own cycle if it is the code's last instruction, where fetch redirects by
     itself); without, when the branch completes (fetch stops at it until then). One warp always
     gets a fetch slot (``fetch_warps`` >= 1).
+    A load served by the L1 or the L2 adds ``memory_latency``. A DRAM load (the DRAM cases read
+    fresh lines, each once) leaves its L2 slice ``interconnect.latency + l2.hit_latency`` after
+    its L1 port cycle; ``WarpDram`` times it on its line (``dram_lines``, the buffer at ``base``,
+    by default where ``run`` puts it) with the rows, activates and buses the warp's earlier
+    requests left, and the reply crosses back: so row hits, first activates and conflicts come
+    where they do in the run, and the stream's loads to one channel queue on its bus.
     Not modelled at one warp: unit and port contention, bank conflicts (none of the cases has
     two accesses in flight that need them at once).
     """
@@ -364,6 +510,11 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
     limit = min(sm.dflow_waiting_per_warp, sm.dflow_waiting_per_sm)
     entries, width = sm.ibuffer_entries, sm.fetch_width
     degree = shared_degree(case, config) if case.kind == "shared" else 1
+    dram, lines = WarpDram(config), []
+    if case.level == "dram":
+        per_iteration = CHASE_LINKS if case.kind == "chase" else STREAM_LOADS
+        base = buffer_base(case, iterations[1], config) if base is None else base
+        lines = dram_lines(case, config, base, per_iteration * iterations[1])
     # the current straight run: its first fetch cycle, and each instruction's fetch and issue cycle
     run_start, fetched, issued = 0, [], []
 
@@ -376,17 +527,20 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
             c = max(c, fetched[i - width] + 1)
         return c
 
-    last, rp, pc, branches = -1, 0, head, 0
-    visits: list[tuple[int, int]] = []
-    work: list[Walk] = []
+    last, rp, pc, branches, loads, written = -1, 0, head, 0, 0, 0
+    ends: dict[int, int] = {}  # iterations done at a visit of the head -> the last writeback before it
+    work: list[tuple[int, Walk]] = []  # (iterations done at its start, work) of every pass
     cur = Walk(0.0)
     while True:
         at_head = pc == head
         if at_head:
-            if len(visits) > passes:
+            if branches > iterations[1]:
+                raise ValueError(f"{k.name}: no pass of the loop ends after {iterations[1]} iterations")
+            ends[branches] = written
+            if branches == iterations[1]:
                 break
-            work.append(cur)
             cur = Walk(0.0)
+            work.append((branches, cur))
         ins = static[pc]
         code = k.code[pc]
         i = len(issued)
@@ -417,8 +571,6 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
                         issue = c
                         waiting.append(src + 1)
                         break
-        if at_head:
-            visits.append((issue, branches))
         last = issue
         issued.append(issue)
         start = max(issue, src)  # the cycle its last operand can be read, less one
@@ -435,7 +587,19 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
                 done += sm.const_latency
             else:
                 lvl = _level(ins, case)
-                done += memory_latency(config, lvl, degree)
+                if lvl == "dram":
+                    port = done  # its L1 port cycle
+                    slice_done, state = dram.read(port + mem.interconnect.latency + mem.l2.hit_latency,
+                                                  lines[loads], mem.l1.line_bytes)
+                    loads += 1
+                    done = slice_done + mem.interconnect.latency
+                    cur.rows[state] += 1
+                else:
+                    port = done
+                    done += memory_latency(config, lvl, degree)
+                if lvl in ("l2", "dram"):
+                    cur.misses += 1
+                    cur.miss_cycles += done - port
                 cur.port_cycles += degree * mem.shared.bank_interval if lvl == "shared" else \
                     1 / mem.l1.transactions_per_cycle
                 if lvl in ("l2", "dram"):
@@ -453,6 +617,7 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
         cur.writes += ins.produces
         if ins.produces:
             ready[rp if dflow else ins.dst] = done
+        written = max(written, done)
         if dflow and ins.produces:
             rp += 1
         elif code.op is Opcode.RPINC:
@@ -471,14 +636,18 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, passes: int = 6) -> 
             pc = code.imm
         else:
             pc += 1
-    (t0, b0), (t1, b1) = visits[-2], visits[-1]
-    out = work[-1]
-    per = b1 - b0  # iterations (loop branches) per pass: 2 when the converter unrolled the loop
-    out.latency = (t1 - t0) / per
+    if iterations[0] not in ends:
+        raise ValueError(f"{k.name}: no pass of the loop ends after {iterations[0]} iterations")
+    n = iterations[1] - iterations[0]  # the passes in the window may hold 2 iterations (the converter unrolled)
+    window = [w for start, w in work if start >= iterations[0]]
+    out = Walk((ends[iterations[1]] - ends[iterations[0]]) / n)
     for name in ("instructions", "collector", "reads", "writes", "fetches", "port_cycles", "missed_sectors",
-                 "dram_bytes"):
-        setattr(out, name, getattr(out, name) / per)
-    out.by_unit = {u: n / per for u, n in out.by_unit.items()}
+                 "dram_bytes", "misses", "miss_cycles"):
+        setattr(out, name, sum(getattr(w, name) for w in window) / n)
+    for w in window:
+        for u, c in w.by_unit.items():
+            out.by_unit[u] = out.by_unit.get(u, 0) + c / n
+        out.rows.update(w.rows)
     return out
 
 
@@ -500,7 +669,7 @@ def throughput_bounds(walk: Walk, config: GpuConfig, case: Case) -> dict[str, fl
     if walk.port_cycles:
         out["L1/shared port"] = n / walk.port_cycles
     if walk.missed_sectors:  # Little's law on the MSHRs: each held for the miss's round trip
-        out["L1 MSHRs"] = mem.l1.mshr_entries / memory_latency(config, case.level) * n / walk.missed_sectors
+        out["L1 MSHRs"] = mem.l1.mshr_entries / walk.miss_latency * n / walk.missed_sectors
     if walk.dram_bytes:
         out["DRAM bandwidth"] = dram_bytes_per_cycle(config) * n / walk.dram_bytes
     return out

@@ -5,6 +5,8 @@ and the knee rule."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from dualflow.experiments import validation as v
@@ -27,10 +29,12 @@ def test_dependent_chain_costs_dflow_no_more_than_base(name, warps):
 
 #: The one-warp walk does not model register-bank conflicts. In BASE the chains' registers sit in
 #: distinct banks, so it is exact; in D-FLOW consecutive ring slots rotate through the banks and a
-#: read can meet a writeback of the same bank: at most one lost cycle per pass of the converter's
-#: twice-unrolled loop, i.e. half a cycle per iteration. With two accesses per bank and cycle
-#: (``register_bank_ports`` 2) no case here loses one; with one (fermi-gtx480's 4 banks x 1 port)
-#: stream-dram does (docs/validation.md).
+#: read can meet a writeback of the same bank. With two accesses per bank and cycle
+#: (``register_bank_ports`` 2) no case here loses a cycle; with one (fermi-gtx480's 4 banks x 1
+#: port, not tested) stream-dram loses one per iteration (docs/validation.md, "Limits of the walk").
+#: And the walk starts its loop with L1 hits, where the run's first lap of load-use goes to DRAM:
+#: D-FLOW's load-use repeats every third pass, and on ampere-rtx3070 (both lines in one channel)
+#: the first lap leaves that cycle in another phase, 3 cycles in the 16 measured iterations.
 TOLERANCE = {Mode.BASE: 0.0, Mode.DFLOW: 0.5}
 
 
@@ -135,15 +139,77 @@ def test_register_file_bounds_follow_ports(mode):
 
 
 def test_predictions_follow_the_configuration():
-    # the DRAM chase's link is the configured round trip: the presets differ in DRAM latency and clock
     paper, ampere = (v.machine(p, Mode.BASE) for p in v.PRESETS)
-    assert v.memory_latency(paper, "dram") == 8 + 187 + 3 + 95 + 8  # docs/memory-system.md's worked example
-    link = 2 + paper.sm.mem_unit.latency
-    assert v.predict(v.CASE["chase-dram"], "paper-rtx3080", Mode.BASE).latency == \
-        v.CHASE_LINKS * (link + v.memory_latency(paper, "dram")) + 0  # the loop's branch hides under the chain
+    # docs/memory-system.md's worked example: request 8, slice tags 187, DRAM, reply 8; the DRAM
+    # part 82 + tCL + a line's burst on a row hit (95), + tRCD on a bank's first access, + tRP + tRCD
+    # on a conflict
+    assert [v.memory_latency(paper, "dram", row=r) for r in ("hit", "first", "conflict")] == [298, 309, 319]
     assert v.memory_latency(ampere, "dram") > v.memory_latency(paper, "dram")
+    # chase-dram reads position j of warp 0's chain at line 2 + 64 j (buf at 256). Paper: 10 channels,
+    # so every 5th position is in one channel, 64 x 5 / 10 = 32 lines on in it, a multiple of the
+    # 16 banks: one bank, whose row (16 banks x 16 lines) changes at position 40. The measured
+    # window (positions 16 to 47) has 27 row hits and 5 conflicts (positions 40 to 44).
+    # Ampere: 16 channels, all positions in one, banks 4 apart: 4 banks open rows once, then hits.
+    link = 2 + paper.sm.mem_unit.latency  # the loop's branch hides under the chain
+    n = v.ITERATIONS[1] - v.ITERATIONS[0]
+    case = v.CASE["chase-dram"]
+    walk = v.one_warp_walk(v.kernel(case, v.ITERATIONS[1], Mode.BASE.form), paper, case)
+    assert walk.rows == {"hit": 27, "conflict": 5}
+    assert v.predict(case, "paper-rtx3080", Mode.BASE).latency == \
+        (v.CHASE_LINKS * n * link + 27 * 298 + 5 * 319) / n
+    walk = v.one_warp_walk(v.kernel(case, v.ITERATIONS[1], Mode.BASE.form), ampere, case)
+    assert walk.rows == {"hit": 2 * n}
+    assert v.predict(case, "ampere-rtx3070", Mode.BASE).latency == \
+        v.CHASE_LINKS * (link + v.memory_latency(ampere, "dram"))
     assert v.shared_degree(v.CASE["shared-s32"], paper) == 32
     assert v.shared_degree(v.CASE["shared-s2"], paper) == 2
+
+
+#: DRAM fields that change what the DRAM cases' one warp meets: a longer precharge (conflicts),
+#: smaller rows (more conflicts), fewer channels and banks (other banks and rows), one narrow
+#: channel (the stream's four loads queue on its bus), a long tRRD (activates of one channel spaced).
+DRAM_CHANGES = (
+    {"memory.dram.trp": 40},
+    {"memory.dram.row_bytes": 512},
+    {"memory.dram.channels": 8},
+    {"memory.dram.banks": 4, "memory.dram.row_bytes": 256},
+    {"memory.dram.channels": 1, "memory.dram.bytes_per_cycle": 4.0},
+    {"memory.dram.trrd": 30, "memory.dram.row_bytes": 256},
+)
+
+
+@pytest.mark.parametrize("changes", DRAM_CHANGES, ids=lambda c: ",".join(f"{k[12:]}={x}" for k, x in c.items()))
+@pytest.mark.parametrize("mode", list(Mode))
+@pytest.mark.parametrize("name", ["chase-dram", "stream-dram"])
+def test_one_warp_dram_latency_follows_the_device_timing(name, mode, changes):
+    case = v.CASE[name]
+    moved = []
+    for preset_name in v.PRESETS:
+        measured = v.measure(case, preset_name, mode, 1, changes=changes).latency()
+        predicted = v.predict(case, preset_name, mode, changes).latency
+        assert abs(measured - predicted) <= TOLERANCE[mode], (name, mode, preset_name, changes, measured, predicted)
+        moved.append(predicted != v.predict(case, preset_name, mode).latency)
+    assert any(moved)  # the change matters to the warp on one preset at least
+
+
+def test_warp_dram_spaces_one_channels_activates_and_bursts():
+    # four first accesses to four banks of one channel, one cycle apart (Ampere: tRRD 12 and a 128 B
+    # burst of 16 DRAM cycles, 3.88 and 5.17 core cycles): the bus spaces the data, not tRRD
+    config = v.machine("ampere-rtx3070", Mode.BASE)
+    t = v.dram_timing(config)
+    d = config.memory.dram
+    dram = v.WarpDram(config)
+    lines = [d.channels * b for b in range(4)]  # channel 0, banks 0 to 3, row 0
+    done = [dram.read(c, line, 128) for c, line in enumerate(lines)]
+    assert [s for _, s in done] == ["first"] * 4
+    first = d.latency + t["trcd"] + t["tcl"]  # the first burst's start
+    burst = 128 * t["per_byte"]
+    assert t["trrd"] < burst
+    assert [c for c, _ in done] == [math.ceil(first + (i + 1) * burst - 1e-9) for i in range(4)]
+    # the same rows again, later: row hits; another row of bank 0: a conflict
+    assert dram.read(1000, lines[0], 128) == (1000 + v.dram_unloaded(config, "hit"), "hit")
+    other = d.channels * d.banks * (d.row_bytes // 128)  # bank 0's next row
+    assert dram.read(2000, other, 128) == (2000 + v.dram_unloaded(config, "conflict"), "conflict")
 
 
 def test_knee_of_a_synthetic_curve():
