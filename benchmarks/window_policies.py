@@ -1,9 +1,10 @@
 """The D-FLOW out-of-order window, studied (docs/timing-model.md, "The D-FLOW window").
 
 Runs every workload in both modes under each named window policy (below: combinations of
-``sm.collector_partition``, ``sm.dflow_window``, its limits and ``sm.dflow_issue_order``) on
-``paper-rtx3080``, and prints BASE and D-FLOW cycles and the speedup; BASE changes only with the
-partition (it never sends an instruction ahead). ``--warps`` also runs the validation's load-use
+``sm.collector_partition``, ``sm.register_bank_map``, ``sm.dflow_window`` and its limits,
+``sm.dflow_send_ahead`` and ``sm.dflow_issue_order``) on a preset, and prints BASE and D-FLOW
+cycles and the speedup; BASE changes only with the partition and the bank map (it never sends an
+instruction ahead). ``--warps`` also runs the validation's load-use
 and chain microbenchmarks (experiments/validation.py) on one SM at those warp counts.
 
     python benchmarks/window_policies.py [--size small] [--preset paper-rtx3080] [--warps 1 8 32]
@@ -20,37 +21,39 @@ from dualflow.kernels.registry import WORKLOADS
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 
-#: Named policies: what each changes from the SmConfig defaults. The first two differ only in
-#: the register-bank map; the others all use the scheduler's banks, so that they differ only in
-#: the window.
-_BANKS = {"sm.register_bank_map": "scheduler"}
+#: Named policies, each stated in full (whatever the defaults): the partition of the collector
+#: units, the register-bank map, the window and its limits, what a warp may send ahead for, and
+#: the issue order.
+_FIRST = {"sm.collector_partition": "shared", "sm.register_bank_map": "scheduler", "sm.dflow_window": "pool-limited",
+          "sm.dflow_waiting_per_warp": 2, "sm.dflow_waiting_per_sm": 4, "sm.dflow_send_ahead": "any",
+          "sm.dflow_issue_order": "ready-first"}
+_RESERVE = {**_FIRST, "sm.dflow_window": "reserve", "sm.dflow_waiting_per_warp": 4}
 POLICIES: dict[str, dict] = {
     # the SM's 8 collector units shared by its 4 schedulers; at most 2 waiting units per warp and
-    # 4 per SM; ready-first issue; entry e of warp w in bank (e + w) mod 8 (the project's first window)
-    "shared-2/4 warp-banks": {"sm.register_bank_map": "warp"},
-    "shared-2/4": _BANKS,
+    # 4 per SM; ready-first issue (the project's first window), with entry e of warp w in bank
+    # (e + w) mod 8 (the first bank map), and in its scheduler's 2 banks
+    "shared-2/4 warp-banks": {**_FIRST, "sm.register_bank_map": "warp"},
+    "shared-2/4": _FIRST,
     # ... at most one waiting unit per SM
-    "shared-2/1": {**_BANKS, "sm.dflow_waiting_per_sm": 1},
+    "shared-2/1": {**_FIRST, "sm.dflow_waiting_per_sm": 1},
     # sub-cores: each scheduler its own 2 collector units, 2 register banks and share of the
     # pipelines (SM86); at most 2 waiting units per warp (so a warp may fill its sub-core's), or 1
-    "sub-cores": {"sm.collector_partition": "scheduler"},
-    "sub-cores-1": {"sm.collector_partition": "scheduler", "sm.dflow_waiting_per_sm": 1},
+    "sub-cores": {**_FIRST, "sm.collector_partition": "scheduler"},
+    "sub-cores-1": {**_FIRST, "sm.collector_partition": "scheduler", "sm.dflow_waiting_per_sm": 1},
     # a per-warp window of k waiting units, no SM-wide limit (TURBULENCE-style)
-    "per-warp-1": {**_BANKS, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 1},
-    "per-warp-2": {**_BANKS, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 2},
-    "per-warp-4": {**_BANKS, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 4},
-    # at most 2 waiting units per warp, and only while more units stay free than the pool has
-    # schedulers (shared, or per sub-core)
-    "reserve": {**_BANKS, "sm.dflow_window": "reserve"},
-    "reserve-4": {**_BANKS, "sm.dflow_window": "reserve", "sm.dflow_waiting_per_warp": 4},
-    "sub-cores-reserve": {"sm.collector_partition": "scheduler", "sm.dflow_window": "reserve"},
+    "per-warp-1": {**_FIRST, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 1},
+    "per-warp-2": {**_FIRST, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 2},
+    "per-warp-4": {**_FIRST, "sm.dflow_window": "per-warp", "sm.dflow_waiting_per_warp": 4},
+    # up to 4 waiting units per warp, each only while more than r units of the pool stay free
+    "reserve-4": {**_RESERVE, "sm.dflow_reserve": 4},
+    "reserve-5": {**_RESERVE, "sm.dflow_reserve": 5},
+    "reserve-6": {**_RESERVE, "sm.dflow_reserve": 6},
     # ... and only ahead of a load
-    "reserve-4-loads": {**_BANKS, "sm.dflow_window": "reserve", "sm.dflow_waiting_per_warp": 4,
-                        "sm.dflow_send_ahead": "loads"},
-    "sub-cores-reserve-loads": {"sm.collector_partition": "scheduler", "sm.dflow_window": "reserve",
-                                "sm.dflow_send_ahead": "loads"},
+    "reserve-5-loads": {**_RESERVE, "sm.dflow_reserve": 5, "sm.dflow_send_ahead": "loads"},
+    # sub-cores whose waiting instruction leaves one of the sub-core's 2 units free
+    "sub-cores-reserve-1": {**_RESERVE, "sm.collector_partition": "scheduler", "sm.dflow_reserve": 1},
     # oldest-first instead of ready-first issue, with the first window's limits
-    "oldest-first": {**_BANKS, "sm.dflow_issue_order": "oldest-first"},
+    "oldest-first": {**_FIRST, "sm.dflow_issue_order": "oldest-first"},
 }
 
 
@@ -92,8 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="small")
     parser.add_argument("--preset", default="paper-rtx3080")
     parser.add_argument("--warps", type=int, nargs="*", default=[])
+    parser.add_argument("--policies", nargs="*", default=list(POLICIES), choices=list(POLICIES), metavar="POLICY")
     parser.add_argument("workloads", nargs="*", default=sorted(WORKLOADS))
     args = parser.parse_args(argv)
+    for name in list(POLICIES):
+        if name not in args.policies:
+            del POLICIES[name]
     workload_table(args.size, args.preset, args.workloads)
     if args.warps:
         micro_table(args.preset, args.warps)

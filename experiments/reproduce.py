@@ -1,6 +1,8 @@
 """``dualflow reproduce``: the seed paper's evaluation, and the study it left for future work.
 
-1. Figure 9: speedup of D-FLOW over BASE on gaussian, lud, pathfinder and nn (``paper-rtx3080``).
+1. Figure 9: speedup of D-FLOW over BASE on gaussian, lud, pathfinder and nn, and on the other
+   workloads, on ``paper-rtx3080`` and ``ampere-rtx3070``, with the achieved occupancy and the
+   fraction of SM-cycles with work of every run beside it.
 2. Figure 10: executed warp-instructions of D-FLOW relative to BASE, by unit class.
 3. Warps-per-SM study: both modes with at most 8 ... 64 warps per SM, performance against warps and
    against the register-file capacity those warps need (BASE: registers per thread; D-FLOW: ring
@@ -33,13 +35,17 @@ from dualflow.atomic_write import atomic_folder, atomic_write
 from dualflow.errors import ConfigError, DualflowError
 from dualflow.experiments import energy_study
 from dualflow.experiments.progress import RunProgress
-from dualflow.kernels.registry import get_workload
+from dualflow.kernels.registry import WORKLOADS, get_workload
 from dualflow.kernels.rodinia import PAPER_FOUR
 from dualflow.machine.footprint import entries_per_warp
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset as preset_config
 
 WARPS = (8, 16, 32, 48, 64)
+#: The presets figures 9 and 10 run on (the first also runs the warps study and the energy tables).
+PRESETS = ("paper-rtx3080", "ampere-rtx3070")
+#: The figures' workloads: the paper's four, then the others.
+FIGURE_WORKLOADS = (*PAPER_FOUR, *sorted(set(WORKLOADS) - set(PAPER_FOUR)))
 #: Input size of each workload at the default ``--size default``: the paper's kind of input (every
 #: thread fits on the GPU at once) at a cost that keeps the whole run in minutes.
 DEFAULT_SIZES = {"gaussian": "small", "lud": "small", "pathfinder": "medium", "nn": "small"}
@@ -86,13 +92,17 @@ def run_job(job: Job) -> dict[str, Any]:
     try:
         result = simulate(job.workload, config, size=job.size, seed=job.seed)
     except BlockDoesNotFit as exc:  # fewer warps per SM than one block has: no such design point
-        row = {**asdict(job), "cycles": None, "ipc": None, "warp_instructions": None,
+        row = {**asdict(job), "cycles": None, "ipc": None, "achieved_occupancy": None, "active_sm_fraction": None,
+               "warp_instructions": None,
                "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
                "sm_registers": config.sm.registers, "check": f"infeasible: {exc}",
                **dict.fromkeys(energy_study.COLUMNS), "wall_seconds": 0.0}
         return {"row": row, "full": {"job": asdict(job), "infeasible": str(exc), "config": config.to_dict()}}
     t = result.total
     row = {**asdict(job), "cycles": t.cycles, "ipc": round(t.ipc, 4),
+           "achieved_occupancy": round(t.achieved_occupancy, 4),
+           # SM-cycles with a resident warp, of all SM-cycles of the run
+           "active_sm_fraction": round(t.sm_active_cycles / (t.cycles * t.num_sms), 4) if t.cycles else 0.0,
            "warp_instructions": t.total_warp_instructions,
            **{f"wi_{k}": v for k, v in sorted(t.warp_instructions.items())},
            "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
@@ -210,13 +220,20 @@ def figure_size(name: str, size: str) -> str:
     return DEFAULT_SIZES.get(name, "small") if size == "default" else size
 
 
-def plan(size: str, seed: int, preset: str, workloads: Iterable[str], warps: Iterable[int],
+def study_workloads(workloads: Iterable[str]) -> list[str]:
+    """The warps study's workloads: those of ``workloads`` whose GPU slice it defines (the paper's)."""
+    return [name for name in workloads if name in STUDY_SLICES]
+
+
+def plan(size: str, seed: int, presets: tuple[str, ...], workloads: Iterable[str], warps: Iterable[int],
          study_sms: int | None) -> list[Job]:
     jobs = []
-    for name in workloads:
-        for mode in Mode:
-            jobs.append(Job("paper", name, mode, figure_size(name, size), seed, preset, 64, None))
-    for name in workloads:
+    for preset in presets:
+        for name in workloads:
+            for mode in Mode:
+                jobs.append(Job("paper", name, mode, figure_size(name, size), seed, preset, 64, None))
+    preset = presets[0]
+    for name in study_workloads(workloads):
         wsize, sms = study_slice(name, size, study_sms)
         for w in warps:
             for mode in Mode:
@@ -252,13 +269,16 @@ def run_all(jobs: list[Job], workers: int, out: Path, progress=None) -> list[dic
 
 
 def figure9_10(rows: list[dict]) -> list[dict]:
-    """Per workload: BASE and D-FLOW cycles, speedup, and instruction ratio by class."""
-    paper = {(r["workload"], r["mode"]): r for r in rows if r["experiment"] == "paper"}
+    """Per preset and workload: BASE and D-FLOW cycles, speedup, occupancy and active SMs of each,
+    and the instruction ratio by class."""
+    paper = {(r["preset"], r["workload"], r["mode"]): r for r in rows if r["experiment"] == "paper"}
     out = []
-    for name in dict.fromkeys(r["workload"] for r in rows if r["experiment"] == "paper"):
-        b, d = paper[(name, Mode.BASE)], paper[(name, Mode.DFLOW)]
-        entry = {"workload": name, "base_cycles": b["cycles"], "dflow_cycles": d["cycles"],
+    for preset, name in dict.fromkeys((r["preset"], r["workload"]) for r in rows if r["experiment"] == "paper"):
+        b, d = paper[(preset, name, Mode.BASE)], paper[(preset, name, Mode.DFLOW)]
+        entry = {"preset": preset, "workload": name, "base_cycles": b["cycles"], "dflow_cycles": d["cycles"],
                  "speedup": round(b["cycles"] / d["cycles"], 4),
+                 "base_occupancy": b["achieved_occupancy"], "dflow_occupancy": d["achieved_occupancy"],
+                 "base_active_sms": b["active_sm_fraction"], "dflow_active_sms": d["active_sm_fraction"],
                  "base_warp_instructions": b["warp_instructions"], "dflow_warp_instructions": d["warp_instructions"],
                  "instruction_ratio": round(d["warp_instructions"] / b["warp_instructions"], 4)}
         for key in sorted(k for k in b if k.startswith("wi_")):
@@ -320,14 +340,20 @@ def write_table(out: Path, name: str, rows: list[dict]) -> None:
 
 
 def summary_text(fig: list[dict], matches: list[dict], meta: dict) -> str:
-    lines = [f"dualflow reproduce: size {meta['size']}, preset {meta['preset']}, seed {meta['seed']}, "
-             f"{meta['runs']} simulations in {meta['wall_seconds']:.0f} s", "",
-             "Figures 9 and 10: D-FLOW against BASE, same machine and thread count",
-             f"{'workload':<12}{'BASE cycles':>14}{'D-FLOW cycles':>15}{'speedup':>9}{'instr ratio':>13}"]
-    for r in fig:
-        lines.append(f"{r['workload']:<12}{r['base_cycles']:>14,}{r['dflow_cycles']:>15,}{r['speedup']:>9.3f}"
-                     f"{r['instruction_ratio']:>13.3f}")
-    lines += ["", "Warps-per-SM study: register file D-FLOW needs to match BASE with its full register file",
+    lines = [f"dualflow reproduce: size {meta['size']}, presets {', '.join(meta['presets'])}, seed {meta['seed']}, "
+             f"{meta['runs']} simulations in {meta['wall_seconds']:.0f} s"]
+    for preset in dict.fromkeys(r["preset"] for r in fig):
+        lines += ["", f"Figures 9 and 10 on {preset}: D-FLOW against BASE, same machine and thread count "
+                  "(occupancy: resident warps / most warps per SM, over SM-cycles with work; active SMs: "
+                  "SM-cycles with work / all SM-cycles; BASE | D-FLOW)",
+                  f"{'workload':<12}{'BASE cycles':>13}{'D-FLOW cycles':>15}{'speedup':>9}{'instr ratio':>13}"
+                  f"{'occupancy':>13}{'active SMs':>13}"]
+        for r in (r for r in fig if r["preset"] == preset):
+            lines.append(f"{r['workload']:<12}{r['base_cycles']:>13,}{r['dflow_cycles']:>15,}{r['speedup']:>9.3f}"
+                         f"{r['instruction_ratio']:>13.3f}{r['base_occupancy']:>7.2f} |{r['dflow_occupancy']:>4.2f}"
+                         f"{r['base_active_sms']:>7.2f} |{r['dflow_active_sms']:>4.2f}")
+    lines += ["", f"Warps-per-SM study on {meta['presets'][0]}: register file D-FLOW needs to match BASE with its "
+              "full register file",
               f"{'workload':<12}{'BASE warps':>11}{'BASE RF KiB':>12}{'D-FLOW warps':>13}{'D-FLOW RF KiB':>14}"
               f"{'best speedup':>13}"]
     for m in matches:
@@ -338,25 +364,31 @@ def summary_text(fig: list[dict], matches: list[dict], meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def reproduce(out: Path, size: str = "default", seed: int = 1, preset: str = "paper-rtx3080",
-              workloads: Iterable[str] = PAPER_FOUR, warps: Iterable[int] = WARPS, study_sms: int | None = None,
+def reproduce(out: Path, size: str = "paper", seed: int = 1, presets: Iterable[str] = PRESETS,
+              workloads: Iterable[str] = FIGURE_WORKLOADS, warps: Iterable[int] = WARPS, study_sms: int | None = None,
               workers: int | None = None, progress=None) -> str:
-    """Run everything, write the tables and plots under ``out``, return the printed summary."""
+    """Run everything, write the tables and plots under ``out``, return the printed summary.
+    Figures 9 and 10 run on every preset of ``presets``; the warps study and the energy tables on
+    the first."""
     from .plots import plot_energy, plot_figure9_10, plot_warps_study
 
-    workloads, warps = tuple(workloads), tuple(warps)
+    workloads, warps, presets = tuple(workloads), tuple(warps), tuple(dict.fromkeys(presets))
+    if not presets:
+        raise ConfigError("reproduce needs at least one preset")
     for name in workloads:
         wl = get_workload(name)  # a bad name or size fails before any simulation starts
         for s in {figure_size(name, size), study_slice(name, size, study_sms)[0]}:
             if s not in wl.sizes:
                 raise ConfigError(f"workload {name} has no size {s!r} (have: {', '.join(wl.sizes)})")
-    energy_study.check_priced(preset_config(preset))  # e.g. CACTI not built: say so before minutes of runs
-    jobs = plan(size, seed, preset, workloads, warps, study_sms)
+    preset = presets[0]
+    for name in presets:
+        energy_study.check_priced(preset_config(name))  # e.g. CACTI not built: say so before minutes of runs
+    jobs = plan(size, seed, presets, workloads, warps, study_sms)
     workers = workers or min(len(jobs), os.cpu_count() or 1)
     start = time.perf_counter()
     with atomic_folder(out, MARKER) as tmp:  # the whole folder is replaced at once, when complete
         rows = run_all(jobs, workers, tmp, progress)
-        meta = {"size": size, "seed": seed, "preset": preset, "runs": len(jobs), "study_sms": study_sms,
+        meta = {"size": size, "seed": seed, "presets": list(presets), "runs": len(jobs), "study_sms": study_sms,
                 "workers": workers, "wall_seconds": time.perf_counter() - start}
         write_table(tmp, "runs", rows)
         fig = figure9_10(rows)
@@ -364,11 +396,13 @@ def reproduce(out: Path, size: str = "default", seed: int = 1, preset: str = "pa
         points, matches = warps_study(rows, preset_config(preset).sm.warp_size)
         write_table(tmp, "warps_study", points)
         write_table(tmp, "warps_study_match", matches)
-        energy = energy_study.energy_figure(rows)
+        energy = energy_study.energy_figure([r for r in rows if r["preset"] == preset])
         write_table(tmp, "energy", energy)
         equal = energy_study.equal_rf(points)
         write_table(tmp, "warps_study_equal_rf", equal)
-        plot_figure9_10(fig, tmp / "figure9_10.png")
+        for name in presets:  # figure9_10.png: the first preset's; figure9_10-PRESET.png: each other's
+            plot_figure9_10([r for r in fig if r["preset"] == name],
+                            tmp / ("figure9_10.png" if name == preset else f"figure9_10-{name}.png"))
         plot_warps_study(points, tmp / "warps_study.png")
         if energy and energy[0]["base_energy_j"] is not None:
             plot_energy(energy, tmp / "energy.png")

@@ -73,15 +73,15 @@ class SmConfig:
         "policy", "shared: every collector unit, execution pipeline and register bank serves every scheduler; "
         "scheduler: each scheduler has its own equal share of them (sub-cores: GPGPU-Sim's "
         "-gpgpu_sub_core_model 1, on in SM86); pipelines of a class are shared when their count does not divide"))
-    dflow_window: DflowWindow = field(default=DflowWindow.POOL_LIMITED, metadata=doc(
+    dflow_window: DflowWindow = field(default=DflowWindow.RESERVE, metadata=doc(
         "policy", "D-FLOW: pool-limited: at most dflow_waiting_per_warp collector units per warp and "
         "dflow_waiting_per_sm per pool of units (the SM's, or the scheduler's share) may hold an instruction "
         "whose operands are in flight; per-warp: only the per-warp limit; reserve: the per-warp limit, and a unit "
-        "takes a waiting instruction only while more units of its pool stay free than dflow_reserve per scheduler "
-        "of the pool"))
-    dflow_reserve: int = field(default=1, metadata=doc(
-        "units/scheduler", "D-FLOW, window reserve: collector units per scheduler of a pool that a waiting instruction "
-        "must leave free"))
+        "takes a waiting instruction only while more units of its pool stay free than dflow_reserve"))
+    dflow_reserve: int = field(default=5, metadata=doc(
+        "units", "D-FLOW, window reserve: collector units of its pool a waiting instruction must leave free (per "
+        "sub-core with collector_partition scheduler); one per scheduler of the pool and one more, chosen by "
+        "measurement (docs/timing-model.md, 'The D-FLOW window')"))
     dflow_send_ahead: SendAhead = field(default=SendAhead.ANY, metadata=doc(
         "policy", "D-FLOW: any: a warp may send an instruction whose operands are in flight ahead into a collector "
         "unit when its next instruction could then issue; loads: only when that next instruction is a load"))
@@ -89,7 +89,7 @@ class SmConfig:
         "policy", "D-FLOW: ready-first: a scheduler issues an instruction whose operands are ready if any warp "
         "has one, and sends one ahead to wait only otherwise; oldest-first: the first warp in its order that "
         "can issue does"))
-    dflow_waiting_per_warp: int = field(default=2, metadata=doc(
+    dflow_waiting_per_warp: int = field(default=4, metadata=doc(
         "units", "D-FLOW: collector units one warp may hold while their operands are still in flight; "
         "at the limit the warp's next instruction waits at issue for its operands (a true dependency). "
         "Keeps warps stalled on long loads from filling the shared collector units"))
@@ -102,7 +102,7 @@ class SmConfig:
     register_bank_ports: int = field(default=2, metadata=doc(
         "accesses/cycle", "reads or writes one register-file bank serves per cycle "
         "(GPGPU-Sim -gpgpu_reg_file_port_throughput; SM86: 2)"))
-    register_bank_map: BankMap = field(default=BankMap.WARP, metadata=doc(
+    register_bank_map: BankMap = field(default=BankMap.SCHEDULER, metadata=doc(
         "policy", "warp: entry e of warp slot w in bank (e + w) mod banks; scheduler: in the banks of w's "
         "scheduler (banks / schedulers of them), (e + w) mod that; sub-cores (collector_partition scheduler) "
         "always use their scheduler's banks"))

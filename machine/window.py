@@ -34,8 +34,8 @@ class DflowWindow(Choice):
     # designs give each warp), however many the other warps hold
     PER_WARP = "per-warp"
     # at most dflow_waiting_per_warp per warp, and only while more units of the pool stay free
-    # than dflow_reserve per scheduler of the pool: a waiting instruction does not take the units
-    # ready instructions of the next cycles need
+    # than dflow_reserve: a waiting instruction does not take the units ready instructions of the
+    # next cycles need
     RESERVE = "reserve"
 
 

@@ -124,7 +124,7 @@ STRUCTURES = {
     "sub-cores-per-warp": {"sm.collector_partition": "scheduler", "sm.dflow_window": "per-warp"},
     "reserve-scheduler-banks": {"sm.dflow_window": "reserve", "sm.register_bank_map": "scheduler"},
     "sub-cores-reserve-loads": {"sm.collector_partition": "scheduler", "sm.dflow_window": "reserve",
-                                "sm.dflow_send_ahead": "loads"},
+                                "sm.dflow_reserve": 1, "sm.dflow_send_ahead": "loads"},
 }
 
 

@@ -128,13 +128,12 @@ def cmd_reproduce(args) -> int:
     from pathlib import Path
 
     from dualflow.atomic_write import check_folder
-    from dualflow.experiments.reproduce import MARKER, WARPS, reproduce
-    from dualflow.kernels.rodinia import PAPER_FOUR
+    from dualflow.experiments.reproduce import FIGURE_WORKLOADS, MARKER, PRESETS, WARPS, reproduce
 
     check_folder(args.output, MARKER, "-o")
     warps = args.warps or WARPS
-    text = reproduce(Path(args.output), size=args.size, seed=args.seed, preset=args.preset,
-                     workloads=args.workloads or PAPER_FOUR, warps=warps, study_sms=args.study_sms,
+    text = reproduce(Path(args.output), size=args.size, seed=args.seed, presets=args.preset or PRESETS,
+                     workloads=args.workloads or FIGURE_WORKLOADS, warps=warps, study_sms=args.study_sms,
                      workers=args.jobs)
     print(text, end="")
     print(f"tables, plots and every run's statistics: {args.output}/")
@@ -143,8 +142,8 @@ def cmd_reproduce(args) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the timing-model subcommands on the top-level subparsers."""
-    from dualflow.experiments.reproduce import WARPS
-    from dualflow.kernels.rodinia import PAPER_FOUR
+    from dualflow.experiments.reproduce import FIGURE_WORKLOADS, WARPS
+    from dualflow.experiments.reproduce import PRESETS as REPRODUCE_PRESETS
     from dualflow.machine.presets import PRESETS
     from dualflow.models.timing.device import ENGINES
 
@@ -176,11 +175,15 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_sim)
 
     p = sub.add_parser("reproduce", help="the paper's figures 9 and 10 and the warps-per-SM / register-file study")
-    p.add_argument("workloads", nargs="*", help=f"workloads (default: {' '.join(PAPER_FOUR)})")
-    p.add_argument("--size", default="default",
-                   help="input size of every run (default: per workload, see docs/timing-model.md; "
-                        "paper = the Rodinia sizes, minutes: docs/timing-model.md, 'Speed')")
-    p.add_argument("--preset", choices=sorted(PRESETS), default="paper-rtx3080")
+    p.add_argument("workloads", nargs="*", help=f"workloads (default: {' '.join(FIGURE_WORKLOADS)}; the "
+                   "warps study runs those of the paper's four among them)")
+    p.add_argument("--size", default="paper",
+                   help="input size of every run (default paper: the Rodinia sizes, minutes, docs/timing-model.md; "
+                        "default: smaller inputs per workload, see docs/timing-model.md)")
+    p.add_argument("--preset", choices=sorted(PRESETS), action="append",
+                   help="a GPU figures 9 and 10 run on (repeatable; default: "
+                        f"{' and '.join(REPRODUCE_PRESETS)}); the first also runs the warps study and the energy "
+                        "tables")
     p.add_argument("--warps", type=int_list(1, 64), help="warps-per-SM points of the study, comma separated "
                    f"(default {','.join(map(str, WARPS))})")
     p.add_argument("--study-sms", type=positive, default=None,

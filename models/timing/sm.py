@@ -54,9 +54,8 @@ class Sm:
         self.pool_capacity = config.collector_units // self.parts
         self.pool_units = [0] * self.parts  # collector units held, per pool
         self.pool_limited = config.dflow_window is DflowWindow.POOL_LIMITED
-        # reserve: units a waiting instruction must leave free (dflow_reserve per scheduler of the pool)
-        self.reserve = (config.dflow_reserve * config.schedulers // self.parts
-                        if config.dflow_window is DflowWindow.RESERVE else -1)
+        # reserve: units of the pool a waiting instruction must leave free
+        self.reserve = config.dflow_reserve if config.dflow_window is DflowWindow.RESERVE else -1
         self.ready_first = config.dflow_issue_order is IssueOrder.READY_FIRST
         self.ahead_of_loads_only = config.dflow_send_ahead is SendAhead.LOADS
         self.pipes = {cls: [0] * config.unit(cls).count for cls in UNIT_CLASSES}

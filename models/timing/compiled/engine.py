@@ -232,8 +232,7 @@ class CompiledGpu:
             fetch_width=sm.fetch_width, fetch_warps=sm.fetch_warps, fetch_past=int(sm.fetch_past_branches),
             fetch_latency=sm.fetch_latency, collector_units=sm.collector_units, parts=sm.partitions,
             pool_limited=int(sm.dflow_window is DflowWindow.POOL_LIMITED),
-            reserve=(sm.dflow_reserve * sm.schedulers // sm.partitions
-                     if sm.dflow_window is DflowWindow.RESERVE else -1),
+            reserve=sm.dflow_reserve if sm.dflow_window is DflowWindow.RESERVE else -1,
             ready_first=int(sm.dflow_issue_order is IssueOrder.READY_FIRST),
             ahead_loads=int(sm.dflow_send_ahead is SendAhead.LOADS),
             waiting_per_warp=sm.dflow_waiting_per_warp, waiting_per_sm=sm.dflow_waiting_per_sm,
