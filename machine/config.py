@@ -9,6 +9,7 @@ and ``from_dict`` reads it back, so a result file names exactly the machine that
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -104,8 +105,8 @@ class SmConfig:
         "(GPGPU-Sim -gpgpu_reg_file_port_throughput; SM86: 2)"))
     register_bank_map: BankMap = field(default=BankMap.SCHEDULER, metadata=doc(
         "policy", "warp: entry e of warp slot w in bank (e + w) mod banks; scheduler: in the banks of w's "
-        "scheduler (banks / schedulers of them), (e + w) mod that; sub-cores (collector_partition scheduler) "
-        "always use their scheduler's banks"))
+        "scheduler (banks / schedulers of them; with banks that do not divide, gcd(banks, schedulers) groups), "
+        "(e + w) mod that; sub-cores (collector_partition scheduler) always use their scheduler's banks"))
     writeback_ports: int = field(default=8, metadata=doc(
         "results/cycle", "register-file writebacks per cycle (GPGPU-Sim -gpgpu_pipeline_widths EX_WB; SM86: 8)"))
     const_latency: int = field(default=8, metadata=doc("cycles", "parameter (ldc) load through the constant cache"))
@@ -135,12 +136,11 @@ class SmConfig:
                              ("dflow_issue_order", IssueOrder), ("register_bank_map", BankMap),
                              ("dflow_send_ahead", SendAhead)):
             object.__setattr__(self, name, choice.parse(getattr(self, name), f"SmConfig.{name}"))
-        if self.collector_partition is CollectorPartition.SCHEDULER and self.collector_units % self.schedulers:
-            raise ConfigError(f"SmConfig.collector_units ({self.collector_units}) must divide among the "
-                              f"{self.schedulers} schedulers when collector_partition is 'scheduler'")
-        if self.bank_groups > 1 and self.register_banks % self.schedulers:
-            raise ConfigError(f"SmConfig.register_banks ({self.register_banks}) must divide among the "
-                              f"{self.schedulers} schedulers when each has its own banks")
+        if self.collector_partition is CollectorPartition.SCHEDULER:
+            for name in ("collector_units", "register_banks"):
+                if getattr(self, name) % self.schedulers:
+                    raise ConfigError(f"SmConfig.{name} ({getattr(self, name)}) must divide among the "
+                                      f"{self.schedulers} schedulers when collector_partition is 'scheduler'")
         for name in ("int_unit", "fp_unit", "sfu_unit", "mem_unit", "ctrl_unit"):
             check_type(self, name, UnitConfig)
         if self.max_threads % self.warp_size:
@@ -152,9 +152,12 @@ class SmConfig:
 
     @property
     def bank_groups(self) -> int:
-        """Groups the register banks are split into, one per scheduler or one for the SM."""
-        own = self.collector_partition is CollectorPartition.SCHEDULER or self.register_bank_map is BankMap.SCHEDULER
-        return self.schedulers if own else 1
+        """Groups the register banks are split into: one per scheduler (sub-cores, or the
+        ``scheduler`` map when the banks divide among the schedulers; else as many as divide both,
+        schedulers s and s + groups sharing one), or one for the SM."""
+        if self.collector_partition is CollectorPartition.SCHEDULER:
+            return self.schedulers
+        return math.gcd(self.register_banks, self.schedulers) if self.register_bank_map is BankMap.SCHEDULER else 1
 
     @property
     def partitions(self) -> int:

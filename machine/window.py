@@ -21,7 +21,8 @@ class BankMap(Choice):
     # all of them: entry e of warp slot w in bank (e + w) mod banks (GPGPU-Sim's register_bank)
     WARP = "warp"
     # its scheduler's banks / schedulers of them, (e + w) mod that: warps of different schedulers
-    # never meet in a bank (the banks of GPGPU-Sim's sub-cores, without their other partitions)
+    # never meet in a bank (the banks of GPGPU-Sim's sub-cores, without their other partitions);
+    # gcd(banks, schedulers) groups when the banks do not divide among the schedulers
     SCHEDULER = "scheduler"
 
 

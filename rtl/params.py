@@ -187,6 +187,8 @@ class CoreParams:
                                   f"change it there")
             if name not in RTL_ONLY:
                 raise ConfigError(f"CoreParams has no RTL-only field {name!r} (have: {', '.join(RTL_ONLY)})")
+        # the core's D-FLOW window is the timing model's pool-limited one with the SM's two limits,
+        # whatever window the SM names (the RTL has no other yet: docs/rtl.md)
         derived = {}
         for name, path in SM_FIELDS.items():
             value = sm

@@ -18,7 +18,9 @@ def test_defaults_mirror_the_timing_model_and_the_old_constants():
 
     p = CoreParams()
     sm = SmConfig()
-    assert (p.dflow_waiting_per_warp, p.dflow_waiting_per_sm) == (sm.dflow_waiting_per_warp, sm.dflow_waiting_per_sm)
+    # the core's window is the timing model's pool-limited one with its first per-warp limit (2);
+    # the timing model's default window (reserve, 4 per warp) is not in the RTL (docs/rtl.md)
+    assert (p.dflow_waiting_per_warp, p.dflow_waiting_per_sm) == (2, sm.dflow_waiting_per_sm)
     assert (p.stack_depth, p.param_words, p.requests_in_flight) == (16, 16, 8)
     # shared banks: one per lane, at most one per shared word (the value the LSU derived before)
     assert p.shared_banks == p.warp_size == 8
