@@ -79,7 +79,8 @@ class Job:
 
     @property
     def tag(self) -> str:
-        return f"{self.experiment}-{self.workload}-{self.mode}-w{self.warps}"
+        """The run's name, unique in a reproduce run: its file is ``runs/TAG.json``."""
+        return f"{self.preset}/{self.experiment}-{self.workload}-{self.mode}-w{self.warps}"
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -123,7 +124,9 @@ def run_and_keep(job: Job, runs: Path) -> dict[str, Any]:
     while it sends a longer message through the result pipe leaves the parent reading the rest
     forever (the other workers keep the pipe open), so no long message crosses it."""
     res = run_job(job)
-    atomic_write(runs / f"{job.tag}.json", json.dumps(res["full"], indent=1) + "\n")
+    path = runs / f"{job.tag}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(res["full"], indent=1) + "\n")
     timing = res["full"].get("timing")
     return {"row": res["row"], "cycles": timing["cycles"]["value"] if timing else 0,
             "thread_instructions": sum(timing["thread_instructions"]["value"].values()) if timing else 0}
@@ -391,7 +394,7 @@ def reproduce(out: Path, size: str = "paper", seed: int = 1, presets: Iterable[s
         meta = {"size": size, "seed": seed, "presets": list(presets), "runs": len(jobs), "study_sms": study_sms,
                 "workers": workers, "wall_seconds": time.perf_counter() - start}
         write_table(tmp, "runs", rows)
-        fig = figure9_10(rows)
+        fig = sorted(figure9_10(rows), key=lambda r: (presets.index(r["preset"]), workloads.index(r["workload"])))
         write_table(tmp, "figure9_10", fig)
         points, matches = warps_study(rows, preset_config(preset).sm.warp_size)
         write_table(tmp, "warps_study", points)

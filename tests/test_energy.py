@@ -78,7 +78,7 @@ def test_reproduce_writes_the_energy_tables(tmp_path, capsys):
     assert by_warps[("base", 16)]["rf_area_mm2"] < by_warps[("base", 64)]["rf_area_mm2"]
     for e in json.loads((out / "warps_study_equal_rf.json").read_text()):
         assert e["dflow_rf_kib"] is None or e["dflow_rf_kib"] <= e["base_rf_kib"]
-    run = json.loads((out / "runs" / "paper-nn-base-w64.json").read_text())
+    run = json.loads((out / "runs" / "paper-rtx3080" / "paper-nn-base-w64.json").read_text())
     assert run["energy"]["total_joules"] == pytest.approx(float(row["base_energy_j"]))
 
 

@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: 12 jobs of 0.4-1.4 s each on two workers: about 7 s when nothing stops them.
-ARGV = ["reproduce", "nn", "--size", "small", "--warps", "8,16,32,48,64", "-j", "2"]
+ARGV = ["reproduce", "nn", "--size", "small", "--preset", "paper-rtx3080", "--warps", "8,16,32,48,64", "-j", "2"]
 
 
 def children(pid: int) -> list[int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import inspect
 import json
 from pathlib import Path
 
@@ -68,10 +69,16 @@ def test_reproduce_writes_tables_and_plots(tmp_path, capsys):
         assert (out / f"{name}.csv").exists() and (out / f"{name}.json").exists()
     assert (out / "figure9_10.png").stat().st_size > 1000
     assert (out / "warps_study.png").stat().st_size > 1000
+    assert (out / "figure9_10-ampere-rtx3070.png").stat().st_size > 1000
     fig = list(csv.DictReader((out / "figure9_10.csv").read_text().splitlines()))
-    assert [r["workload"] for r in fig] == ["nn", "gaussian"]
+    # figures 9 and 10 on both presets, the workloads in the order given
+    assert [(r["preset"], r["workload"]) for r in fig] == [
+        (p, w) for p in ("paper-rtx3080", "ampere-rtx3070") for w in ("nn", "gaussian")]
     for r in fig:
         assert float(r["speedup"]) == pytest.approx(int(r["base_cycles"]) / int(r["dflow_cycles"]), rel=1e-3)
+        for key in ("base_occupancy", "dflow_occupancy", "base_active_sms", "dflow_active_sms"):
+            assert 0 < float(r[key]) <= 1
+    assert "occupancy" in text and "active SMs" in text
     points = json.loads((out / "warps_study.json").read_text())
     assert {(p["workload"], p["mode"], p["warps"]) for p in points} == {
         (w, m, n) for w in ("nn", "gaussian") for m in ("base", "dflow") for n in (8, 64)} - {
@@ -79,20 +86,22 @@ def test_reproduce_writes_tables_and_plots(tmp_path, capsys):
     runs_table = list(csv.DictReader((out / "runs.csv").read_text().splitlines()))
     infeasible = [r for r in runs_table if r["check"].startswith("infeasible")]
     assert {(r["workload"], r["warps"]) for r in infeasible} == {("gaussian", "8")}
-    runs = sorted((out / "runs").glob("*.json"))
-    assert len(runs) == 12
+    runs = sorted((out / "runs").glob("*/*.json"))
+    assert len(runs) == 16  # 2 x 2 x 2 figure runs, 2 x 2 x 2 study points (2 of them infeasible)
     one = json.loads(runs[0].read_text())
     assert "config" in one and "timing" in one
 
 
 def test_reproduce_help_states_the_defaults_the_code_uses(capsys):
-    from dualflow.experiments.reproduce import PAPER_FOUR, WARPS
+    from dualflow.experiments.reproduce import FIGURE_WORKLOADS, PRESETS, WARPS, reproduce
 
     with pytest.raises(SystemExit):
         main(["reproduce", "--help"])
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
     assert f"(default {','.join(map(str, WARPS))})" in text
-    assert f"(default: {' '.join(PAPER_FOUR)})" in text
+    assert f"(default: {' '.join(FIGURE_WORKLOADS)};" in text
+    assert f"default: {' and '.join(PRESETS)})" in text
+    assert "(default paper:" in text and inspect.signature(reproduce).parameters["size"].default == "paper"
 
 
 VADD = Path(__file__).resolve().parents[1] / "kernels" / "samples" / "vadd.reg.s"
