@@ -48,6 +48,7 @@ from dualflow.machine.config import GpuConfig
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
+from dualflow.machine.window import DflowWindow, SendAhead
 from dualflow.models.device import Device
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.program import StaticInstruction, decode_kernel
@@ -450,6 +451,13 @@ def _level(ins: StaticInstruction, case: Case) -> str:
     return case.level
 
 
+def pipes_per_pool(count: int, parts: int) -> int:
+    """Pipelines of a class of ``count`` that one pool of collector units (one of ``parts``:
+    ``SmConfig.partitions``) dispatches to: its equal share, or all of them when they do not
+    divide among the pools (models/timing/sm.py, ``_pipe_range``)."""
+    return count // parts if parts > 1 and count % parts == 0 else count
+
+
 def fetch_slots(run_len: int, config: GpuConfig, at_end: bool = False) -> int:
     """Fetch slots a warp spends on a straight run of ``run_len`` instructions (from a redirect's
     target to a taken branch, inclusive) when fetch is the bottleneck, so its buffer is empty when
@@ -507,7 +515,39 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
     ready: dict[int, int] = {}  # register or ring position -> writeback cycle
     read_at: dict[int, int] = {}  # ring position -> last cycle a collector unit reads it
     waiting: list[int] = []  # D-FLOW: cycles at which this warp's waiting collector units read
-    limit = min(sm.dflow_waiting_per_warp, sm.dflow_waiting_per_sm)
+    # the warp's pool of collector units and its pipelines: its scheduler's share with sub-cores
+    parts = sm.partitions
+    capacity = sm.collector_units // parts
+    held: list[int] = []  # dispatch cycles of its collector units (a unit is held until it dispatches)
+    pipes = {cls: [[] for _ in range(pipes_per_pool(sm.unit(cls).count, parts))] for cls in UnitClass}
+    last_dispatch = 0  # BASE: a warp's collector units dispatch in order
+    window = sm.dflow_window
+    loads_only = sm.dflow_send_ahead is SendAhead.LOADS
+
+    def pool_units(c: int) -> int:
+        """Collector units of the warp's pool held in cycle ``c`` (dispatch frees one before issue)."""
+        return sum(1 for d in held if d > c)
+
+    def may_wait(c: int) -> bool:
+        """May an instruction whose operands are in flight take a unit in cycle ``c`` (the window)?"""
+        units = pool_units(c)
+        n = sum(1 for r in waiting if r > c)  # this warp's waiting units (the pool's: one warp)
+        if units >= capacity or n >= sm.dflow_waiting_per_warp:
+            return False
+        if window is DflowWindow.POOL_LIMITED:
+            return n < sm.dflow_waiting_per_sm
+        if window is DflowWindow.RESERVE:
+            return capacity - units > sm.dflow_reserve
+        return True
+
+    def claim(cls: UnitClass, ready: int, busy: int) -> int:
+        """The first cycle from ``ready`` at which a pipeline of the pool's ``cls`` is free for
+        ``busy`` cycles; take it (issue order decides between the warp's units)."""
+        slots = [(_first_fit(iv, ready, busy), j) for j, iv in enumerate(pipes[cls])]
+        at, j = min(slots)
+        pipes[cls][j].append((at, at + busy))
+        pipes[cls][j].sort()
+        return int(at)
     entries, width = sm.ibuffer_entries, sm.fetch_width
     degree = shared_degree(case, config) if case.kind == "shared" else 1
     dram, lines = WarpDram(config), []
@@ -554,11 +594,14 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
             old = rp - k.ring
             earliest = max(earliest, ready.get(old, 0), read_at.get(old, 0))
         issue = max(earliest, src)
+        if ins.needs_cu:  # a free unit of its pool ("collector_full" otherwise)
+            while pool_units(issue) >= capacity:
+                issue += 1
         if (dflow and ins.needs_cu and src > earliest and not ins.redirect and pc + 1 < len(static)
                 and entries >= 2):
             nxt = static[pc + 1]
             rp2 = rp + 1 if ins.produces else rp
-            if not (ins.produces and any(rp2 - d == rp for d in nxt.sources)):
+            if not (ins.produces and any(rp2 - d == rp for d in nxt.sources)) and (nxt.is_load or not loads_only):
                 nsrc = max((ready.get(rp2 - d, 0) for d in nxt.unique_sources), default=0)
                 # the next instruction must be in the buffer (fetched in an earlier cycle); its fetch
                 # waits only for issues up to i - 1 (entries >= 2), so this one's is not needed yet
@@ -566,8 +609,8 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
                 fetched.append(fetch_cycle(i + 1))
                 nxt_in = fetched.pop() + 1
                 issued.pop()
-                for c in range(max(earliest, nsrc, nxt_in), src):  # the first cycle the window lets it wait
-                    if sum(1 for r in waiting if r > c) < limit:
+                for c in range(max(earliest, nsrc, nxt_in), min(src, issue)):  # the first the window lets wait
+                    if may_wait(c):
                         issue = c
                         waiting.append(src + 1)
                         break
@@ -581,7 +624,19 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
         # the collector reads operands the cycle after issue and dispatches the cycle after that;
         # with nothing to read (mov of a constant) it dispatches the cycle after issue
         collect = 2 if keys else 1
-        done = start + collect + unit.latency
+        dispatch = issue  # without a collector unit (operand-less redirects): no pipeline either
+        if ins.needs_cu:
+            busy = unit.interval  # a pipeline takes one every interval; a memory access holds it its port cycles
+            if ins.is_load or ins.is_store:
+                if ins.space == "shared":
+                    busy = max(busy, degree * mem.shared.bank_interval)
+                elif ins.space != "param":
+                    busy = max(busy, -(-1 // mem.l1.transactions_per_cycle))
+            dispatch = claim(ins.unit, max(start + collect, last_dispatch), busy)
+            if not dflow:
+                last_dispatch = dispatch
+            held.append(dispatch)
+        done = dispatch + unit.latency
         if ins.is_load:
             if ins.space == "param":
                 done += sm.const_latency
@@ -631,7 +686,7 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
             if sm.fetch_past_branches:
                 run_start = issue if at_end else issue + 1
             else:  # operand-less redirects go straight to the branch unit; the others through a collector
-                run_start = (start + collect if ins.needs_cu else issue) + sm.ctrl_unit.latency
+                run_start = dispatch + sm.ctrl_unit.latency
             fetched, issued = [], []
             pc = code.imm
         else:
