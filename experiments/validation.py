@@ -518,7 +518,11 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
     # the warp's pool of collector units and its pipelines: its scheduler's share with sub-cores
     parts = sm.partitions
     capacity = sm.collector_units // parts
-    held: list[int] = []  # dispatch cycles of its collector units (a unit is held until it dispatches)
+    held: dict[int, int] = {}  # instruction (walk order) -> dispatch cycle of its collector unit, held till then
+    # D-FLOW: an ALU instruction's pipeline claim, while nothing has read its result yet (``claim``):
+    # instruction -> (cycle it could dispatch, cycles it holds the pipeline, latency, ring position or None)
+    movable: dict[int, tuple[int, int, int, int | None]] = {}
+    producer: dict[int, int] = {}  # ring position -> the instruction that writes it
     pipes = {cls: [[] for _ in range(pipes_per_pool(sm.unit(cls).count, parts))] for cls in UnitClass}
     last_dispatch = 0  # BASE: a warp's collector units dispatch in order
     window = sm.dflow_window
@@ -526,7 +530,7 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
 
     def pool_units(c: int) -> int:
         """Collector units of the warp's pool held in cycle ``c`` (dispatch frees one before issue)."""
-        return sum(1 for d in held if d > c)
+        return sum(1 for d in held.values() if d > c)
 
     def may_wait(c: int) -> bool:
         """May an instruction whose operands are in flight take a unit in cycle ``c`` (the window)?"""
@@ -540,13 +544,33 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
             return capacity - units > sm.dflow_reserve
         return True
 
-    def claim(cls: UnitClass, ready: int, busy: int) -> int:
-        """The first cycle from ``ready`` at which a pipeline of the pool's ``cls`` is free for
-        ``busy`` cycles; take it (issue order decides between the warp's units)."""
-        slots = [(_first_fit(iv, ready, busy), j) for j, iv in enumerate(pipes[cls])]
-        at, j = min(slots)
-        pipes[cls][j].append((at, at + busy))
-        pipes[cls][j].sort()
+    def claim(cls: UnitClass, at_least: int, busy: int, me: int) -> int:
+        """The first cycle from ``at_least`` at which a pipeline of the pool's ``cls`` is free for
+        ``busy`` cycles: take it. Dispatch goes cycle by cycle, oldest unit first among the ready
+        ones: a unit that could dispatch earlier than an older one (D-FLOW: the older one waited
+        for its operands) takes the pipeline first, and the older one goes after it (its result
+        moves later, which only instructions walked after this one read)."""
+        nonlocal written
+
+        def stays(owner: int) -> bool:
+            return owner not in movable or movable[owner][0] <= at_least
+
+        fits = [(_first_fit([(a, b) for a, b, o in iv if stays(o)], at_least, busy), j)
+                for j, iv in enumerate(pipes[cls])]
+        at, j = min(fits)
+        iv = pipes[cls][j]
+        bumped = [x for x in iv if x[0] < at + busy and at < x[1]]
+        for x in bumped:
+            iv.remove(x)
+        iv.append((at, at + busy, me))
+        iv.sort()
+        held[me] = int(at)
+        for _, _, owner in bumped:
+            earliest_at, its_busy, latency, key = movable[owner]
+            done = claim(cls, earliest_at, its_busy, owner) + latency
+            if key is not None:
+                ready[key] = done
+            written = max(written, done)
         return int(at)
     entries, width = sm.ibuffer_entries, sm.fetch_width
     degree = shared_degree(case, config) if case.kind == "shared" else 1
@@ -567,7 +591,7 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
             c = max(c, fetched[i - width] + 1)
         return c
 
-    last, rp, pc, branches, loads, written = -1, 0, head, 0, 0, 0
+    last, rp, pc, branches, loads, written, seq = -1, 0, head, 0, 0, 0, 0
     ends: dict[int, int] = {}  # iterations done at a visit of the head -> the last writeback before it
     work: list[tuple[int, Walk]] = []  # (iterations done at its start, work) of every pass
     cur = Walk(0.0)
@@ -583,15 +607,19 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
             work.append((branches, cur))
         ins = static[pc]
         code = k.code[pc]
+        seq += 1
         i = len(issued)
         fetched.append(fetch_cycle(i))
         keys = [rp - d for d in ins.unique_sources] if dflow else list(ins.unique_sources)
         src = max((ready.get(key, 0) for key in keys), default=0)
+        for key in keys:  # read: its producer's result is final
+            movable.pop(producer.get(key, -1), None)
         earliest = max(last + 1, fetched[i] + sm.fetch_latency)
         if not dflow and ins.dst >= 0:
             earliest = max(earliest, ready.get(ins.dst, 0))  # WAW: a false dependency in BASE
         if dflow and ins.produces:  # ring guard on the slot's previous position
             old = rp - k.ring
+            movable.pop(producer.get(old, -1), None)
             earliest = max(earliest, ready.get(old, 0), read_at.get(old, 0))
         issue = max(earliest, src)
         if ins.needs_cu:  # a free unit of its pool ("collector_full" otherwise)
@@ -632,10 +660,11 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
                     busy = max(busy, degree * mem.shared.bank_interval)
                 elif ins.space != "param":
                     busy = max(busy, -(-1 // mem.l1.transactions_per_cycle))
-            dispatch = claim(ins.unit, max(start + collect, last_dispatch), busy)
+            dispatch = claim(ins.unit, max(start + collect, last_dispatch), busy, seq)
             if not dflow:
                 last_dispatch = dispatch
-            held.append(dispatch)
+            elif not (ins.is_mem or ins.redirect):  # (a memory access is not re-timed)
+                movable[seq] = (start + collect, busy, unit.latency, rp if ins.produces else None)
         done = dispatch + unit.latency
         if ins.is_load:
             if ins.space == "param":
@@ -672,6 +701,7 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
         cur.writes += ins.produces
         if ins.produces:
             ready[rp if dflow else ins.dst] = done
+            producer[rp if dflow else ins.dst] = seq
         written = max(written, done)
         if dflow and ins.produces:
             rp += 1
