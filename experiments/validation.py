@@ -13,9 +13,11 @@ What is predicted comes from the configuration alone (``predict``):
   unit reads them the next cycle and dispatches the cycle after (2 cycles), the unit adds its
   latency; the front end as configured: instruction buffer, fetch width and latency, and a taken
   branch restarting fetch the cycle after it issues (``fetch_past_branches``) or when it completes
-  (fetch stopping at branches). D-FLOW may send one instruction ahead to wait
-  in a collector unit under the model's rule (``SmConfig.dflow_waiting_per_warp``,
-  ``dflow_waiting_per_sm``, the next instruction must be able to issue). A DRAM load is timed on
+  (fetch stopping at branches); the warp's collector units and pipelines (its sub-core's share
+  with ``collector_partition`` scheduler), each pipeline taking one instruction per interval.
+  D-FLOW may send one instruction ahead to wait in a collector unit as the window allows
+  (``dflow_window``: the per-warp limit, the pool's for pool-limited, ``dflow_reserve`` free
+  units for reserve; ``dflow_send_ahead``; the next instruction must be able to issue). A DRAM load is timed on
   its own line (``WarpDram``: the bank's row state, open, none yet or another, from the address
   mapping and the lines read before it; the device timing; the channel's activates and bus).
   The walk runs the longer trip count and takes the window ``measure`` differences;
@@ -487,8 +489,27 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
 
     A value is ready for an instruction issuing in the cycle of its writeback (BASE: the
     scoreboard clears before issue; D-FLOW: the collector reads it the next cycle). An issued
-    instruction's collector unit reads in the next cycle and dispatches in the one after (+2);
-    its result is back ``unit.latency`` later (+ the memory latency of a load).
+    instruction's collector unit reads in the next cycle and dispatches in the one after (+2)
+    to a free pipeline of its class; its result is back ``unit.latency`` later (+ the memory
+    latency of a load).
+
+    The warp is warp 0 of scheduler 0; its pool (``SmConfig.partitions``) has
+    ``collector_units / partitions`` units, each held from issue to dispatch (an instruction
+    waits at issue while they are all held), and its pipelines of a class are the pool's share
+    when the count divides (``pipes_per_pool``). A pipeline takes an instruction every
+    ``interval`` cycles (a memory access: its port cycles, if more). BASE dispatches a warp's
+    units in order; D-FLOW in any order, cycle by cycle, the oldest ready unit first, so a unit
+    ready earlier goes before an older one still waiting for its operands.
+
+    D-FLOW sends an instruction whose operands are in flight ahead into a unit (the first cycle
+    from which it may, before its operands are back) when the model's ``_try_issue`` would: a
+    unit of the pool is free; the warp holds fewer than ``dflow_waiting_per_warp`` waiting units
+    (a unit waits until it has read its operands); with ``dflow_window`` pool-limited, fewer than
+    ``dflow_waiting_per_sm`` wait in the pool (one warp: the warp's), with reserve, more than
+    ``dflow_reserve`` units of the pool stay free; and its next instruction is in the buffer,
+    does not read its result, could issue then, and is a load if ``dflow_send_ahead`` is loads.
+    ``dflow_issue_order`` does not matter to one warp: ready-first tries the one warp again,
+    allowing the wait, when it could not issue with ready operands.
 
     The front end: instruction i of a straight run is fetched in the first cycle in which the
     buffer has room (instruction i - ``ibuffer_entries`` has issued, issue comes before fetch
@@ -505,8 +526,8 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
     by default where ``run`` puts it) with the rows, activates and buses the warp's earlier
     requests left, and the reply crosses back: so row hits, first activates and conflicts come
     where they do in the run, and the stream's loads to one channel queue on its bus.
-    Not modelled at one warp: unit and port contention, bank conflicts (none of the cases has
-    two accesses in flight that need them at once).
+    Not modelled at one warp: register-bank conflicts (none of the cases has two accesses in
+    flight that need one bank at once with two ports).
     """
     sm, mem = config.sm, config.memory
     static = decode_kernel(k)
@@ -737,7 +758,11 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
 
 
 def throughput_bounds(walk: Walk, config: GpuConfig, case: Case) -> dict[str, float]:
-    """Warp-instructions per cycle one SM can sustain on this loop, per structure."""
+    """Warp-instructions per cycle one SM can sustain on this loop, per structure. Sub-cores
+    (``collector_partition`` scheduler) change none of them: with the warps spread evenly over
+    the schedulers, each sub-core's share of the collector units, pipelines (a class whose count
+    does not divide is shared by all) and banks serves its share of the warps, and the SM's
+    totals are the same."""
     sm, mem = config.sm, config.memory
     n = walk.instructions
     # fetch_warps slots a cycle, each spent as fetch_slots counts (wrong-path fetches included)
