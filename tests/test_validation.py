@@ -187,11 +187,12 @@ def test_fetch_bound_follows_fetch_warps_and_wrong_path_fetches(mode, past):
 
 @pytest.mark.parametrize("mode", list(Mode))
 def test_register_file_bounds_follow_ports(mode):
-    # two banks: the register file binds; a second port per bank doubles its bound, and the SM,
-    # which stays below the bound (conflicts), gains most of it
+    # two banks (for all warps: too few to split among 4 schedulers): the register file binds; a
+    # second port per bank doubles its bound, and the SM, which stays below the bound
+    # (conflicts), gains most of it
     rates, bounds = {}, {}
     for ports in (1, 2):
-        changes = {"sm.register_banks": 2, "sm.register_bank_ports": ports}
+        changes = {"sm.register_banks": 2, "sm.register_bank_ports": ports, "sm.register_bank_map": "warp"}
         predicted = v.predict(v.CASE["fp-ilp4"], "paper-rtx3080", mode, changes)
         assert predicted.bound == "register banks"
         bounds[ports] = predicted.plateau
