@@ -13,9 +13,11 @@ What is predicted comes from the configuration alone (``predict``):
   unit reads them the next cycle and dispatches the cycle after (2 cycles), the unit adds its
   latency; the front end as configured: instruction buffer, fetch width and latency, and a taken
   branch restarting fetch the cycle after it issues (``fetch_past_branches``) or when it completes
-  (fetch stopping at branches). D-FLOW may send one instruction ahead to wait
-  in a collector unit under the model's rule (``SmConfig.dflow_waiting_per_warp``,
-  ``dflow_waiting_per_sm``, the next instruction must be able to issue). A DRAM load is timed on
+  (fetch stopping at branches); the warp's collector units and pipelines (its sub-core's share
+  with ``collector_partition`` scheduler), each pipeline taking one instruction per interval.
+  D-FLOW may send one instruction ahead to wait in a collector unit as the window allows
+  (``dflow_window``: the per-warp limit, the pool's for pool-limited, ``dflow_reserve`` free
+  units for reserve; ``dflow_send_ahead``; the next instruction must be able to issue). A DRAM load is timed on
   its own line (``WarpDram``: the bank's row state, open, none yet or another, from the address
   mapping and the lines read before it; the device timing; the channel's activates and bus).
   The walk runs the longer trip count and takes the window ``measure`` differences;
@@ -48,6 +50,7 @@ from dualflow.machine.config import GpuConfig
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
+from dualflow.machine.window import DflowWindow, SendAhead
 from dualflow.models.device import Device
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.program import StaticInstruction, decode_kernel
@@ -450,6 +453,13 @@ def _level(ins: StaticInstruction, case: Case) -> str:
     return case.level
 
 
+def pipes_per_pool(count: int, parts: int) -> int:
+    """Pipelines of a class of ``count`` that one pool of collector units (one of ``parts``:
+    ``SmConfig.partitions``) dispatches to: its equal share, or all of them when they do not
+    divide among the pools (models/timing/sm.py, ``_pipe_range``)."""
+    return count // parts if parts > 1 and count % parts == 0 else count
+
+
 def fetch_slots(run_len: int, config: GpuConfig, at_end: bool = False) -> int:
     """Fetch slots a warp spends on a straight run of ``run_len`` instructions (from a redirect's
     target to a taken branch, inclusive) when fetch is the bottleneck, so its buffer is empty when
@@ -479,8 +489,27 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
 
     A value is ready for an instruction issuing in the cycle of its writeback (BASE: the
     scoreboard clears before issue; D-FLOW: the collector reads it the next cycle). An issued
-    instruction's collector unit reads in the next cycle and dispatches in the one after (+2);
-    its result is back ``unit.latency`` later (+ the memory latency of a load).
+    instruction's collector unit reads in the next cycle and dispatches in the one after (+2)
+    to a free pipeline of its class; its result is back ``unit.latency`` later (+ the memory
+    latency of a load).
+
+    The warp is warp 0 of scheduler 0; its pool (``SmConfig.partitions``) has
+    ``collector_units / partitions`` units, each held from issue to dispatch (an instruction
+    waits at issue while they are all held), and its pipelines of a class are the pool's share
+    when the count divides (``pipes_per_pool``). A pipeline takes an instruction every
+    ``interval`` cycles (a memory access: its port cycles, if more). BASE dispatches a warp's
+    units in order; D-FLOW in any order, cycle by cycle, the oldest ready unit first, so a unit
+    ready earlier goes before an older one still waiting for its operands.
+
+    D-FLOW sends an instruction whose operands are in flight ahead into a unit (the first cycle
+    from which it may, before its operands are back) when the model's ``_try_issue`` would: a
+    unit of the pool is free; the warp holds fewer than ``dflow_waiting_per_warp`` waiting units
+    (a unit waits until it has read its operands); with ``dflow_window`` pool-limited, fewer than
+    ``dflow_waiting_per_sm`` wait in the pool (one warp: the warp's), with reserve, more than
+    ``dflow_reserve`` units of the pool stay free; and its next instruction is in the buffer,
+    does not read its result, could issue then, and is a load if ``dflow_send_ahead`` is loads.
+    ``dflow_issue_order`` does not matter to one warp: ready-first tries the one warp again,
+    allowing the wait, when it could not issue with ready operands.
 
     The front end: instruction i of a straight run is fetched in the first cycle in which the
     buffer has room (instruction i - ``ibuffer_entries`` has issued, issue comes before fetch
@@ -497,8 +526,8 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
     by default where ``run`` puts it) with the rows, activates and buses the warp's earlier
     requests left, and the reply crosses back: so row hits, first activates and conflicts come
     where they do in the run, and the stream's loads to one channel queue on its bus.
-    Not modelled at one warp: unit and port contention, bank conflicts (none of the cases has
-    two accesses in flight that need them at once).
+    Not modelled at one warp: register-bank conflicts (none of the cases has two accesses in
+    flight that need one bank at once with two ports).
     """
     sm, mem = config.sm, config.memory
     static = decode_kernel(k)
@@ -507,7 +536,63 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
     ready: dict[int, int] = {}  # register or ring position -> writeback cycle
     read_at: dict[int, int] = {}  # ring position -> last cycle a collector unit reads it
     waiting: list[int] = []  # D-FLOW: cycles at which this warp's waiting collector units read
-    limit = min(sm.dflow_waiting_per_warp, sm.dflow_waiting_per_sm)
+    # the warp's pool of collector units and its pipelines: its scheduler's share with sub-cores
+    parts = sm.partitions
+    capacity = sm.collector_units // parts
+    held: dict[int, int] = {}  # instruction (walk order) -> dispatch cycle of its collector unit, held till then
+    # D-FLOW: an ALU instruction's pipeline claim, while nothing has read its result yet (``claim``):
+    # instruction -> (cycle it could dispatch, cycles it holds the pipeline, latency, ring position or None)
+    movable: dict[int, tuple[int, int, int, int | None]] = {}
+    producer: dict[int, int] = {}  # ring position -> the instruction that writes it
+    pipes = {cls: [[] for _ in range(pipes_per_pool(sm.unit(cls).count, parts))] for cls in UnitClass}
+    last_dispatch = 0  # BASE: a warp's collector units dispatch in order
+    window = sm.dflow_window
+    loads_only = sm.dflow_send_ahead is SendAhead.LOADS
+
+    def pool_units(c: int) -> int:
+        """Collector units of the warp's pool held in cycle ``c`` (dispatch frees one before issue)."""
+        return sum(1 for d in held.values() if d > c)
+
+    def may_wait(c: int) -> bool:
+        """May an instruction whose operands are in flight take a unit in cycle ``c`` (the window)?"""
+        units = pool_units(c)
+        n = sum(1 for r in waiting if r > c)  # this warp's waiting units (the pool's: one warp)
+        if units >= capacity or n >= sm.dflow_waiting_per_warp:
+            return False
+        if window is DflowWindow.POOL_LIMITED:
+            return n < sm.dflow_waiting_per_sm
+        if window is DflowWindow.RESERVE:
+            return capacity - units > sm.dflow_reserve
+        return True
+
+    def claim(cls: UnitClass, at_least: int, busy: int, me: int) -> int:
+        """The first cycle from ``at_least`` at which a pipeline of the pool's ``cls`` is free for
+        ``busy`` cycles: take it. Dispatch goes cycle by cycle, oldest unit first among the ready
+        ones: a unit that could dispatch earlier than an older one (D-FLOW: the older one waited
+        for its operands) takes the pipeline first, and the older one goes after it (its result
+        moves later, which only instructions walked after this one read)."""
+        nonlocal written
+
+        def stays(owner: int) -> bool:
+            return owner not in movable or movable[owner][0] <= at_least
+
+        fits = [(_first_fit([(a, b) for a, b, o in iv if stays(o)], at_least, busy), j)
+                for j, iv in enumerate(pipes[cls])]
+        at, j = min(fits)
+        iv = pipes[cls][j]
+        bumped = [x for x in iv if x[0] < at + busy and at < x[1]]
+        for x in bumped:
+            iv.remove(x)
+        iv.append((at, at + busy, me))
+        iv.sort()
+        held[me] = int(at)
+        for _, _, owner in bumped:
+            earliest_at, its_busy, latency, key = movable[owner]
+            done = claim(cls, earliest_at, its_busy, owner) + latency
+            if key is not None:
+                ready[key] = done
+            written = max(written, done)
+        return int(at)
     entries, width = sm.ibuffer_entries, sm.fetch_width
     degree = shared_degree(case, config) if case.kind == "shared" else 1
     dram, lines = WarpDram(config), []
@@ -527,7 +612,7 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
             c = max(c, fetched[i - width] + 1)
         return c
 
-    last, rp, pc, branches, loads, written = -1, 0, head, 0, 0, 0
+    last, rp, pc, branches, loads, written, seq = -1, 0, head, 0, 0, 0, 0
     ends: dict[int, int] = {}  # iterations done at a visit of the head -> the last writeback before it
     work: list[tuple[int, Walk]] = []  # (iterations done at its start, work) of every pass
     cur = Walk(0.0)
@@ -543,22 +628,29 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
             work.append((branches, cur))
         ins = static[pc]
         code = k.code[pc]
+        seq += 1
         i = len(issued)
         fetched.append(fetch_cycle(i))
         keys = [rp - d for d in ins.unique_sources] if dflow else list(ins.unique_sources)
         src = max((ready.get(key, 0) for key in keys), default=0)
+        for key in keys:  # read: its producer's result is final
+            movable.pop(producer.get(key, -1), None)
         earliest = max(last + 1, fetched[i] + sm.fetch_latency)
         if not dflow and ins.dst >= 0:
             earliest = max(earliest, ready.get(ins.dst, 0))  # WAW: a false dependency in BASE
         if dflow and ins.produces:  # ring guard on the slot's previous position
             old = rp - k.ring
+            movable.pop(producer.get(old, -1), None)
             earliest = max(earliest, ready.get(old, 0), read_at.get(old, 0))
         issue = max(earliest, src)
+        if ins.needs_cu:  # a free unit of its pool ("collector_full" otherwise)
+            while pool_units(issue) >= capacity:
+                issue += 1
         if (dflow and ins.needs_cu and src > earliest and not ins.redirect and pc + 1 < len(static)
                 and entries >= 2):
             nxt = static[pc + 1]
             rp2 = rp + 1 if ins.produces else rp
-            if not (ins.produces and any(rp2 - d == rp for d in nxt.sources)):
+            if not (ins.produces and any(rp2 - d == rp for d in nxt.sources)) and (nxt.is_load or not loads_only):
                 nsrc = max((ready.get(rp2 - d, 0) for d in nxt.unique_sources), default=0)
                 # the next instruction must be in the buffer (fetched in an earlier cycle); its fetch
                 # waits only for issues up to i - 1 (entries >= 2), so this one's is not needed yet
@@ -566,8 +658,8 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
                 fetched.append(fetch_cycle(i + 1))
                 nxt_in = fetched.pop() + 1
                 issued.pop()
-                for c in range(max(earliest, nsrc, nxt_in), src):  # the first cycle the window lets it wait
-                    if sum(1 for r in waiting if r > c) < limit:
+                for c in range(max(earliest, nsrc, nxt_in), min(src, issue)):  # the first the window lets wait
+                    if may_wait(c):
                         issue = c
                         waiting.append(src + 1)
                         break
@@ -581,7 +673,20 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
         # the collector reads operands the cycle after issue and dispatches the cycle after that;
         # with nothing to read (mov of a constant) it dispatches the cycle after issue
         collect = 2 if keys else 1
-        done = start + collect + unit.latency
+        dispatch = issue  # without a collector unit (operand-less redirects): no pipeline either
+        if ins.needs_cu:
+            busy = unit.interval  # a pipeline takes one every interval; a memory access holds it its port cycles
+            if ins.is_load or ins.is_store:
+                if ins.space == "shared":
+                    busy = max(busy, degree * mem.shared.bank_interval)
+                elif ins.space != "param":
+                    busy = max(busy, -(-1 // mem.l1.transactions_per_cycle))
+            dispatch = claim(ins.unit, max(start + collect, last_dispatch), busy, seq)
+            if not dflow:
+                last_dispatch = dispatch
+            elif not (ins.is_mem or ins.redirect):  # (a memory access is not re-timed)
+                movable[seq] = (start + collect, busy, unit.latency, rp if ins.produces else None)
+        done = dispatch + unit.latency
         if ins.is_load:
             if ins.space == "param":
                 done += sm.const_latency
@@ -617,6 +722,7 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
         cur.writes += ins.produces
         if ins.produces:
             ready[rp if dflow else ins.dst] = done
+            producer[rp if dflow else ins.dst] = seq
         written = max(written, done)
         if dflow and ins.produces:
             rp += 1
@@ -631,7 +737,7 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
             if sm.fetch_past_branches:
                 run_start = issue if at_end else issue + 1
             else:  # operand-less redirects go straight to the branch unit; the others through a collector
-                run_start = (start + collect if ins.needs_cu else issue) + sm.ctrl_unit.latency
+                run_start = dispatch + sm.ctrl_unit.latency
             fetched, issued = [], []
             pc = code.imm
         else:
@@ -652,7 +758,11 @@ def one_warp_walk(k: Kernel, config: GpuConfig, case: Case, iterations: tuple[in
 
 
 def throughput_bounds(walk: Walk, config: GpuConfig, case: Case) -> dict[str, float]:
-    """Warp-instructions per cycle one SM can sustain on this loop, per structure."""
+    """Warp-instructions per cycle one SM can sustain on this loop, per structure. Sub-cores
+    (``collector_partition`` scheduler) change none of them: with the warps spread evenly over
+    the schedulers, each sub-core's share of the collector units, pipelines (a class whose count
+    does not divide is shared by all) and banks serves its share of the warps, and the SM's
+    totals are the same."""
     sm, mem = config.sm, config.memory
     n = walk.instructions
     # fetch_warps slots a cycle, each spent as fetch_slots counts (wrong-path fetches included)

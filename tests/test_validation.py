@@ -68,6 +68,76 @@ def test_one_warp_latency_follows_the_front_end(name, mode, changes):
     assert abs(measured - predicted) <= TOLERANCE[mode], (name, mode, changes, measured, predicted)
 
 
+#: The D-FLOW window's fields: each policy, tighter and looser limits, sending ahead only for loads.
+WINDOWS = (
+    {"sm.dflow_window": "pool-limited"},
+    {"sm.dflow_window": "pool-limited", "sm.dflow_waiting_per_sm": 1},
+    {"sm.dflow_window": "per-warp"},
+    {"sm.dflow_window": "reserve", "sm.dflow_reserve": 0},
+    {"sm.dflow_window": "reserve", "sm.dflow_reserve": 7},
+    {"sm.dflow_waiting_per_warp": 1},
+    {"sm.dflow_send_ahead": "loads"},
+)
+
+
+@pytest.mark.parametrize("preset_name", v.PRESETS)
+@pytest.mark.parametrize("name", ["load-use", "stream-dram"])
+def test_one_warp_dflow_latency_follows_the_window(name, preset_name):
+    # load-use sends its first add ahead to wait for the load while the second load issues;
+    # whether the window lets it (how many units stay free, how many wait, whether the next
+    # instruction is a load) sets the iteration. The walk derives it from the fields alone.
+    case = v.CASE[name]
+    predicted, measured = {}, {}
+    for changes in ({}, *WINDOWS):
+        key = tuple(changes.items())
+        measured[key] = v.measure(case, preset_name, Mode.DFLOW, 1, changes=changes).latency()
+        predicted[key] = v.predict(case, preset_name, Mode.DFLOW, changes).latency
+        assert abs(measured[key] - predicted[key]) <= TOLERANCE[Mode.DFLOW], (name, preset_name, changes,
+                                                                               measured[key], predicted[key])
+    # the fields matter, and the walk moves as the model does
+    assert len(set(predicted.values())) >= 3, predicted
+    for a in predicted:
+        for b in predicted:
+            if predicted[a] < predicted[b] - 2 * TOLERANCE[Mode.DFLOW]:
+                assert measured[a] < measured[b], (a, b, predicted, measured)
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+@pytest.mark.parametrize("name", ["int-ilp2", "int-ilp4", "load-use"])
+def test_one_warp_latency_follows_the_collector_partition(name, mode):
+    # sub-cores: the warp's scheduler has 2 of the 8 collector units and 1 of the 4 INT pipelines
+    # (interval 2), so independent IADDs go every other cycle; shared, the warp has them all
+    case = v.CASE[name]
+    lat = {}
+    for partition in ("shared", "scheduler"):
+        changes = {"sm.collector_partition": partition}
+        measured = v.measure(case, "paper-rtx3080", mode, 1, changes=changes).latency()
+        predicted = v.predict(case, "paper-rtx3080", mode, changes).latency
+        assert abs(measured - predicted) <= TOLERANCE[mode], (name, mode, partition, measured, predicted)
+        lat[partition] = predicted
+    if name == "int-ilp4":
+        assert lat["scheduler"] > lat["shared"], lat
+
+
+def test_pipelines_per_pool():
+    assert v.pipes_per_pool(4, 4) == 1  # sub-cores: one each
+    assert v.pipes_per_pool(8, 2) == 4
+    assert v.pipes_per_pool(1, 4) == 1  # one load/store unit: shared by all
+    assert v.pipes_per_pool(2, 4) == 2
+    assert v.pipes_per_pool(4, 1) == 4  # one pool: all of them
+
+
+def test_issue_order_does_not_matter_to_one_warp():
+    # the walk has no issue order: ready-first tries the one warp again, allowing the wait, when
+    # it could not issue with ready operands, which is what oldest-first does at once
+    case = v.CASE["load-use"]
+    for preset_name in v.PRESETS:
+        changes = {"sm.dflow_issue_order": "oldest-first"}
+        measured = v.measure(case, preset_name, Mode.DFLOW, 1, changes=changes).latency()
+        assert measured == v.measure(case, preset_name, Mode.DFLOW, 1).latency()
+        assert abs(measured - v.predict(case, preset_name, Mode.DFLOW, changes).latency) <= TOLERANCE[Mode.DFLOW]
+
+
 @pytest.mark.parametrize("ctrl_latency", [2, 5])
 @pytest.mark.parametrize("mode", list(Mode))
 def test_taken_branch_costs_what_the_front_end_says(mode, ctrl_latency):
@@ -117,11 +187,12 @@ def test_fetch_bound_follows_fetch_warps_and_wrong_path_fetches(mode, past):
 
 @pytest.mark.parametrize("mode", list(Mode))
 def test_register_file_bounds_follow_ports(mode):
-    # two banks: the register file binds; a second port per bank doubles its bound, and the SM,
-    # which stays below the bound (conflicts), gains most of it
+    # two banks (for all warps: too few to split among 4 schedulers): the register file binds; a
+    # second port per bank doubles its bound, and the SM, which stays below the bound
+    # (conflicts), gains most of it
     rates, bounds = {}, {}
     for ports in (1, 2):
-        changes = {"sm.register_banks": 2, "sm.register_bank_ports": ports}
+        changes = {"sm.register_banks": 2, "sm.register_bank_ports": ports, "sm.register_bank_map": "warp"}
         predicted = v.predict(v.CASE["fp-ilp4"], "paper-rtx3080", mode, changes)
         assert predicted.bound == "register banks"
         bounds[ports] = predicted.plateau
