@@ -9,7 +9,7 @@ and from its issue log (``TimingDevice(record_issue=True)``) when each warp sche
 warp issued its last instruction, or how often an ``isub`` issued the cycle after the previous one
 of its scheduler.
 
-    python benchmarks/validation_deviations.py [--table shared|fp|load-use|stream ...]
+    python benchmarks/validation_deviations.py [--table shared|fp|load-use|stream|banks ...]
 """
 
 from __future__ import annotations
@@ -147,7 +147,22 @@ def stream_table() -> str:
     return "\n".join(lines)
 
 
-TABLES = {"shared": shared_table, "fp": fp_table, "load-use": load_use_table, "stream": stream_table}
+def banks_table() -> str:
+    """The one DRAM case a cycle off the walk (stream-dram, D-FLOW, Ampere with 4 DRAM banks and
+    256 B rows), with more register-file banks or ports: the walk models no bank conflicts."""
+    dram = {"memory.dram.banks": 4, "memory.dram.row_bytes": 256}
+    lines = ["stream-dram, one warp, D-FLOW, ampere-rtx3070 with 4 DRAM banks and 256 B rows: cycles per iteration",
+             f"{'changes':<60}{'walk':>8}{'measured':>10}"]
+    for extra in ({}, {"sm.register_banks": 16}, {"sm.register_bank_ports": 4}):
+        changes = {**dram, **extra}
+        walk = predict(CASE["stream-dram"], "ampere-rtx3070", Mode.DFLOW, changes).latency
+        meas = measure(CASE["stream-dram"], "ampere-rtx3070", Mode.DFLOW, 1, changes=changes).latency()
+        lines.append(f"{label(changes):<60}{walk:>8.1f}{meas:>10.1f}")
+    return "\n".join(lines)
+
+
+TABLES = {"shared": shared_table, "fp": fp_table, "load-use": load_use_table, "stream": stream_table,
+          "banks": banks_table}
 
 
 def main() -> None:
