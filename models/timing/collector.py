@@ -41,10 +41,10 @@ class CollectorUnit:
 
 
 class OperandCollector:
-    """The collector units of one SM and their register-file bank arbitration."""
+    """The collector units of one SM and their register-file bank arbitration (how many units a
+    warp may take is the SM's rule: its pool's share, ``Sm.pool_capacity``)."""
 
-    def __init__(self, units: int, banks: int, ports: int = 1):
-        self.capacity = units
+    def __init__(self, banks: int, ports: int = 1):
         self.banks = banks
         self.ports = ports
         self.units: list[CollectorUnit] = []  # occupied, oldest first (issue order)

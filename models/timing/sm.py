@@ -46,7 +46,7 @@ class Sm:
 
     def __init__(self, index: int, config: SmConfig, memory: MemorySystem, *, dflow: bool):
         self.index, self.cfg, self.memory, self.dflow = index, config, memory, dflow
-        self.collector = OperandCollector(config.collector_units, config.register_banks, config.register_bank_ports)
+        self.collector = OperandCollector(config.register_banks, config.register_bank_ports)
         self.collector.on_wait_end = self._wait_ended
         # collector units, pipelines and register banks come in ``parts`` equal pools, one per
         # scheduler (sub-cores) or one for the SM; a warp's pool is its scheduler's
