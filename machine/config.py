@@ -95,8 +95,9 @@ class SmConfig:
         "at the limit the warp's next instruction waits at issue for its operands (a true dependency). "
         "Keeps warps stalled on long loads from filling the shared collector units"))
     dflow_waiting_per_sm: int = field(default=4, metadata=doc(
-        "units", "D-FLOW: collector units of the whole SM that may hold instructions whose operands are "
-        "still in flight; the rest stay available to instructions that can dispatch at once"))
+        "units", "D-FLOW, pool-limited window: collector units of a pool (the SM's, or a sub-core's) that may "
+        "hold instructions whose operands are still in flight; the rest stay available to instructions that "
+        "can dispatch at once"))
     register_banks: int = field(default=8, metadata=doc(
         "banks", "register-file banks, register_bank_ports reads or writes each per cycle; entry e of "
         "warp w is in bank (e + w) mod banks"))
