@@ -31,7 +31,7 @@ class TimingDevice(Device):
     """A device whose launches run on the cycle-level GPU model."""
 
     def __init__(self, config: GpuConfig, functional: FunctionalConfig | None = None, *,
-                 record_issue: bool = False, engine: str = "compiled"):
+                 record_issue: bool = False, record_dram: bool = False, engine: str = "compiled"):
         if engine not in ENGINES:
             raise ConfigError(f"unknown timing engine {engine!r} (have: {', '.join(ENGINES)})")
         functional = functional or FunctionalConfig(warp_size=config.sm.warp_size)
@@ -41,9 +41,9 @@ class TimingDevice(Device):
         if engine == "compiled":
             from .compiled.engine import CompiledGpu  # imports numba: only when asked for
 
-            self.gpu = CompiledGpu(config, record_issue=record_issue)
+            self.gpu = CompiledGpu(config, record_issue=record_issue, record_dram=record_dram)
         else:
-            self.gpu = Gpu(config, record_issue=record_issue)
+            self.gpu = Gpu(config, record_issue=record_issue, record_dram=record_dram)
         self.timing: list[TimingStats] = []
         self.sim_seconds = 0.0  # wall time spent simulating launches
         #: called after each launch with its ``TimingStats`` and wall seconds (a progress bar)

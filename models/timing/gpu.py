@@ -61,11 +61,12 @@ def check_launch(config: GpuConfig, kernel: Kernel, geo: Geometry) -> tuple[int,
 class Gpu:
     """SMs and the memory system; ``run`` simulates one launch and returns its timing."""
 
-    def __init__(self, config: GpuConfig, *, record_issue: bool = False):
+    def __init__(self, config: GpuConfig, *, record_issue: bool = False, record_dram: bool = False):
         """``record_issue``: keep every issue as (cycle, block, warp, pc) in ``issue_log`` (for tests
-        and debugging; cycles count from the start of the first launch)."""
+        and debugging; cycles count from the start of the first launch). ``record_dram``: keep every
+        DRAM request (``memory.dram_requests()``)."""
         self.config = config
-        self.memory = MemorySystem(config.memory, config.num_sms, config.core_clock_mhz)
+        self.memory = MemorySystem(config.memory, config.num_sms, config.core_clock_mhz, record_dram=record_dram)
         self.sms = [Sm(i, config.sm, self.memory, dflow=config.dflow) for i in range(config.num_sms)]
         self.cycle = 0  # where the next launch starts
         self.issue_log: list[tuple[int, int, int, int]] | None = [] if record_issue else None

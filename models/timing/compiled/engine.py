@@ -167,10 +167,11 @@ class CompiledGpu:
     """SMs and the memory system, compiled; ``run`` simulates one launch and returns its timing
     (the same interface and results as ``Gpu``)."""
 
-    def __init__(self, config: GpuConfig, *, record_issue: bool = False):
-        """``record_issue``: keep every issue as (cycle, block, warp, pc) in ``issue_log``."""
+    def __init__(self, config: GpuConfig, *, record_issue: bool = False, record_dram: bool = False):
+        """``record_issue``: keep every issue as (cycle, block, warp, pc) in ``issue_log``;
+        ``record_dram``: every DRAM request (``memory.dram_requests()``)."""
         self.config = config
-        self.memory = CompiledMemory(config.memory, config.num_sms, config.core_clock_mhz)
+        self.memory = CompiledMemory(config.memory, config.num_sms, config.core_clock_mhz, record_dram=record_dram)
         self.cycle = 0  # where the next launch starts
         self.issue_log: list[tuple[int, int, int, int]] | None = [] if record_issue else None
         sm = config.sm

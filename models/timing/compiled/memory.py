@@ -145,8 +145,8 @@ class CompiledMemory:
     core_clock_mhz : float
     """
 
-    def __init__(self, config: MemoryConfig, num_sms: int, core_clock_mhz: float):
-        self._load(MemorySystem(config, num_sms, core_clock_mhz))
+    def __init__(self, config: MemoryConfig, num_sms: int, core_clock_mhz: float, *, record_dram: bool = False):
+        self._load(MemorySystem(config, num_sms, core_clock_mhz, record_dram=record_dram))
 
     @classmethod
     def from_reference(cls, ms: MemorySystem) -> CompiledMemory:
@@ -187,6 +187,12 @@ class CompiledMemory:
         st = self.state
         return row_hit_latency(int(st.dram_latency), float(st.tcl), 1 << int(st.line_shift),
                                float(st.cycles_per_byte))
+
+    def dram_requests(self) -> list[tuple[int, int, int, int, int, int]] | None:
+        """``MemorySystem.dram_requests``: the DRAM requests made so far if recording, else None."""
+        st = self.state
+        log = st.dram_log
+        return [tuple(row) for row in log[:int(st.dram_logged)].tolist()] if log.shape[0] else None
 
     def global_access(self, cycle: int, sm: int, tx_line, tx_sectors, *, write: bool) -> tuple[int, int]:
         """``global_access`` of all of ``tx_line``/``tx_sectors`` (int64 arrays), from Python."""

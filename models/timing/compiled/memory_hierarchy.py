@@ -132,7 +132,7 @@ def _dram_earlier_hit(st, b, channel, arrive, occupancy, lat, write):
 
 @numba.njit(cache=True)
 def _dram_access(st, cycle, line_index, nbytes, write):
-    """``Dram._access``: schedule one request on its bank and bus; the (fractional) end of its burst."""
+    """``Dram.serve`` of a request the L2 makes at ``cycle``: the (fractional) end of its burst."""
     arrive = cycle + st.dram_latency
     channel = line_index % st.channels
     local = line_index // st.channels
@@ -188,12 +188,30 @@ def _dram_access(st, cycle, line_index, nbytes, write):
 
 
 @numba.njit(cache=True)
+def _dram_log(st, cycle, line_index, nbytes, write, done):
+    """Append a request to ``st.dram_log`` if it records (``Dram.log``), growing it when full."""
+    log = st.dram_log
+    if not log.shape[0]:
+        return
+    n = st.dram_logged
+    if n == log.shape[0]:
+        grown = np.empty((2 * n, log.shape[1]), np.int64)
+        grown[:n] = log
+        st.dram_log = grown
+        log = grown
+    log[n, 0], log[n, 1], log[n, 2], log[n, 3], log[n, 4], log[n, 5] = cycle, line_index, nbytes, write, st.now, done
+    st.dram_logged = n + 1
+
+
+@numba.njit(cache=True)
 def _dram_read(st, cycle, line_index, nbytes):
     """``Dram.read``: the cycle all ``nbytes`` are back."""
     end = _dram_access(st, cycle, line_index, nbytes, False)
     st.counts[DRAM_READS] += 1
     st.counts[DRAM_READ_BYTES] += nbytes
-    return math.ceil(end - 1e-9)
+    done = math.ceil(end - 1e-9)
+    _dram_log(st, cycle, line_index, nbytes, 0, done)
+    return done
 
 
 @numba.njit(cache=True)
@@ -202,6 +220,7 @@ def _dram_write(st, cycle, line_index, nbytes):
     _dram_access(st, cycle, line_index, nbytes, True)
     st.counts[DRAM_WRITES] += 1
     st.counts[DRAM_WRITE_BYTES] += nbytes
+    _dram_log(st, cycle, line_index, nbytes, 1, -1)
 
 
 # ---------------------------------------------------------------------- L2

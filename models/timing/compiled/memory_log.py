@@ -78,8 +78,8 @@ def record_memory() -> Iterator[list[MemoryLog]]:
     init, ga, sa, fl, st = (MemorySystem.__init__, MemorySystem.global_access, MemorySystem.shared_access,
                             MemorySystem.flush_l1, MemorySystem.stats)
 
-    def new_init(self, config, num_sms, core_clock_mhz):
-        init(self, config, num_sms, core_clock_mhz)
+    def new_init(self, config, num_sms, core_clock_mhz, **options):
+        init(self, config, num_sms, core_clock_mhz, **options)
         owners[id(self)] = log = MemoryLog(config, num_sms, core_clock_mhz)
         logs.append(log)
 

@@ -124,7 +124,8 @@ timeline_type = _TimelineType(list(TIMELINE_FIELDS))
 #: Members of ``MemoryState``. Scalars copy the reference ``MemorySystem``'s configuration-derived
 #: attributes; ``counts`` holds the integer statistics (``memory_counters.COUNTERS``),
 #: ``dram_cycles`` the float ones (DRAM busy and wait cycles); ``bank_rows`` and ``bank_times``
-#: the DRAM banks (``Dram``'s per-bank lists, columns ``BANK_*``).
+#: the DRAM banks (``Dram``'s per-bank lists, columns ``BANK_*``); ``dram_log`` the first
+#: ``dram_logged`` rows of it are ``Dram.log``'s tuples (no rows at all: not recording).
 MEMORY_FIELDS = (
     ("l1", cache_type), ("l2", cache_type), ("l1_mshr", mshr_type), ("l2_mshr", mshr_type),
     ("requests", timeline_type), ("replies", timeline_type), ("buses", timeline_type),
@@ -140,7 +141,7 @@ MEMORY_FIELDS = (
     ("banks", types.int64), ("lines_per_row", types.int64), ("frfcfs", types.boolean),
     ("tcl", types.float64), ("twl", types.float64), ("trcd", types.float64), ("trp", types.float64),
     ("tras", types.float64), ("trc", types.float64), ("trrd", types.float64), ("trtp", types.float64),
-    ("twr", types.float64), ("tccd", types.float64),
+    ("twr", types.float64), ("tccd", types.float64), ("dram_log", _I2), ("dram_logged", types.int64),
 )
 state_type = _StateType(list(MEMORY_FIELDS))
 
@@ -194,7 +195,7 @@ def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, activates, ba
               sm_accesses, sm_transactions, counts, dram_cycles, ipoly, data_flits, now, line_shift, sector_bytes,
               tpc, bypass_global, bypass_local, l1_hit, slices, use_ipoly, l2_hit, icnt_latency, flits_per_cycle,
               read_flits, smem_latency, smem_interval, smem_parts, channels, dram_latency, cycles_per_byte, banks,
-              lines_per_row, frfcfs, tcl, twl, trcd, trp, tras, trc, trrd, trtp, twr, tccd):
+              lines_per_row, frfcfs, tcl, twl, trcd, trp, tras, trc, trrd, trtp, twr, tccd, dram_log, dram_logged):
     """A ``MemoryState`` of the given members (in ``MEMORY_FIELDS`` order)."""
     s = structref.new(state_type)
     s.l1, s.l2, s.l1_mshr, s.l2_mshr = l1, l2, l1_mshr, l2_mshr
@@ -213,6 +214,7 @@ def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, activates, ba
     s.banks, s.lines_per_row, s.frfcfs = banks, lines_per_row, frfcfs
     s.tcl, s.twl, s.trcd, s.trp, s.tras = tcl, twl, trcd, trp, tras
     s.trc, s.trrd, s.trtp, s.twr, s.tccd = trc, trrd, trtp, twr, tccd
+    s.dram_log, s.dram_logged = b(dram_log), dram_logged
     return s
 
 
@@ -303,6 +305,9 @@ DRAM_REORDERED_HITS = _counter("_dram", "reordered_hits")
 #: The float statistics of ``MemoryState.dram_cycles`` (attributes of ``MemorySystem._dram``).
 DRAM_CYCLES = ("busy_cycles", "wait_cycles")
 DRAM_BUSY, DRAM_WAIT = 0, 1
+
+#: Columns of ``MemoryState.dram_log``: ``Dram.log``'s tuple.
+DRAM_LOG_COLUMNS = 6
 
 #: Columns of ``MemoryState.bank_rows`` (``Dram.open_row``, ``Dram.prev_row``) and of
 #: ``bank_times`` (``Dram.col_ready``, ``activated``, ``pre_ready``, ``prev_col_ready``, ``prev_close``).

@@ -28,6 +28,7 @@ from .memory_state import (
     BANK_TIMES,
     COUNTERS,
     DRAM_CYCLES,
+    DRAM_LOG_COLUMNS,
     LINE_DIRTY,
     LINE_LATEST,
     LINE_READY,
@@ -44,6 +45,8 @@ from .memory_state import (
 
 #: Intervals a compiled timeline holds before it first grows.
 _TIMELINE_CAPACITY = 16
+#: DRAM requests a recording state holds before its log first grows.
+_DRAM_LOG_CAPACITY = 1024
 
 
 def _cache_from(caches: list[SectorCache], max_merges: int) -> CacheArrays:
@@ -113,7 +116,17 @@ def state_from_reference(ms: MemorySystem) -> MemoryState:
         ms._slices, ms._ipoly is not None, ms._l2_hit, icnt.latency, icnt.flits_per_cycle, ms._read_flits,
         ms._smem_latency, ms._smem_interval, ms._smem_parts, dram.channels, dram.latency, dram.cycles_per_byte,
         dram.banks, dram.lines_per_row, dram.frfcfs, dram.tcl, dram.twl, dram.trcd, dram.trp, dram.tras, dram.trc,
-        dram.trrd, dram.trtp, dram.twr, dram.tccd)
+        dram.trrd, dram.trtp, dram.twr, dram.tccd, *_dram_log_from(dram.log))
+
+
+def _dram_log_from(log: list[tuple[int, ...]] | None) -> tuple[np.ndarray, int]:
+    """``MemoryState.dram_log`` and ``dram_logged`` holding ``Dram.log`` (no rows: not recording)."""
+    if log is None:
+        return np.zeros((0, DRAM_LOG_COLUMNS), np.int64), 0
+    rows = np.zeros((max(_DRAM_LOG_CAPACITY, 2 * len(log)), DRAM_LOG_COLUMNS), np.int64)
+    if log:
+        rows[:len(log)] = log
+    return rows, len(log)
 
 
 def counter_arrays(st: MemoryState) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -182,4 +195,6 @@ def state_into_reference(st: MemoryState, ms: MemorySystem) -> None:
         setattr(ms._dram, name, column)
     ms._port = st.port.tolist()
     ms._now = int(st.now)
+    log = st.dram_log
+    ms._dram.log = [tuple(row) for row in log[:int(st.dram_logged)].tolist()] if log.shape[0] else None
     counters_into_reference(st, ms)

@@ -73,13 +73,16 @@ class Dram:
     prev_col_ready, prev_close : list[float]
         The previous row's earliest next column command and its committed precharge
         (``frfcfs`` serves hits to it before that).
+    log : list[tuple[int, int, int, int, int, int]] or None
+        If not None, every request as it was made: (cycle, line index, bytes, 1 for a write,
+        ``floor``, the cycle a read's data is back or -1 for a write).
     """
 
     __slots__ = ("channels", "banks", "lines_per_row", "latency", "cycles_per_byte", "frfcfs", "tcl", "twl",
                  "trcd", "trp", "tras", "trc", "trrd", "trtp", "twr", "tccd", "line_latency", "buses", "activates",
                  "open_row", "prev_row", "col_ready", "activated", "pre_ready", "prev_col_ready", "prev_close",
                  "reads", "writes", "read_bytes", "write_bytes", "row_hits", "row_misses", "row_conflicts",
-                 "reordered_hits", "busy_cycles", "wait_cycles")
+                 "reordered_hits", "busy_cycles", "wait_cycles", "log")
 
     def __init__(self, config: DramConfig, core_clock_mhz: float, line_bytes: int = 128):
         ratio = core_clock_mhz / config.clock_mhz  # core cycles per DRAM cycle
@@ -104,6 +107,7 @@ class Dram:
         self.reads = self.writes = self.read_bytes = self.write_bytes = 0
         self.row_hits = self.row_misses = self.row_conflicts = self.reordered_hits = 0
         self.busy_cycles = self.wait_cycles = 0.0
+        self.log: list[tuple[int, int, int, int, int, int]] | None = None
 
     def read(self, cycle: int, line_index: int, nbytes: int, floor: int) -> int:
         """Read ``nbytes`` of line ``line_index``, the L2 miss leaving its slice at ``cycle``; the
@@ -111,25 +115,34 @@ class Dram:
 
         ``floor``: no later call will ask for a cycle before it (the memory system's current cycle).
         """
-        end = self._access(cycle, line_index, nbytes, floor, False)
+        end = self.serve(cycle + self.latency, line_index, nbytes, floor, False)
         self.reads += 1
         self.read_bytes += nbytes
-        return math.ceil(end - 1e-9)
+        done = math.ceil(end - 1e-9)
+        if self.log is not None:
+            self.log.append((cycle, line_index, nbytes, 0, floor, done))
+        return done
 
     def write(self, cycle: int, line_index: int, nbytes: int, floor: int) -> None:
         """Write ``nbytes`` of line ``line_index`` leaving the L2 at ``cycle`` (occupies the bank and
         the channel; nobody waits for it)."""
-        self._access(cycle, line_index, nbytes, floor, True)
+        self.serve(cycle + self.latency, line_index, nbytes, floor, True)
         self.writes += 1
         self.write_bytes += nbytes
+        if self.log is not None:
+            self.log.append((cycle, line_index, nbytes, 1, floor, -1))
 
-    def _access(self, cycle: int, line_index: int, nbytes: int, floor: int, write: bool) -> float:
-        """Schedule one request on its bank and bus; the (fractional) end of its burst."""
-        arrive = cycle + self.latency
+    def place(self, line_index: int) -> tuple[int, int, int]:
+        """The address mapping: line ``line_index``'s channel, bank (``channel * banks + bank``) and row."""
         channel = line_index % self.channels
         local = line_index // self.channels
-        b = channel * self.banks + local % self.banks
-        row = local // self.banks // self.lines_per_row
+        return channel, channel * self.banks + local % self.banks, local // self.banks // self.lines_per_row
+
+    def serve(self, arrive: float, line_index: int, nbytes: int, floor: float, write: bool) -> float:
+        """Schedule one request reaching its controller at ``arrive`` after every request already
+        scheduled on its bank (and, with ``frfcfs``, before a committed precharge where it fits);
+        the (fractional) end of its burst. Counts neither reads nor writes (``read``, ``write`` do)."""
+        channel, b, row = self.place(line_index)
         occupancy = nbytes * self.cycles_per_byte
         lat = self.twl if write else self.tcl
         if row == self.open_row[b]:

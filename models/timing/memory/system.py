@@ -115,9 +115,11 @@ class MemorySystem:
         SMs sharing the L2 (each has its own L1, MSHRs and port).
     core_clock_mhz : float
         The SM clock, in which every cycle is counted (DRAM latency and bandwidth are converted).
+    record_dram : bool
+        Keep every DRAM request as it is made (``dram_requests``).
     """
 
-    def __init__(self, config: MemoryConfig, num_sms: int, core_clock_mhz: float):
+    def __init__(self, config: MemoryConfig, num_sms: int, core_clock_mhz: float, *, record_dram: bool = False):
         if not isinstance(config, MemoryConfig):
             raise ConfigError(f"MemorySystem needs a MemoryConfig, not {config!r}")
         if not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms <= 0:
@@ -143,6 +145,7 @@ class MemorySystem:
         self._ipoly = _ipoly_tables(l2.slices) if l2.slice_hash == "ipoly" and l2.slices > 1 else None
         self._icnt = Interconnect(icnt, l2.slices)
         self._dram = Dram(config.dram, core_clock_mhz, l2.line_bytes)
+        self._dram.log = [] if record_dram else None
         # packet sizes by number of sectors carried
         self._read_flits = self._icnt.flits(0)
         self._data_flits = [self._icnt.flits(n * l1.sector_bytes) for n in range(sectors + 1)]
@@ -492,6 +495,11 @@ class MemorySystem:
         """Unloaded DRAM latency of a row-hit read of a whole line, core cycles: ``dram.latency`` +
         tCL + the line's burst, rounded up (a row miss adds tRP + tRCD)."""
         return self._dram.line_latency
+
+    def dram_requests(self) -> list[tuple[int, int, int, int, int, int]] | None:
+        """The DRAM requests made so far with ``record_dram`` (``Dram.log``'s tuples), else None."""
+        log = self._dram.log
+        return None if log is None else list(log)
 
     def stats(self) -> dict:
         """Every counter since construction, as a JSON-ready tree (``statistics.build_tree``:
