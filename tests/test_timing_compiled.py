@@ -196,6 +196,21 @@ def test_racy_launch_falls_back_and_state_carries(mode: Mode):
     assert devs["compiled"].gpu._reference is not None  # the racy launches did fall back
 
 
+def test_dram_log_carries_across_a_fallback():
+    """``record_dram``: the compiled engine's log goes to the reference engine for a racy launch
+    and back, and ends equal to the reference engine's own."""
+    config = preset("paper-rtx3080").replace(mode="base", num_sms=4)
+    logs = {}
+    for engine in ENGINES:
+        dev = TimingDevice(config, record_dram=True, engine=engine)
+        out = dev.upload(np.zeros(1 << 16, dtype=np.uint32))
+        for k in (_PRIVATE, _RACY, _PRIVATE):
+            dev.launch(k, grid=64, block=256, params=[out])
+        logs[engine] = dev.gpu.memory.dram_requests()
+    assert dev.gpu._reference is not None  # the compiled engine did fall back
+    assert logs["compiled"] == logs["reference"] and len(logs["reference"]) > 0
+
+
 # ------------------------------------------------------------------ errors
 def test_memory_order_violation_raises_the_reference_error():
     config = GpuConfig(mode="dflow").replace(num_sms=1, **{"sm.cta_launch_latency": 0})
