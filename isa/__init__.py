@@ -5,10 +5,10 @@ from .assembler import assemble, assemble_file
 from .disassembler import disassemble, disassemble_kernel, format_instruction
 from .encoding import FIELDS, Instruction
 from .kernel import DEFAULT_DMAX, DEFAULT_RING, Kernel, Module
-from .opcodes import SPECS, Cmp, Form, Opcode, SpecialReg, UnitClass
+from .opcodes import SPECS, Cmp, Form, Opcode, SpecialReg, UnitClass, Variant
 
 __all__ = [
     "assemble", "assemble_file", "disassemble", "disassemble_kernel", "format_instruction",
     "FIELDS", "Instruction", "DEFAULT_DMAX", "DEFAULT_RING", "Kernel", "Module",
-    "SPECS", "Cmp", "Form", "Opcode", "SpecialReg", "UnitClass",
+    "SPECS", "Cmp", "Form", "Opcode", "SpecialReg", "UnitClass", "Variant",
 ]

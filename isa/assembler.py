@@ -8,6 +8,7 @@ Syntax (see docs/isa.md)::
     .shared BYTES / .local BYTES ; shared memory per block / local memory per thread
     .regs N                      ; REG: registers per thread (default: highest used + 1)
     .ring N / .dmax N            ; DFLOW: ring entries per warp / largest distance
+    .variant NAME [NAME ...]     ; DFLOW: variants of the form the kernel uses (docs/isa.md)
     LABEL:
         iadd r3, r1, r2          ; REG form: destination first
         iadd |2|, |1|            ; DFLOW form: sources by distance, destination implicit
@@ -45,6 +46,7 @@ from .opcodes import (
     Opcode,
     SpecialReg,
     UnitClass,
+    Variant,
     mod_names,
 )
 
@@ -56,7 +58,7 @@ _MEM = re.compile(r"^\[\s*([^\]+\-]*?)\s*(?:([+-])\s*([^\]]+?))?\s*\]$")
 _SREGS = {s.asm_name: s for s in SpecialReg}
 #: Directives, each with the form it belongs to (None: both); all but ``.param`` at most once per kernel.
 _DIRECTIVES = {".kernel": None, ".form": None, ".param": None, ".shared": None, ".local": None,
-               ".regs": Form.REG, ".ring": Form.DFLOW, ".dmax": Form.DFLOW}
+               ".regs": Form.REG, ".ring": Form.DFLOW, ".dmax": Form.DFLOW, ".variant": Form.DFLOW}
 #: Longest piece of source text an error message quotes.
 QUOTE_LIMIT = 40
 
@@ -96,6 +98,7 @@ class _KernelDraft:
     regs: int | None = None
     ring: int = DEFAULT_RING
     dmax: int = DEFAULT_DMAX
+    variants: frozenset[Variant] = frozenset()
     lines: list[_Line] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)
     label_at: dict[str, tuple[int, int]] = field(default_factory=dict)  # label -> (line, column)
@@ -232,6 +235,13 @@ class Assembler:
             draft.dmax = number(MAX_MEMORY_BYTES)
             if not 1 <= draft.dmax <= OPERAND_MAX:
                 raise self.error(lineno, col, f".dmax {draft.dmax}: must be in 1..{OPERAND_MAX}")
+        elif name == ".variant":
+            known = {v.value: v for v in Variant}
+            bad = [a for a in args if a not in known]
+            if not args or bad or len(set(args)) != len(args):
+                raise self.error(lineno, col, f".variant needs distinct names among {', '.join(known)}"
+                                 + (f", not {quote(bad[0])}" if bad else ""))
+            draft.variants = frozenset(known[a] for a in args)
         return draft
 
     def _check_directives(self, draft: _KernelDraft) -> None:
@@ -239,7 +249,7 @@ class Assembler:
         reported at the directive's line."""
         for name, form in _DIRECTIVES.items():
             if form is not None and form is not draft.form and name in draft.directive_at:
-                other = ".ring and .dmax" if form is Form.DFLOW else ".regs"
+                other = ".ring, .dmax and .variant" if form is Form.DFLOW else ".regs"
                 raise self.error(*draft.directive_at[name],
                                  f"{name} is for {form.value.upper()}-form kernels; kernel {quote(draft.name)} "
                                  f"is {draft.form.value.upper()} form ({other} do not apply)")
@@ -353,6 +363,8 @@ class Assembler:
         fields: dict = {"op": op, "mod": mod}
         if spec.produces and draft.form is Form.REG:
             items.insert(0, "dst")
+        if items[-1:] == ["advance"] and len(ops) == len(items) - 1:
+            items.pop()  # the reserved advance is optional: none is 0
         if len(ops) != len(items):
             expected = ", ".join(items) or "no operands"
             col = ops[len(items)].col if len(ops) > len(items) else line.mnemonic.col
@@ -436,6 +448,14 @@ class Assembler:
                 if not 1 <= value <= OPERAND_MAX:
                     raise self.error(line.lineno, tok.col, f"count {value} outside 1..{OPERAND_MAX}")
                 fields["bimm"], fields["imm"] = True, value
+            elif item == "advance":
+                value = self._immediate(tok, line.lineno)
+                if not 0 <= value <= OPERAND_MAX:
+                    raise self.error(line.lineno, tok.col, f"reserved advance {value} outside 0..{OPERAND_MAX}")
+                if value and Variant.RESERVED_SSY not in draft.variants:
+                    raise self.error(line.lineno, tok.col, f"a reserved advance needs .variant "
+                                     f"{Variant.RESERVED_SSY.value}")
+                fields["a"] = value
         return Instruction(**fields)
 
     def assemble(self) -> Module:
@@ -462,7 +482,7 @@ class Assembler:
                 kernels[draft.name] = Kernel(
                     name=draft.name, form=draft.form, code=code, params=draft.params,
                     shared_bytes=draft.shared, local_bytes=draft.local, regs=regs, ring=draft.ring,
-                    dmax=draft.dmax, labels={pc: lab for lab, pc in draft.labels.items()},
+                    dmax=draft.dmax, variants=draft.variants, labels={pc: lab for lab, pc in draft.labels.items()},
                     locations={pc: SourceLocation(self.path, ln.lineno) for pc, ln in enumerate(draft.lines)})
             except DualflowError as exc:
                 raise self.error(draft.lineno, draft.col, str(exc)) from None

@@ -62,6 +62,8 @@ def format_instruction(ins: Instruction, form: Form, labels: dict[int, str] | No
             ops.append(params[index] if params and index < len(params) and ins.imm % 4 == 0 else f"[{ins.imm}]")
         elif item == "count":
             ops.append(str(ins.imm))
+        elif item == "advance" and ins.a:
+            ops.append(str(ins.a))
     return f"{mnemonic} {', '.join(ops)}".rstrip()
 
 
@@ -87,6 +89,8 @@ def disassemble_kernel(kernel: Kernel) -> str:
     else:
         lines.append(f".ring {kernel.ring}")
         lines.append(f".dmax {kernel.dmax}")
+        if kernel.variants:
+            lines.append(".variant " + " ".join(sorted(v.value for v in kernel.variants)))
     for pc, ins in enumerate(kernel.code):
         if pc in labels:
             lines.append(f"{labels[pc]}:")

@@ -104,7 +104,7 @@ class Instruction:
             raise EncodingError(f"{name}: mod={self.mod} is not a valid {spec.mod.value} value")
         if self.dst and not spec.produces:
             raise EncodingError(f"{name} writes no value but dst={self.dst}")
-        if self.a and not ("a" in items or "mem" in items):
+        if self.a and not ("a" in items or "mem" in items or "advance" in items):
             raise EncodingError(f"{name} has no source A but a={self.a}")
         if self.c and "c" not in items:
             raise EncodingError(f"{name} has no source C but c={self.c}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from dualflow.errors import DualflowError
 
 from .encoding import MAX_REGS, OPERAND_MAX, Instruction
-from .opcodes import Form
+from .opcodes import Form, Opcode, Variant
 
 #: Default DFLOW ring entries per warp: 65536 registers / 2048 threads on the paper's SM.
 DEFAULT_RING = 32
@@ -58,6 +58,7 @@ class Kernel:
     regs: REG form: registers per thread (``.regs``).
     ring: DFLOW form: ring entries per warp (``.ring``).
     dmax: DFLOW form: largest legal operand distance (``.dmax``), below ``ring``.
+    variants: DFLOW form: the ``Variant``s of the form the kernel uses (``.variant``).
     labels: pc -> label name, for disassembly.
     locations: pc -> source location, for error messages (empty for binaries).
     """
@@ -71,6 +72,7 @@ class Kernel:
     regs: int = 0
     ring: int = DEFAULT_RING
     dmax: int = DEFAULT_DMAX
+    variants: frozenset[Variant] = frozenset()
     labels: dict[int, str] = field(default_factory=dict)
     locations: dict[int, SourceLocation] = field(default_factory=dict)
 
@@ -121,7 +123,8 @@ class Kernel:
                     if getattr(ins, name) > self.dmax:
                         raise KernelError(f"{where}, pc {pc}: distance {getattr(ins, name)} exceeds "
                                           f".dmax {self.dmax}")
-        elif self.form is Form.REG:
+        self._validate_variants(where)
+        if self.form is Form.REG:
             for pc, ins in enumerate(self.code):
                 for name in ("dst",) + ins.spec.sources:
                     if getattr(ins, name) > self.regs:
@@ -137,6 +140,19 @@ class Kernel:
                                   f"{len(self.params)} declared 4-byte parameters")
             if "count" in items and not 1 <= ins.imm <= OPERAND_MAX:
                 raise KernelError(f"{where}, pc {pc}: count {ins.imm} outside 1..{OPERAND_MAX}")
+
+    def _validate_variants(self, where: str) -> None:
+        """Variants are of the DFLOW form, and an instruction uses a variant's fields only if the
+        kernel declares it."""
+        if not isinstance(self.variants, frozenset) or not all(isinstance(v, Variant) for v in self.variants):
+            raise KernelError(f"{where}: variants must be a frozenset of Variant, not {_shown(self.variants)}")
+        if self.variants and self.form is not Form.DFLOW:
+            raise KernelError(f"{where}: .variant is of the DFLOW form")
+        if Variant.RESERVED_SSY not in self.variants:
+            for pc, ins in enumerate(self.code):
+                if ins.op is Opcode.SSY and ins.a:
+                    raise KernelError(f"{where}, pc {pc}: ssy with a reserved advance ({ins.a}) needs "
+                                      f".variant {Variant.RESERVED_SSY.value}")
 
     def _validate_labels(self, where: str) -> None:
         if not isinstance(self.labels, dict):
@@ -166,6 +182,8 @@ class Kernel:
             meta["regs"] = self.regs
         else:
             meta["ring"], meta["dmax"] = self.ring, self.dmax
+            if self.variants:  # absent when none: binaries of the original form stay as they were
+                meta["variants"] = sorted(v.value for v in self.variants)
         return meta
 
     @classmethod
@@ -181,6 +199,8 @@ class Kernel:
         form = Form(meta["form"])
         extra = ("regs",) if form is Form.REG else ("ring", "dmax")
         keys = {"name", "form", "params", "shared_bytes", "local_bytes", "labels", "count", *extra}
+        if form is Form.DFLOW and "variants" in meta:
+            keys.add("variants")
         if set(meta) != keys:
             wrong = sorted(set(meta) ^ keys)
             raise KernelError(f"{where}: header keys {', '.join(map(repr, wrong))} missing or unexpected "
@@ -190,6 +210,11 @@ class Kernel:
             raise KernelError(f"{where}: labels must map decimal pcs to names, not {_shown(labels)}")
         if not isinstance(meta["params"], list):
             raise KernelError(f"{where}: params must be a list of names, not {_shown(meta['params'])}")
+        names = meta.get("variants", [])
+        known = {v.value for v in Variant}
+        if not isinstance(names, list) or not names and "variants" in meta or not all(n in known for n in names):
+            raise KernelError(f"{where}: variants must be a non-empty list of {', '.join(sorted(known))}, "
+                              f"not {_shown(names)}")
         code = []
         for pc, word in enumerate(words):
             try:
@@ -199,7 +224,7 @@ class Kernel:
         return cls(name=name, form=form, code=code, params=list(meta["params"]),
                    shared_bytes=meta["shared_bytes"], local_bytes=meta["local_bytes"],
                    labels={int(pc): label for pc, label in labels.items()},
-                   **{key: meta[key] for key in extra})
+                   variants=frozenset(Variant(n) for n in names), **{key: meta[key] for key in extra})
 
 
 def _shown(value: object, limit: int = 40) -> str:

@@ -129,6 +129,17 @@ class Syntax(enum.Enum):
     TARGET = ("target",)
     A_TARGET = ("a", "target")
     COUNT = ("count",)  #: a positive immediate count
+    #: ``ssy``: a label and, with ``Variant.RESERVED_SSY``, an optional reserved advance in field A
+    TARGET_ADVANCE = ("target", "advance")
+
+
+class Variant(enum.Enum):
+    """Named options of the DFLOW form a kernel declares with ``.variant`` (docs/isa.md,
+    "Variants"). Each adds what the variant's instructions need and nothing to the others."""
+
+    #: ``ssy L, k`` (field A = k, 0..255): the SYNC entry starts at RP + k, so the join's RP is at
+    #: least RP + k whichever paths ran, and a shorter path needs no ``rpinc`` before its ``sync``
+    RESERVED_SSY = "reserved-ssy"
 
 
 @dataclass(frozen=True)
@@ -342,7 +353,7 @@ _TABLE = [
     _row(Opcode.BRA, Syntax.TARGET, _C, False, redirects=True),
     _row(Opcode.BRNZ, Syntax.A_TARGET, _C, False, redirects=True, branch_if=BranchIf.NONZERO),
     _row(Opcode.BRZ, Syntax.A_TARGET, _C, False, redirects=True, branch_if=BranchIf.ZERO),
-    _row(Opcode.SSY, Syntax.TARGET, _C, False, issue_only=True),
+    _row(Opcode.SSY, Syntax.TARGET_ADVANCE, _C, False, issue_only=True),
     _row(Opcode.SYNC, Syntax.NONE, _C, False, redirects=True),
     _row(Opcode.BAR, Syntax.NONE, _C, False, issue_only=True),
     _row(Opcode.MEMBAR, Syntax.NONE, _C, False, issue_only=True),

@@ -30,12 +30,12 @@ def flags(spec: OpSpec) -> str:
 def format_table() -> str:
     """One line per opcode (number, mnemonic, operands, unit, RP effect, flags, accepted
     suffixes), then the legend of the flags."""
-    lines = [f"{'code':>6}  {'mnemonic':<8} {'operands':<14} {'unit':<5} {'RP':<3} {'flags':<5} suffixes"]
+    lines = [f"{'code':>6}  {'mnemonic':<8} {'operands':<16} {'unit':<5} {'RP':<3} {'flags':<5} suffixes"]
     for spec in SPECS.values():
         ops = ", ".join(("d",) + spec.syntax.value if spec.produces else spec.syntax.value)
         rp = "+1" if spec.produces else ("+k" if spec.mnemonic == "rpinc" else "")
         suffixes = " ".join(spec.suffixes.values())
-        lines.append(f"{spec.code:#6x}  {spec.mnemonic:<8} {ops:<14} {spec.unit.value:<5} {rp:<3} "
+        lines.append(f"{spec.code:#6x}  {spec.mnemonic:<8} {ops:<16} {spec.unit.value:<5} {rp:<3} "
                      f"{flags(spec):<5} {suffixes}".rstrip())
     lines.append("")
     lines.extend(f"flags: {mark:<4} {meaning}" for mark, meaning in FLAG_LEGEND)

@@ -560,12 +560,12 @@ class BatchExecutor:
                     self.active[w] = taken[row]
             return branch
         if op is Opcode.SSY:
-            target = ins.imm
+            target, advance = ins.imm, ins.a  # the reserved advance (Variant.RESERVED_SSY; else 0)
 
             def ssy(g, mask):
                 for w in g.tolist():
                     self.stacks[w].append(StackEntry(SYNC_ENTRY, target, self.active[w].copy(),
-                                                     int(self.rp[w]) if self.dflow else 0))
+                                                     int(self.rp[w]) + advance if self.dflow else 0))
                 self.pc[g] = nxt
             return ssy
         if op is Opcode.SYNC:

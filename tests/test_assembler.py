@@ -26,7 +26,7 @@ from dualflow.isa import (
     assemble_file,
     disassemble,
 )
-from dualflow.isa.opcodes import INT_CMPS, ModKind, UnitClass, VoteMode
+from dualflow.isa.opcodes import INT_CMPS, ModKind, UnitClass, Variant, VoteMode
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "kernels" / "samples"
 SAMPLES = sorted(SAMPLE_DIR.glob("*.s"))
@@ -257,8 +257,8 @@ def suffix_for(draw, op: Opcode) -> tuple[str, int]:
 
 @st.composite
 def instruction_line(draw, form: Form, dmax: int, params: list[str], labels: dict[str, int],
-                     used: list[int]):
-    """(text, expected Instruction) of one random instruction line."""
+                     used: list[int], variants: frozenset[Variant] = frozenset()):
+    """(text, expected Instruction) of one random instruction line (in a kernel declaring ``variants``)."""
     ops = [op for op, spec in SPECS.items() if form in spec.forms]
     op = draw(st.sampled_from(ops))
     spec = SPECS[op]
@@ -299,6 +299,11 @@ def instruction_line(draw, form: Form, dmax: int, params: list[str], labels: dic
             n = draw(st.integers(1, 255))
             text = str(n) if draw(st.booleans()) else hex(n)
             fields["bimm"], fields["imm"] = True, n
+        elif item == "advance":
+            if Variant.RESERVED_SSY not in variants or draw(st.booleans()):
+                continue  # optional: none is 0
+            fields["a"] = draw(st.integers(0, 255))
+            text = str(fields["a"])
         else:  # pragma: no cover
             raise AssertionError(item)
         texts.append(text)
@@ -336,12 +341,16 @@ def kernel_source(draw, name: str):
         lines.append(f".shared {shared}")
     if local:
         lines.append(f".local {local}")
+    variants: frozenset[Variant] = frozenset()
     if form is Form.DFLOW:
         lines += [f".ring {ring}", f".dmax {dmax}"]
+        variants = frozenset(draw(st.sets(st.sampled_from(list(Variant)))))
+        if variants:
+            lines.append(".variant " + " ".join(v.value for v in variants))
     expected = []
     comment = st.sampled_from(["", "  ; c", " // c, d", "\t# x: y"])
     for pc in range(n):
-        text, ins = draw(instruction_line(form, dmax, params, labels, used))
+        text, ins = draw(instruction_line(form, dmax, params, labels, used, variants))
         expected.append(ins)
         names = at.get(pc, [])
         own_line = draw(st.integers(0, len(names)))
@@ -354,7 +363,7 @@ def kernel_source(draw, name: str):
         regs += draw(st.integers(0, 255 - regs))
         lines.insert(2, f".regs {regs}")
     facts = dict(form=form, params=params, shared=shared, local=local, regs=regs, ring=ring, dmax=dmax,
-                 code=expected, labels=labels)
+                 code=expected, labels=labels, variants=variants)
     return "\n".join(lines) + "\n", facts
 
 
@@ -379,7 +388,7 @@ def test_property_random_programs_assemble_and_round_trip(case):
         if k.form is Form.REG:
             assert k.regs == fact["regs"]
         else:
-            assert (k.ring, k.dmax) == (fact["ring"], fact["dmax"])
+            assert (k.ring, k.dmax, k.variants) == (fact["ring"], fact["dmax"], fact["variants"])
         for pc, name in k.labels.items():
             assert fact["labels"][name] == pc
         assert set(k.labels) == set(fact["labels"].values())
