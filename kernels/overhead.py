@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from dualflow.atomic_write import atomic_folder, atomic_write
-from dualflow.isa import SPECS, Form, Kernel, Module, UnitClass
+from dualflow.isa import SPECS, Form, Kernel, Module, UnitClass, Variant
 from dualflow.isa.convert import ConversionReport, convert_module
 from dualflow.isa.convert.breakdown import LoopCost, loop_breakdown
 
@@ -72,11 +72,13 @@ def _operand_distances(kernel: Kernel, weights: np.ndarray | None) -> np.ndarray
     return hist
 
 
-def measure(name: str, size: str = "small", dmax: int = 31, ring: int = 32, seed: int = 1) -> list[KernelOverhead]:
-    """Run one workload in both forms (DFLOW converted with ``dmax``/``ring``) and measure."""
+def measure(name: str, size: str = "small", dmax: int = 31, ring: int = 32, seed: int = 1,
+            variants: frozenset[Variant] = frozenset()) -> list[KernelOverhead]:
+    """Run one workload in both forms (DFLOW converted with ``dmax``/``ring`` and ``variants``)
+    and measure."""
     wl_cls = WORKLOADS[name]
     reg_module = wl_cls().module(Form.REG)
-    dflow_module, reports = convert_module(reg_module, dmax=dmax, ring=ring)
+    dflow_module, reports = convert_module(reg_module, dmax=dmax, ring=ring, variants=variants)
 
     class Converted(wl_cls):  # the same workload, with this conversion as its DFLOW form
         def module(self, form: Form) -> Module:

@@ -10,7 +10,7 @@ from dualflow.atomic_write import atomic_write, check_output
 from dualflow.errors import DualflowError
 from dualflow.isa.kernel import MAX_RING
 
-from .options import int_in
+from .options import add_variants, int_in, variants_of
 
 
 def _load_module(path: str):
@@ -64,7 +64,7 @@ def cmd_convert(args) -> int:
     if args.output is not None:
         check_output(args.output, "-o", inputs=[args.source])
     module = assemble_file(args.source)
-    converted, reports = convert_module(module, dmax=args.dmax, ring=args.ring)
+    converted, reports = convert_module(module, dmax=args.dmax, ring=args.ring, variants=variants_of(args))
     for name, rep in reports.items():
         added = rep.static_overhead()
         detail = ", ".join(f"{c} {n}" for c, n in sorted(added.items())) or "none"
@@ -102,4 +102,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help=f"largest operand distance (default 31, at most {OPERAND_MAX})")
     p.add_argument("--ring", type=int_in(2, MAX_RING), default=32,
                    help=f"ring entries per warp (default 32, at most {MAX_RING:,})")
+    add_variants(p)
     p.set_defaults(func=cmd_convert)

@@ -64,3 +64,21 @@ def add_max_instructions(parser) -> None:
     parser.add_argument("--max-instructions", type=positive, default=None, metavar="N",
                         help="stop a launch as a runaway after N warp instructions (default "
                              f"{BUDGET_PER_WARP:,} per warp of the launch)")
+
+
+def add_variants(parser) -> None:
+    """``--variant NAME`` (repeatable): the DFLOW variants the converter may use (``args.variants``,
+    a frozenset of ``Variant``)."""
+    from dualflow.isa.opcodes import Variant
+
+    names = [v.value for v in Variant]
+    parser.add_argument("--variant", dest="variants", action="append", choices=names, default=[],
+                        help=f"DFLOW variant the converter may use (repeatable; docs/isa.md, \"Variants\"): "
+                             f"{', '.join(names)}")
+
+
+def variants_of(args) -> frozenset:
+    """The ``Variant``s named by ``--variant``."""
+    from dualflow.isa.opcodes import Variant
+
+    return frozenset(Variant(name) for name in args.variants)

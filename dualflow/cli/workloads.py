@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dualflow.atomic_write import atomic_write, check_output
 
-from .options import MAX_N, add_max_instructions, int_in, seed
+from .options import MAX_N, add_max_instructions, add_variants, int_in, seed, variants_of
 
 
 def _functional(args):
@@ -117,9 +117,12 @@ def cmd_overhead(args) -> int:
     rows = []
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
-        rows.extend(measure(name, args.size, dmax=args.dmax, ring=args.ring, seed=args.seed))
+        rows.extend(measure(name, args.size, dmax=args.dmax, ring=args.ring, seed=args.seed,
+                            variants=variants_of(args)))
     summary = summarize(rows)
-    print(f"DFLOW / REG instruction counts, converted with Dmax {args.dmax}, ring {args.ring}, size {args.size}")
+    variants = ", ".join(args.variants) or "none"
+    print(f"DFLOW / REG instruction counts, converted with Dmax {args.dmax}, ring {args.ring}, variants {variants}, "
+          f"size {args.size}")
     print(f"{'workload':<11} {'static':>13} {'dynamic':>21} {'ratio':>6}  " + " ".join(f"{c:>10}" for c in CAUSES))
     for name, w in summary.items():
         ratio = w["dynamic_dflow"]["total"] / max(1, w["dynamic_reg"]["total"])
@@ -140,7 +143,8 @@ def cmd_overhead(args) -> int:
         c = cdf(w["distances"])
         print(f"{name:<11} " + " ".join(f"{c[min(d, len(c) - 1)]:<6.3f}" for d in CDF_POINTS))
     if args.output is not None:
-        config = {"size": args.size, "dmax": args.dmax, "ring": args.ring, "seed": args.seed, "workloads": names}
+        config = {"size": args.size, "dmax": args.dmax, "ring": args.ring, "variants": sorted(args.variants),
+                  "seed": args.seed, "workloads": names}
         for path in write_results(rows, Path(args.output), config):
             print(f"wrote {path}")
     return 0
@@ -178,6 +182,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ring", type=int_in(2, MAX_RING), default=32, help=f"default 32, at most {MAX_RING:,}")
     p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--loops", action="store_true", help="also print, per kernel, the added instructions per loop")
+    add_variants(p)
     p.add_argument("-o", "--output", help="folder for CSV (incl. loops.csv), JSON and the CDF plot")
     p.set_defaults(func=cmd_overhead)
 

@@ -9,8 +9,9 @@ with reconvergence regions (``cfg``), isolation of critical edges and loop exits
 generation with join frames and tails (``codegen``), refinement of loop-header frames from the
 loop latch (a few rounds, keeping the cheapest), trials of loop invariants and if/else live
 values in local memory and of recomputable loop values in the ring (kept where cheaper),
-linking, memory-ordering colors (``colors``), and the per-loop map of the report
-(``breakdown``). docs/converter.md explains the algorithm.
+linking, memory-ordering colors (``colors``), the per-loop map of the report
+(``breakdown``), and the DFLOW variants asked for (``reserve``: ``reserved-ssy``).
+docs/converter.md explains the algorithm.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from dataclasses import dataclass, field
 
 from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import DEFAULT_DMAX, DEFAULT_RING, MAX_RING, Kernel, Module
-from dualflow.isa.opcodes import Form, Opcode
+from dualflow.isa.opcodes import Form, Opcode, Variant
 
 from .breakdown import LoopInfo
 from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
+from .reserve import reserve_advances
 from .surgery import isolate_critical_edges
 from .unroll import Loop, unroll, unrollable_loops
 
@@ -166,9 +168,10 @@ def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dm
     return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled)
 
 
-def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
-                   ring: int = DEFAULT_RING) -> tuple[Kernel, ConversionReport]:
-    """Translate one REG-form kernel into an equivalent DFLOW-form kernel."""
+def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
+                   variants: frozenset[Variant] = frozenset()) -> tuple[Kernel, ConversionReport]:
+    """Translate one REG-form kernel into an equivalent DFLOW-form kernel, using the DFLOW
+    ``variants`` given where they save instructions (the kernel declares those it uses)."""
     if kernel.form is not Form.REG:
         raise ConvertError(f"kernel {kernel.name!r} is already in {kernel.form.value.upper()} form")
     if ring <= dmax:
@@ -239,7 +242,10 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX,
         done_rounds = _try(best, best.choices.but(kind, key, regs))
         rounds += done_rounds
         work += done_rounds * scale
-    return _link(kernel, best, dmax, ring, rounds)
+    out, report = _link(kernel, best, dmax, ring, rounds)
+    if Variant.RESERVED_SSY in variants:
+        out, report = reserve_advances(out, report)
+    return out, report
 
 
 def _added(gen: CodeGen, blocks) -> int:
@@ -369,10 +375,10 @@ def _loop_infos(kernel: Kernel, plan: _Plan) -> tuple[list[LoopInfo], dict[int, 
     return infos, innermost
 
 
-def convert_module(module: Module, *, dmax: int = DEFAULT_DMAX,
-                   ring: int = DEFAULT_RING) -> tuple[Module, dict[str, ConversionReport]]:
+def convert_module(module: Module, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
+                   variants: frozenset[Variant] = frozenset()) -> tuple[Module, dict[str, ConversionReport]]:
     """Convert every kernel of a REG-form module."""
     kernels, reports = {}, {}
     for k in module:
-        kernels[k.name], reports[k.name] = convert_kernel(k, dmax=dmax, ring=ring)
+        kernels[k.name], reports[k.name] = convert_kernel(k, dmax=dmax, ring=ring, variants=variants)
     return Module(kernels, module.path), reports
