@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dualflow.experiments.progress import LaunchProgress
+from dualflow.isa import Form, Variant
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import WorkloadRun, run_workload
 from dualflow.machine.config import GpuConfig
@@ -46,8 +47,10 @@ class SimResult:
 
 def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
              params: dict[str, Any] | None = None, max_instructions: int | None = None,
-             progress: bool = False, engine: str = "compiled") -> SimResult:
-    """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW) on the GPU ``config``;
+             progress: bool = False, engine: str = "compiled",
+             variants: frozenset[Variant] = frozenset()) -> SimResult:
+    """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW, converted with the DFLOW
+    ``variants`` given) on the GPU ``config``;
     ``max_instructions``: each launch's instruction budget (default: ``FunctionalConfig``'s rule);
     ``progress``: a progress bar per launch on standard error (when it is a terminal);
     ``engine``: the timing engine (``TimingDevice``'s; both give the same result)."""
@@ -58,7 +61,8 @@ def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
     bar = LaunchProgress(f"{workload.name} ({size}, {config.mode})") if progress else None
     device.on_launch = bar
     try:
-        run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device)
+        run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device,
+                           variants=variants if form is Form.DFLOW else frozenset())
     finally:
         if bar is not None:
             bar.close()

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dualflow.errors import ConfigError, DualflowError
-from dualflow.isa import Form, Module, assemble_file
+from dualflow.isa import Form, Module, Variant, assemble_file
 from dualflow.models import Device, FunctionalConfig, LaunchStats, Trace
 from dualflow.models.statistic import merge_launches
 
@@ -62,21 +62,22 @@ class Workload(ABC):
     def check(self, outputs: dict[str, np.ndarray], expected: dict[str, np.ndarray], **params) -> str:
         """Compare; return a one-line verdict, or raise ``CheckFailed`` naming what differs."""
 
-    def module(self, form: Form) -> Module:
-        """The workload's kernels in the requested operand form."""
+    def module(self, form: Form, variants: frozenset[Variant] = frozenset()) -> Module:
+        """The workload's kernels in the requested operand form (DFLOW: converted with the
+        ``variants`` given, unless the workload has a hand-written DFLOW form)."""
         reg = assemble_file(self.source)
         if form is Form.REG:
             return reg
-        if self.dflow_source is not None:
+        if self.dflow_source is not None and not variants:
             return assemble_file(self.dflow_source)
-        return convert_module(reg)
+        return convert_module(reg, variants)
 
 
-def convert_module(module: Module) -> Module:
+def convert_module(module: Module, variants: frozenset[Variant] = frozenset()) -> Module:
     """DFLOW form of a REG-form module, through the converter (default ring and Dmax)."""
     from dualflow.isa.convert import convert_module as convert
 
-    return convert(module)[0]
+    return convert(module, variants=variants)[0]
 
 
 @dataclass
@@ -107,15 +108,16 @@ class WorkloadRun:
 def run_workload(workload: Workload | type[Workload], size: str = "small", form: Form = Form.REG,
                  seed: int = 1, params: dict[str, Any] | None = None,
                  config: FunctionalConfig | None = None, trace: bool = False,
-                 device: Device | None = None) -> WorkloadRun:
+                 device: Device | None = None, variants: frozenset[Variant] = frozenset()) -> WorkloadRun:
     """Generate inputs, run the host driver on a fresh device, check against the reference.
 
-    ``device``: run on this fresh device instead (the timing model's ``TimingDevice``)."""
+    ``device``: run on this fresh device instead (the timing model's ``TimingDevice``);
+    ``variants``: DFLOW variants the converter may use (``Workload.module``)."""
     wl = workload() if isinstance(workload, type) else workload
     if size not in wl.sizes:
         raise ConfigError(f"workload {wl.name}: unknown size {size!r} (have: {', '.join(wl.sizes)})")
     full = dict(wl.sizes[size], **(params or {}))
-    module = wl.module(form)
+    module = wl.module(form, variants) if variants else wl.module(form)
     dev = device if device is not None else Device(config, trace=trace)
     inputs = wl.generate(np.random.default_rng(seed), **full)
     outputs = wl.execute(dev, module, inputs, **full)

@@ -11,7 +11,7 @@ from dualflow.errors import ConfigError
 from dualflow.machine.mode import MODES
 
 from .launch import add_launch_options, given_launch_options
-from .options import add_max_instructions, int_list, positive, seed
+from .options import add_max_instructions, add_variants, int_list, positive, seed, variants_of
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
@@ -75,7 +75,8 @@ def cmd_sim(args) -> int:
     from dualflow.experiments.simulate import simulate
 
     result = simulate(args.target, _config(args), size=args.size or "small", seed=args.seed,
-                      max_instructions=args.max_instructions, progress=True, engine=args.engine)
+                      max_instructions=args.max_instructions, progress=True, engine=args.engine,
+                      variants=variants_of(args))
     print(f"{result.workload} ({result.size}) on {result.config.name}, {result.config.mode}: {result.run.verdict}")
     print("\n".join(_timing_lines(result.total)))
     for name, k in result.by_kernel.items():
@@ -167,6 +168,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=ENGINES, default="compiled",
                    help="timing engine: compiled (default) or reference (the Python engine it is checked "
                         "against; same results, slower)")
+    add_variants(p)
     p.add_argument("--json", help="write the full result (statistics with units and the configuration) here")
     launch = add_launch_options(p, block_default="the warp size", title="with an assembly file")
     launch.add_argument("--output", action="append", default=[], metavar="NAME=FILE.npy",

@@ -1,0 +1,68 @@
+"""DFLOW variants on the timing model: BASE, the converted original DFLOW form and each variant,
+side by side (docs/converter.md, "Variants").
+
+Every workload runs on ``--preset`` (default ``paper-rtx3080``) in BASE (REG form) and in D-FLOW
+with its kernels converted by the converter (default Dmax and ring) without variants and with each
+variant in ``VARIANTS`` (the hand-written DFLOW forms of the samples are not used, so that every
+column is the converter's); each run is checked against the workload's reference. The table gives
+cycles, warp-instructions and the speedup over BASE.
+
+    python benchmarks/variants.py [--size small] [--preset paper-rtx3080] [workload ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from dualflow.isa import Form, Module, Variant
+from dualflow.isa.convert import convert_module
+from dualflow.kernels.registry import WORKLOADS
+from dualflow.kernels.workload import run_workload
+from dualflow.machine.functional import FunctionalConfig
+from dualflow.machine.presets import preset
+from dualflow.models.statistic import merge_launches
+from dualflow.models.timing.device import TimingDevice
+
+#: The columns after BASE: the original form, then each variant alone.
+VARIANTS: tuple[tuple[str, frozenset[Variant]], ...] = (
+    ("original", frozenset()), *((v.value, frozenset({v})) for v in Variant))
+
+
+def run(name: str, size: str, preset_name: str, form: Form, module: Module | None) -> tuple[int, int]:
+    """Cycles and warp-instructions of one checked run (``module``: the DFLOW form to use)."""
+    base = WORKLOADS[name]
+
+    class Given(base):
+        def module(self, f: Form) -> Module:
+            return module if f is Form.DFLOW and module is not None else base().module(f)
+
+    config = preset(preset_name).replace(mode="base" if form is Form.REG else "dflow")
+    device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size))
+    run_workload(Given, size, form, device=device)
+    total, _ = merge_launches(device.timing)
+    return total.cycles, total.total_warp_instructions
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("workloads", nargs="*", default=sorted(WORKLOADS))
+    parser.add_argument("--size", default="small")
+    parser.add_argument("--preset", default="paper-rtx3080")
+    args = parser.parse_args(argv)
+    print(f"{args.preset}, size {args.size}: cycles, warp-instructions and speedup over BASE")
+    print(f"{'workload':<11}{'BASE cycles':>12}" + "".join(f"{label + ' cycles':>22}{'instr.':>11}{'speedup':>8}"
+                                                         for label, _ in VARIANTS))
+    for name in args.workloads:
+        reg = WORKLOADS[name]().module(Form.REG)
+        base_cycles, _ = run(name, args.size, args.preset, Form.REG, None)
+        cells = []
+        for _, variants in VARIANTS:
+            module, _ = convert_module(reg, variants=variants)
+            cycles, instructions = run(name, args.size, args.preset, Form.DFLOW, module)
+            cells.append(f"{cycles:>22,}{instructions:>11,}{base_cycles / cycles:>8.3f}")
+        print(f"{name:<11}{base_cycles:>12,}" + "".join(cells))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
