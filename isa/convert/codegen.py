@@ -691,9 +691,12 @@ class CodeGen:
         return out
 
     def _region_of_ssy(self, blk: Block, k: int) -> int:
-        # The k-th instruction's ssy opened the region whose ssy block is this one, in order.
-        source = blk.copy_of if blk.copy_of is not None and blk.copy_of >= 0 else blk.id
-        rids = [r.id for r in self.cfg.regions.values() if r.ssy_block == source]
+        # The k-th instruction's ssy opened the region whose ssy block is this one, in order. A
+        # block the CFG walk reached opened its own regions (copies too, one set per entry stack);
+        # a join copied onto a split edge has those of the block it copies.
+        rids = [r.id for r in self.cfg.regions.values() if r.ssy_block == blk.id]
+        if not rids and blk.copy_of is not None and blk.copy_of >= 0:
+            rids = [r.id for r in self.cfg.regions.values() if r.ssy_block == blk.copy_of]
         nth = sum(1 for ins in blk.code[:k] if ins.op is Opcode.SSY)
         return sorted(rids)[nth]
 
@@ -759,26 +762,17 @@ class CodeGen:
 
 
 def block_code_order(cfg: Cfg, reachable: set[int]) -> list[int]:
-    """Layout order: original blocks in source order, each edge block right after its branch
-    block when it is the fall-through, else at the end (it ends with a branch)."""
-    after: dict[int, list[int]] = {}
-    tail_blocks = []
-    for b in cfg.blocks:
-        if b.copy_of is None:
-            continue
-        pred = b.preds[0] if b.preds else None
-        p = cfg.blocks[pred] if pred is not None else None
-        if p is not None and p.succs and p.succs[-1] == b.id and (p.terminator is None
-                                                                  or SPECS[p.terminator.op].conditional):
-            after.setdefault(p.id, []).append(b.id)
-        else:
-            tail_blocks.append(b.id)
+    """Layout order: every block right before the block it falls through to (a split edge's
+    block, or a copy, after the block that falls into it), chains in source order, the chains that
+    hold only edge blocks and copies (each ends with a branch, ``sync`` or ``exit``) at the end."""
+    falls_into = {b.id: b.succs[-1] for b in cfg.blocks
+                  if b.succs and (b.terminator is None or SPECS[b.terminator.op].conditional)}
+    fallen = set(falls_into.values())
+    heads = [b.id for b in cfg.blocks if b.copy_of is None] + [b.id for b in cfg.blocks if b.copy_of is not None]
     order = []
-    for b in cfg.blocks:
-        if b.copy_of is not None:
-            continue
-        order.append(b.id)
-        order.extend(after.get(b.id, []))
-    order.extend(tail_blocks)
+    for bid in heads:
+        chain = bid if bid not in fallen else None
+        while chain is not None:
+            order.append(chain)
+            chain = falls_into.get(chain)
     return [b for b in order if b in reachable]
-
