@@ -614,6 +614,60 @@ JOIN2:
 """
 
 
+# Reduced from programs with a shared exit tail (GenConfig.shared_exit_percent), by hand.
+SHARED_EXIT_EDGE = """
+.kernel shared_exit_edge
+.form reg
+.param in out n
+    s2r r0, %tid.x
+    ldc r5, out
+    ishl r7, r0, 3
+    iadd r5, r5, r7
+    iadd r3, r0, 7
+    ldc r4, n
+    isetp.ge r8, r0, r4
+    brnz r8, TAIL
+    iadd r16, r0, 1
+    iand r8, r0, 1
+    brz r8, TAIL
+    brnz r40, TAIL
+    stg [r5+4], r16
+    stg [r5], r7
+    exit
+TAIL:
+    imul r7, r3, 3
+    stg [r5], r7
+    exit
+"""
+
+LOOP_EXIT_EDGE = """
+.kernel loop_exit_edge
+.form reg
+.param in out n
+    s2r r0, %tid.x
+    ldc r5, out
+    ishl r7, r0, 4
+    iadd r5, r5, r7
+    mov r10, 0
+LOOP:
+    iadd r16, r0, 1
+    iadd r17, r0, 2
+    iadd r7, r7, 1
+    iadd r7, r7, 1
+    iadd r7, r7, 1
+    iadd r10, r10, 1
+    isetp.lt r9, r10, 2
+    brnz r9, LOOP
+    brnz r40, EXIT
+    stg [r5+4], r16
+    stg [r5+8], r17
+    stg [r5], r7
+    exit
+EXIT:
+    exit
+"""
+
+
 #: (program, Dmax, ring, out words per thread), with an id
 REGRESSIONS = [
     # Each program once broke the converter; the comment says how. All are fixed.
@@ -650,6 +704,14 @@ REGRESSIONS = [
     # (its own stores and the branch condition's recomputation moved RP). Now the tail is decided
     # first and the exit's values are protected against its final length.
     pytest.param(LOOP_TWO_IFS_EXIT_DISTANCE, 16, 20, 31, id="loop-two-ifs-exit-distance"),
+    # A two-way branch's tail leaves the values its other successor needs at up to Dmax; that
+    # successor, a lone 'brnz r40, TAIL' on a never-written register, recomputed its condition
+    # first and pushed r7 out of reach: "internal: r7 fell out of the ring" at Dmax 12. Now a new
+    # ring entry stores first what it would push out of reach (CodeGen.make_room).
+    pytest.param(SHARED_EXIT_EDGE, 12, 13, 2, id="shared-exit-edge"),
+    # Same cause after a loop's latch (the recomputation in the exit block's terminator):
+    # "distance 13 for r16 outside 1..12" at Dmax 12.
+    pytest.param(LOOP_EXIT_EDGE, 12, 13, 4, id="loop-exit-edge"),
 ]
 
 

@@ -243,6 +243,7 @@ class CodeGen:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: r{reg} has no value here")
         if v.pos is not None and bc.cur - v.pos <= self.dmax:
             return
+        self.make_room(bc, where, blk)
         if v.recipe is not None:
             self.emit(bc, v.recipe, "remat", where)
         elif v.spilled:
@@ -250,6 +251,14 @@ class CodeGen:
         else:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: r{reg} fell out of the ring")
         bc.layout[reg] = v.placed(bc.cur - 1)
+
+    def make_room(self, bc: BlockCode, where: list[Emitted], blk: Block) -> None:
+        """Before a new ring entry: store the values only the ring holds that it would push out of
+        reach. A two-way branch's tail leaves the values its other successor needs at up to Dmax,
+        and that successor may have to recompute or reload its branch condition before any
+        ``keep_in_reach``."""
+        for r in [r for r, v in bc.layout.items() if self._needs_ring(bc, r) and bc.cur - v.pos == self.dmax]:
+            self.spill(bc, r, blk, where)
 
     def keep_in_reach(self, bc: BlockCode, live: set[int], where: list[Emitted], blk: Block,
                       next_use: dict[int, int] | None = None) -> None:
