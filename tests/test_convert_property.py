@@ -2,13 +2,17 @@
 if/else with ssy/sync, lane-dependent and uniform loops, early exits, shared memory behind
 barriers, local memory, many simultaneously live values; see ``random_programs``) must give the
 same ``out`` memory, bit for bit, on every lane after conversion, with no KernelFault (an
-illegal DFLOW read faults), at Dmax 12 (ring 13: relays and spills), 16, 31 and 100.
+illegal DFLOW read faults), at Dmax 12 (ring 13: relays and spills), 16, 31 and 100. A second
+property runs programs whose early exits, from every nesting level, share one exit tail (the
+converter copies it per set of open ssy regions).
 
 The slow variant (``-m slow``) runs many more examples. Programs that once broke the converter
 are kept below as regression tests.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -18,6 +22,7 @@ from random_programs import Failure, check_conversion, check_dmax, shrink
 
 from dualflow.isa import Opcode, assemble
 from dualflow.isa.convert import convert_kernel
+from dualflow.isa.convert.cfg import build_cfg
 from dualflow.testbench.randprog.generator import (
     DrawSource,
     GenConfig,
@@ -40,6 +45,10 @@ REGRESSION_SECONDS = 3
 
 
 DEFAULT_CONFIG = GenConfig()
+#: Early exits are a quarter of the parts of every sequence, and most of them (and the early exit
+#: of threads past n) go to one shared exit tail: reached with different stacks of open regions
+#: in a quarter to a third of the programs (tests/test_convert_exits.py has the directed cases).
+SHARED_EXITS = GenConfig(exit_percent=25, shared_exit_percent=80)
 
 
 @st.composite
@@ -106,6 +115,19 @@ def test_converted_kernels_agree_many_live_values(prog):
     assert_equivalent(prog)
 
 
+@settings(max_examples=60, **_SETTINGS)
+@given(programs(SHARED_EXITS))
+def test_converted_kernels_with_shared_exits_agree(prog):
+    assert_equivalent(prog)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, **_SETTINGS)
+@given(programs(dataclasses.replace(SHARED_EXITS, min_pool=14, max_pool=30, max_instructions=200)))
+def test_converted_kernels_with_shared_exits_agree_many(prog):
+    assert_equivalent(prog)
+
+
 # ------------------------------------------------------------------------------ the generator itself
 COVERED = ("if/else", "if without else", "lane-dependent if", "uniform if", "divergent loop", "while loop",
            "uniform loop", "loop in loop", "loop in if", "if in loop", "exit", "exit in region", "early exit",
@@ -129,6 +151,20 @@ def test_generator_makes_valid_varied_programs():
 
 def test_generator_is_deterministic():
     assert generate(RandomSource(7)).text == generate(RandomSource(7)).text
+
+
+def test_shared_exit_programs_reach_their_tail_with_different_regions():
+    """The shared exit programs run in REG form, and in many of them the converter's CFG copies
+    the tail (it is reached from inside a region and from outside it, or from two regions)."""
+    seen: dict[str, int] = dict.fromkeys(("shared exit", "shared exit in region", "copied"), 0)
+    for seed in range(40):
+        prog = generate(RandomSource(seed), SHARED_EXITS)
+        run_program(prog)
+        cfg = build_cfg(assemble(prog.text).only)
+        for feature in features(prog) & set(seen):
+            seen[feature] += 1
+        seen["copied"] += any(b.copy_of is not None for b in cfg.blocks)
+    assert seen["shared exit"] and seen["shared exit in region"] and seen["copied"] >= 8, seen
 
 
 # ------------------------------------------------------------------------------ deterministic tests
