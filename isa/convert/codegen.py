@@ -772,8 +772,8 @@ class CodeGen:
 
 def block_code_order(cfg: Cfg, reachable: set[int]) -> list[int]:
     """Layout order: every block right before the block it falls through to (a split edge's
-    block, or a copy, after the block that falls into it), chains in source order, the chains that
-    hold only edge blocks and copies (each ends with a branch, ``sync`` or ``exit``) at the end."""
+    block, or a copy, after the block that falls into it); the chains so formed that start at an
+    original block in source order, then those that start at an edge block or a copy."""
     falls_into = {b.id: b.succs[-1] for b in cfg.blocks
                   if b.succs and (b.terminator is None or SPECS[b.terminator.op].conditional)}
     fallen = set(falls_into.values())
