@@ -2,9 +2,9 @@
 
 The random structured REG-form programs themselves come from the package
 (``dualflow.testbench.randprog.generator``). ``check_dmax`` converts and
-compares one program at one Dmax; ``shrink`` reduces a failing program on its tree (drop
-statements, flatten regions, drop stores, smaller launches) while the kind of failure stays the
-same. Not a test module (no ``test_`` prefix).
+compares one program at one Dmax; ``shrink`` reduces a failing program on its tree and its
+shared exit tail (drop statements, flatten regions, unshare exits, drop stores, smaller
+launches) while the kind of failure stays the same. Not a test module (no ``test_`` prefix).
 """
 
 from __future__ import annotations
@@ -23,7 +23,18 @@ import numpy as np
 from dualflow.errors import KernelFault
 from dualflow.isa import Kernel, assemble
 from dualflow.isa.convert import ConvertError, convert_kernel
-from dualflow.testbench.randprog.generator import TCOND, If, Launch, Loop, Node, Program, Seq, Straight, run_program
+from dualflow.testbench.randprog.generator import (
+    TCOND,
+    Exit,
+    If,
+    Launch,
+    Loop,
+    Node,
+    Program,
+    Seq,
+    Straight,
+    run_program,
+)
 
 #: Seconds one conversion may take (they take a few hundredths) before it counts as a hang.
 CONVERT_SECONDS = 5
@@ -138,6 +149,10 @@ def _candidates(prog: Program):
             elif isinstance(item, Loop):
                 yield from nodes(item.body)
 
+    def all_nodes(p: Program):
+        yield from nodes(p.body)
+        yield from nodes(p.exit_tail)
+
     def variants_of(seq: Seq, k: int, item: Node):
         yield []
         if isinstance(item, If):
@@ -153,6 +168,8 @@ def _candidates(prog: Program):
                 yield [dataclasses.replace(item, divergent=False, test_first=False, limit_imm=1)]
             if item.limit_imm not in (None, 1):
                 yield [dataclasses.replace(item, limit_imm=1)]
+        elif isinstance(item, Exit) and item.shared:
+            yield [dataclasses.replace(item, shared=False)]
         elif isinstance(item, Straight) and len(item.lines) > 1:
             half = len(item.lines) // 2
             yield [Straight(item.lines[:half])]
@@ -160,12 +177,12 @@ def _candidates(prog: Program):
             for j in range(len(item.lines)):
                 yield [Straight(item.lines[:j] + item.lines[j + 1:])]
 
-    count = sum(1 for _ in nodes(prog.body))
+    count = sum(1 for _ in all_nodes(prog))
     for index in range(count):
-        seq, k, item = list(nodes(prog.body))[index]
+        seq, k, item = list(all_nodes(prog))[index]
         for repl in variants_of(seq, k, item):
             new = copy.deepcopy(prog)
-            nseq, nk, _ = list(nodes(new.body))[index]
+            nseq, nk, _ = list(all_nodes(new))[index]
             nseq.items[nk:nk + 1] = copy.deepcopy(repl)
             yield new
     for field_name in ("final", "init"):

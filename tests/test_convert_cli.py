@@ -61,6 +61,8 @@ def test_overhead_command_prints_loops(capsys):
     assert "added instructions per loop" in out and "divloop divloop" in out
 
 
+# SKIP's sync closes the region of `ssy J` when reached inside it, and none from J: no copy of
+# SKIP per stack of open regions can give it one place to reconverge.
 UNSTRUCTURED = """\
 .kernel bad
     s2r r0, %laneid
@@ -69,7 +71,7 @@ UNSTRUCTURED = """\
     brz r1, SKIP
     sync
 SKIP:
-    exit
+    sync
 J:
     brz r1, SKIP
     exit

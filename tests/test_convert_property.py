@@ -2,13 +2,17 @@
 if/else with ssy/sync, lane-dependent and uniform loops, early exits, shared memory behind
 barriers, local memory, many simultaneously live values; see ``random_programs``) must give the
 same ``out`` memory, bit for bit, on every lane after conversion, with no KernelFault (an
-illegal DFLOW read faults), at Dmax 12 (ring 13: relays and spills), 16, 31 and 100.
+illegal DFLOW read faults), at Dmax 12 (ring 13: relays and spills), 16, 31 and 100. A second
+property runs programs whose early exits, from every nesting level, share one exit tail (the
+converter copies it per set of open ssy regions).
 
 The slow variant (``-m slow``) runs many more examples. Programs that once broke the converter
 are kept below as regression tests.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -18,6 +22,7 @@ from random_programs import Failure, check_conversion, check_dmax, shrink
 
 from dualflow.isa import Opcode, assemble
 from dualflow.isa.convert import convert_kernel
+from dualflow.isa.convert.cfg import build_cfg
 from dualflow.testbench.randprog.generator import (
     DrawSource,
     GenConfig,
@@ -40,6 +45,10 @@ REGRESSION_SECONDS = 3
 
 
 DEFAULT_CONFIG = GenConfig()
+#: Early exits are a quarter of the parts of every sequence, and most of them (and the early exit
+#: of threads past n) go to one shared exit tail: reached with different stacks of open regions
+#: in a quarter to a third of the programs (tests/test_convert_exits.py has the directed cases).
+SHARED_EXITS = GenConfig(exit_percent=25, shared_exit_percent=80)
 
 
 @st.composite
@@ -106,6 +115,19 @@ def test_converted_kernels_agree_many_live_values(prog):
     assert_equivalent(prog)
 
 
+@settings(max_examples=60, **_SETTINGS)
+@given(programs(SHARED_EXITS))
+def test_converted_kernels_with_shared_exits_agree(prog):
+    assert_equivalent(prog)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, **_SETTINGS)
+@given(programs(dataclasses.replace(SHARED_EXITS, min_pool=14, max_pool=30, max_instructions=200)))
+def test_converted_kernels_with_shared_exits_agree_many(prog):
+    assert_equivalent(prog)
+
+
 # ------------------------------------------------------------------------------ the generator itself
 COVERED = ("if/else", "if without else", "lane-dependent if", "uniform if", "divergent loop", "while loop",
            "uniform loop", "loop in loop", "loop in if", "if in loop", "exit", "exit in region", "early exit",
@@ -129,6 +151,20 @@ def test_generator_makes_valid_varied_programs():
 
 def test_generator_is_deterministic():
     assert generate(RandomSource(7)).text == generate(RandomSource(7)).text
+
+
+def test_shared_exit_programs_reach_their_tail_with_different_regions():
+    """The shared exit programs run in REG form, and in many of them the converter's CFG copies
+    the tail (it is reached from inside a region and from outside it, or from two regions)."""
+    seen: dict[str, int] = dict.fromkeys(("shared exit", "shared exit in region", "copied"), 0)
+    for seed in range(40):
+        prog = generate(RandomSource(seed), SHARED_EXITS)
+        run_program(prog)
+        cfg = build_cfg(assemble(prog.text).only)
+        for feature in features(prog) & set(seen):
+            seen[feature] += 1
+        seen["copied"] += any(b.copy_of is not None for b in cfg.blocks)
+    assert seen["shared exit"] and seen["shared exit in region"] and seen["copied"] >= 8, seen
 
 
 # ------------------------------------------------------------------------------ deterministic tests
@@ -614,6 +650,60 @@ JOIN2:
 """
 
 
+# Reduced from programs with a shared exit tail (GenConfig.shared_exit_percent), by hand.
+SHARED_EXIT_EDGE = """
+.kernel shared_exit_edge
+.form reg
+.param in out n
+    s2r r0, %tid.x
+    ldc r5, out
+    ishl r7, r0, 3
+    iadd r5, r5, r7
+    iadd r3, r0, 7
+    ldc r4, n
+    isetp.ge r8, r0, r4
+    brnz r8, TAIL
+    iadd r16, r0, 1
+    iand r8, r0, 1
+    brz r8, TAIL
+    brnz r40, TAIL
+    stg [r5+4], r16
+    stg [r5], r7
+    exit
+TAIL:
+    imul r7, r3, 3
+    stg [r5], r7
+    exit
+"""
+
+LOOP_EXIT_EDGE = """
+.kernel loop_exit_edge
+.form reg
+.param in out n
+    s2r r0, %tid.x
+    ldc r5, out
+    ishl r7, r0, 4
+    iadd r5, r5, r7
+    mov r10, 0
+LOOP:
+    iadd r16, r0, 1
+    iadd r17, r0, 2
+    iadd r7, r7, 1
+    iadd r7, r7, 1
+    iadd r7, r7, 1
+    iadd r10, r10, 1
+    isetp.lt r9, r10, 2
+    brnz r9, LOOP
+    brnz r40, EXIT
+    stg [r5+4], r16
+    stg [r5+8], r17
+    stg [r5], r7
+    exit
+EXIT:
+    exit
+"""
+
+
 #: (program, Dmax, ring, out words per thread), with an id
 REGRESSIONS = [
     # Each program once broke the converter; the comment says how. All are fixed.
@@ -650,6 +740,14 @@ REGRESSIONS = [
     # (its own stores and the branch condition's recomputation moved RP). Now the tail is decided
     # first and the exit's values are protected against its final length.
     pytest.param(LOOP_TWO_IFS_EXIT_DISTANCE, 16, 20, 31, id="loop-two-ifs-exit-distance"),
+    # A two-way branch's tail leaves the values its other successor needs at up to Dmax; that
+    # successor, a lone 'brnz r40, TAIL' on a never-written register, recomputed its condition
+    # first and pushed r7 out of reach: "internal: r7 fell out of the ring" at Dmax 12. Now a new
+    # ring entry stores first what it would push out of reach (CodeGen.make_room).
+    pytest.param(SHARED_EXIT_EDGE, 12, 13, 2, id="shared-exit-edge"),
+    # Same cause after a loop's latch (the recomputation in the exit block's terminator):
+    # "distance 13 for r16 outside 1..12" at Dmax 12.
+    pytest.param(LOOP_EXIT_EDGE, 12, 13, 4, id="loop-exit-edge"),
 ]
 
 

@@ -80,8 +80,9 @@ class ConversionReport:
     causes: list[str] = field(default_factory=list)
     source_pc: list[int | None] = field(default_factory=list)
     static_reg: int = 0
-    #: translations beyond one per REG instruction: tiny joins copied onto split edges, bodies of
-    #: unrolled loops (each copy runs instead of the original, never in addition to it)
+    #: translations beyond one per REG instruction: tiny joins copied onto split edges, code reached
+    #: with different open ssy regions copied per set (a shared early exit), bodies of unrolled
+    #: loops (each copy runs instead of the original, never in addition to it)
     duplicated: int = 0
     rounds: int = 0
     spill_bytes: int = 0

@@ -3,8 +3,9 @@
 Blocks end at branches, ``sync`` and ``exit``, and begin at branch and ``ssy`` targets. A
 ``sync`` returns control to the reconvergence point of the innermost open ``ssy``; which one
 that is follows from walking the CFG with a stack of open regions, so each block is tagged with
-the regions open at its entry. A block reached with two different stacks is unstructured code
-the converter refuses, naming the pc.
+the regions open at its entry. A block reached with two different stacks is copied, one copy per
+stack, when the regions its paths close are the same on both (an early exit shared by two
+nesting levels); otherwise it is unstructured code the converter refuses, naming the pc.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class Block:
     succs: list[int] = field(default_factory=list)
     preds: list[int] = field(default_factory=list)
     stack: tuple[int, ...] | None = None  # open ssy regions (ids) at entry
-    copy_of: int | None = None  # for blocks made by duplication or edge splitting
+    copy_of: int | None = None  # the block whose code this copy runs; -1: an edge block with code of its own
 
     @property
     def terminator(self) -> Instruction | None:
@@ -56,6 +57,7 @@ class Region:
     id: int
     ssy_block: int
     join: int
+    pc: int  #: of its ssy instruction (the same for the regions of a block and of its copies)
     blocks: set[int] = field(default_factory=set)
     cyclic: bool = False
 
@@ -93,6 +95,18 @@ class Cfg:
         visit(self.entry)
         return order[::-1]
 
+    def source(self, bid: int) -> int:
+        """The block whose code ``bid`` runs: itself, or the block it is a copy of."""
+        copy_of = self.blocks[bid].copy_of
+        return bid if copy_of is None or copy_of < 0 else copy_of
+
+    def copy(self, block: Block, stack: tuple[int, ...] | None) -> Block:
+        """A copy of ``block`` (same code and successors, no label) entered with ``stack``, appended."""
+        new = Block(len(self.blocks), list(block.code), list(block.pcs), None, list(block.succs), [], stack,
+                    copy_of=block.id)
+        self.blocks.append(new)
+        return new
+
     def relink(self) -> None:
         for b in self.blocks:
             b.preds = []
@@ -122,43 +136,7 @@ def build_cfg(kernel: Kernel) -> Cfg:
         raise ConvertError(f"{cfg.where(last)}: control falls off the end of the kernel (end it with exit, "
                            "bra or sync)")
 
-    # Successors and reconvergence: walk with the stack of open ssy regions.
-    entry_stack: dict[int, tuple[int, ...]] = {0: ()}
-    work = [0]
-    while work:
-        b = blocks[work.pop()]
-        stack = list(entry_stack[b.id])
-        for ins in b.code:
-            if ins.op is Opcode.SSY:
-                rid = len(cfg.regions)
-                cfg.regions[rid] = Region(rid, b.id, block_at[ins.imm])
-                stack.append(rid)
-        term = b.terminator
-        succ_stacks: list[tuple[int, tuple[int, ...]]] = []
-        if term is None or SPECS[term.op].conditional:
-            fall = b.id + 1
-            if term is not None:
-                succ_stacks.append((block_at[term.imm], tuple(stack)))
-            succ_stacks.append((fall, tuple(stack)))
-        elif term.op is Opcode.BRA:
-            succ_stacks.append((block_at[term.imm], tuple(stack)))
-        elif term.op is Opcode.SYNC:
-            if not stack:
-                raise ConvertError(f"{cfg.where(b)}: sync with no open ssy on this path")
-            rid = stack.pop()
-            succ_stacks.append((cfg.regions[rid].join, tuple(stack)))
-        # A branch to its own fall-through has one successor, reached twice by a divergent warp.
-        b.succs = list(dict.fromkeys(s for s, _ in succ_stacks))
-        b.stack = entry_stack[b.id]
-        for s, st in succ_stacks:
-            if s in entry_stack:
-                if entry_stack[s] != st:
-                    raise ConvertError(f"{cfg.where(blocks[s])}: unstructured reconvergence: this block is "
-                                       "reached with different sets of open ssy regions")
-            else:
-                entry_stack[s] = st
-                work.append(s)
-    # Each block is walked once, so an ssy inside a loop opens one region, not one per visit.
+    _Walk(cfg, block_at).run()
     cfg.relink()
     if blocks[0].preds:
         raise ConvertError(f"{cfg.where(blocks[0])}: a branch targets the kernel's first instruction; the "
@@ -166,6 +144,124 @@ def build_cfg(kernel: Kernel) -> Cfg:
                            "before the loop)")
     _find_region_blocks(cfg)
     return cfg
+
+
+class _Walk:
+    """Successors and reconvergence: a walk from the entry with the stack of open ssy regions.
+
+    Each block is walked once per stack it is reached with, so an ssy inside a loop opens one
+    region, not one per visit. The first stack keeps the block; every other one gets a copy
+    (``Cfg.copy``) with regions of its own, provided the regions that paths from the block close
+    were opened by the same ssy instructions on both stacks: an early exit shared by two nesting
+    levels becomes one exit per level, as if the source had written it twice, and so does the
+    code after it, down to its own ifs. A block that would reconverge at different places
+    depending on the path that reached it is unstructured and refused.
+    """
+
+    def __init__(self, cfg: Cfg, block_at: dict[int, int]):
+        self.cfg, self.block_at = cfg, block_at
+        self.node: dict[tuple[int, tuple[int, ...]], int] = {}  # (source block, entry stack) -> block
+        self.work: list[int] = []
+        self.closes: dict[int, int | None] = {}  # source block -> entry regions its paths close
+
+    def run(self) -> None:
+        self.reach(self.cfg.entry, ())
+        while self.work:
+            self.step(self.cfg.blocks[self.work.pop()])
+
+    def reach(self, source: int, stack: tuple[int, ...]) -> int:
+        """The block that runs ``source``'s code when entered with ``stack``, queued if new."""
+        bid = self.node.get((source, stack))
+        if bid is not None:
+            return bid
+        block = self.cfg.blocks[source]
+        if block.stack is None:
+            bid = source
+            block.stack = stack
+        elif self._copyable(block, stack):
+            bid = self.cfg.copy(block, stack).id
+        else:
+            raise ConvertError(f"{self.cfg.where(block)}: unstructured reconvergence: this block is reached "
+                               "with different sets of open ssy regions")
+        self.node[(source, stack)] = bid
+        self.work.append(bid)
+        return bid
+
+    def step(self, b: Block) -> None:
+        cfg = self.cfg
+        stack = list(b.stack)
+        for pc, ins in zip(b.pcs, b.code):
+            if ins.op is Opcode.SSY:
+                rid = len(cfg.regions)
+                cfg.regions[rid] = Region(rid, b.id, self.block_at[ins.imm], pc)
+                stack.append(rid)
+        term = b.terminator
+        if term is not None and term.op is Opcode.SYNC:
+            if not stack:
+                raise ConvertError(f"{cfg.where(b)}: sync with no open ssy on this path")
+            region = cfg.regions[stack.pop()]
+            # The join as entered with the regions still open after this sync (a copy if it was
+            # reached with others first).
+            region.join = self.reach(cfg.source(region.join), tuple(stack))
+            succs = [region.join]
+        else:
+            succs = [self.reach(s, tuple(stack)) for s in _targets(b, cfg.source(b.id), self.block_at)]
+        # A branch to its own fall-through has one successor, reached twice by a divergent warp.
+        b.succs = list(dict.fromkeys(succs))
+
+    def _copyable(self, block: Block, stack: tuple[int, ...]) -> bool:
+        """Whether ``block``, walked with its first stack, may run with ``stack`` too: the innermost
+        regions its paths close were opened by the same ssy instructions on both."""
+        if block.id not in self.closes:
+            self.closes[block.id] = _closed_by_paths(self.cfg, self.block_at, block.id, self._ssy_pcs(block.stack))
+        closed = self.closes[block.id]
+        if closed is None or len(stack) < closed:
+            return False
+        return self._ssy_pcs(block.stack)[len(block.stack) - closed:] == self._ssy_pcs(stack)[len(stack) - closed:]
+
+    def _ssy_pcs(self, stack: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(self.cfg.regions[rid].pc for rid in stack)
+
+
+def _targets(b: Block, source: int, block_at: dict[int, int]) -> list[int]:
+    """Source blocks a block without ``sync`` continues to: its branch target, then its fall-through."""
+    term = b.terminator
+    if term is None:
+        return [source + 1]
+    if SPECS[term.op].conditional:
+        return [block_at[term.imm], source + 1]
+    if term.op is Opcode.BRA:
+        return [block_at[term.imm]]
+    return []
+
+
+def _closed_by_paths(cfg: Cfg, block_at: dict[int, int], start: int, entry: tuple[int, ...]) -> int | None:
+    """How many of the regions open at source block ``start`` (``entry``: their ssy pcs, innermost
+    last) the paths from it close, at most; None if a path closes more than are open, or opens
+    regions without end (an ssy in a loop that has no sync for it: structured code nests each ssy
+    at most once). Walks the source blocks with the ssy pcs of the open regions."""
+    deepest = len(entry) + sum(1 for ins in cfg.kernel.code if ins.op is Opcode.SSY)
+    lowest = len(entry)
+    seen: set[tuple[int, tuple[int, ...]]] = set()
+    work = [(start, entry)]
+    while work:
+        state = work.pop()
+        if state in seen:
+            continue
+        seen.add(state)
+        b = cfg.blocks[state[0]]
+        open_pcs = list(state[1]) + [pc for pc, ins in zip(b.pcs, b.code) if ins.op is Opcode.SSY]
+        if len(open_pcs) > deepest:
+            return None
+        if b.terminator is not None and b.terminator.op is Opcode.SYNC:
+            if not open_pcs:
+                return None
+            join = block_at[cfg.kernel.code[open_pcs.pop()].imm]
+            lowest = min(lowest, len(open_pcs))
+            work.append((join, tuple(open_pcs)))
+        else:
+            work.extend((s, tuple(open_pcs)) for s in _targets(b, b.id, block_at))
+    return len(entry) - lowest
 
 
 def _find_region_blocks(cfg: Cfg) -> None:

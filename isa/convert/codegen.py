@@ -243,6 +243,7 @@ class CodeGen:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: r{reg} has no value here")
         if v.pos is not None and bc.cur - v.pos <= self.dmax:
             return
+        self.make_room(bc, where, blk)
         if v.recipe is not None:
             self.emit(bc, v.recipe, "remat", where)
         elif v.spilled:
@@ -250,6 +251,14 @@ class CodeGen:
         else:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: r{reg} fell out of the ring")
         bc.layout[reg] = v.placed(bc.cur - 1)
+
+    def make_room(self, bc: BlockCode, where: list[Emitted], blk: Block) -> None:
+        """Before a new ring entry: store the values only the ring holds that it would push out of
+        reach. A two-way branch's tail leaves the values its other successor needs at up to Dmax,
+        and that successor may have to recompute or reload its branch condition before any
+        ``keep_in_reach``."""
+        for r in [r for r, v in bc.layout.items() if self._needs_ring(bc, r) and bc.cur - v.pos == self.dmax]:
+            self.spill(bc, r, blk, where)
 
     def keep_in_reach(self, bc: BlockCode, live: set[int], where: list[Emitted], blk: Block,
                       next_use: dict[int, int] | None = None) -> None:
@@ -691,9 +700,12 @@ class CodeGen:
         return out
 
     def _region_of_ssy(self, blk: Block, k: int) -> int:
-        # The k-th instruction's ssy opened the region whose ssy block is this one, in order.
-        source = blk.copy_of if blk.copy_of is not None and blk.copy_of >= 0 else blk.id
-        rids = [r.id for r in self.cfg.regions.values() if r.ssy_block == source]
+        # The k-th instruction's ssy opened the region whose ssy block is this one, in order. A
+        # block the CFG walk reached opened its own regions (copies too, one set per entry stack);
+        # a join copied onto a split edge has those of the block it copies.
+        rids = [r.id for r in self.cfg.regions.values() if r.ssy_block == blk.id]
+        if not rids and blk.copy_of is not None and blk.copy_of >= 0:
+            rids = [r.id for r in self.cfg.regions.values() if r.ssy_block == blk.copy_of]
         nth = sum(1 for ins in blk.code[:k] if ins.op is Opcode.SSY)
         return sorted(rids)[nth]
 
@@ -759,26 +771,17 @@ class CodeGen:
 
 
 def block_code_order(cfg: Cfg, reachable: set[int]) -> list[int]:
-    """Layout order: original blocks in source order, each edge block right after its branch
-    block when it is the fall-through, else at the end (it ends with a branch)."""
-    after: dict[int, list[int]] = {}
-    tail_blocks = []
-    for b in cfg.blocks:
-        if b.copy_of is None:
-            continue
-        pred = b.preds[0] if b.preds else None
-        p = cfg.blocks[pred] if pred is not None else None
-        if p is not None and p.succs and p.succs[-1] == b.id and (p.terminator is None
-                                                                  or SPECS[p.terminator.op].conditional):
-            after.setdefault(p.id, []).append(b.id)
-        else:
-            tail_blocks.append(b.id)
+    """Layout order: every block right before the block it falls through to (a split edge's
+    block, or a copy, after the block that falls into it); the chains so formed that start at an
+    original block in source order, then those that start at an edge block or a copy."""
+    falls_into = {b.id: b.succs[-1] for b in cfg.blocks
+                  if b.succs and (b.terminator is None or SPECS[b.terminator.op].conditional)}
+    fallen = set(falls_into.values())
+    heads = [b.id for b in cfg.blocks if b.copy_of is None] + [b.id for b in cfg.blocks if b.copy_of is not None]
     order = []
-    for b in cfg.blocks:
-        if b.copy_of is not None:
-            continue
-        order.append(b.id)
-        order.extend(after.get(b.id, []))
-    order.extend(tail_blocks)
+    for bid in heads:
+        chain = bid if bid not in fallen else None
+        while chain is not None:
+            order.append(chain)
+            chain = falls_into.get(chain)
     return [b for b in order if b in reachable]
-

@@ -94,17 +94,15 @@ def _leaves_loop(loops: dict[int, set[int]], src: int, dst: int) -> bool:
 
 def _isolate(cfg: Cfg, p: Block, index: int) -> None:
     target = cfg.blocks[p.succs[index]]
-    nid = len(cfg.blocks)
     if _is_tiny(target):
-        new = Block(nid, list(target.code), list(target.pcs), None, list(target.succs), [], target.stack,
-                    copy_of=target.id)
+        new = cfg.copy(target, target.stack)
     else:
         code: list[Instruction] = []
         is_fallthrough = index == len(p.succs) - 1
         if not is_fallthrough:
             code = [Instruction(Opcode.BRA, bimm=True, imm=0)]  # target fixed at link time
-        new = Block(nid, code, [None] * len(code), None, [target.id], [], target.stack, copy_of=-1)
-    cfg.blocks.append(new)
-    p.succs[index] = nid
+        new = Block(len(cfg.blocks), code, [None] * len(code), None, [target.id], [], target.stack, copy_of=-1)
+        cfg.blocks.append(new)
+    p.succs[index] = new.id
     if new.stack is None:
         raise ConvertError(f"{cfg.where(target)}: internal: edge target has no region stack")

@@ -6,7 +6,10 @@ with ``ssy``/``sync``, loops with a lane-dependent trip count inside an ``ssy`` 
 the test at the bottom, or at the top with a ``bra`` back edge -- uniform-trip-count loops with a
 plain back edge, early exits at the top and inside regions, shared-memory phases behind ``bar``
 in converged code) and then printed as REG assembly with unique labels. Every value of the
-register pool is stored to ``out`` at the end, so every value is observed.
+register pool is stored to ``out`` at the end, so every value is observed. Each early exit has
+an ``exit`` of its own, or (``GenConfig.shared_exit_percent``) goes to one exit tail shared by
+every nesting level and by the early exit of threads past n, as a compiler's single exit block
+is; the tail stores a few values and may hold an if or an exit of its own.
 
 Randomness comes from a ``Source``: ``RandomSource`` wraps ``random.Random`` (deterministic
 programs, quick to make many), ``DrawSource`` wraps a hypothesis ``draw``. ``GenConfig`` sets the
@@ -55,6 +58,7 @@ SHARED_PHASE_BYTES = 256  #: one word per thread of a block of at most 64 thread
 MAX_SHARED_PHASES = 3
 LOCAL_WORDS = 8
 OUT_FILL = 0xA5A5A5A5
+SHARED_EXIT = "SHAREDEXIT"  #: the shared exit tail's label (the printer's own labels end in a number)
 
 INT_BINOPS = ("iadd", "isub", "imul", "iand", "ior", "ixor", "ishl", "ishr", "isra",
               "imin", "imax", "umin", "umax")
@@ -118,6 +122,12 @@ class GenConfig:
     #: chance (percent) that a statement of converged code is a shared-memory phase with barriers,
     #: on top of the 2 % every generator has (0: no extra draw, the converter tests' programs)
     shared_phase_percent: int = 0
+    #: share (percent) of the parts of a sequence that are early exits
+    exit_percent: int = 8
+    #: chance (percent) that an early exit goes to the program's shared exit tail instead of an
+    #: ``exit`` of its own (0: no extra draw); the tail is then reached with different sets of
+    #: open ssy regions, as a compiler's single exit block is
+    shared_exit_percent: int = 0
 
 
 @dataclass(frozen=True)
@@ -176,6 +186,7 @@ class Exit(Node):
     setup: list[str]
     cond: int
     branch: str  # brnz/brz: the lanes taking the branch exit
+    shared: bool = False  # to the program's shared exit tail, not an ``exit`` of its own
 
 
 @dataclass
@@ -192,6 +203,13 @@ class Program:
     n: int
     data_seed: int
     unwritten: int | None = UNWRITTEN  #: ``GenConfig.unwritten``
+    #: what the shared exits run before their ``exit`` (printed only if some exit is shared)
+    exit_tail: Seq = field(default_factory=Seq)
+
+    @property
+    def early_to_tail(self) -> bool:
+        """Threads past n leave through the shared exit tail (there is one), not at DONE."""
+        return self.early and bool(self.exit_tail.items)
 
     @property
     def slots(self) -> int:
@@ -251,6 +269,8 @@ def features(prog: Program) -> set[str]:
                 walk(item.body, inside + ("loop",))
             elif isinstance(item, Exit):
                 found.add("exit in region" if inside else "exit")
+                if item.shared:
+                    found.add("shared exit in region" if inside else "shared exit")
 
     walk(prog.body, ())
     ops = {line.split()[0].split(".")[0] for line in prog.text.splitlines()[1:] if line.startswith("    ")}
@@ -510,7 +530,7 @@ class Generator:
                 out.items.append(self.straight(top))
             elif k < 70:
                 out.items.append(self.if_node(depth, loop_depth))
-            elif k < 92 and loop_depth < MAX_LOOP_DEPTH:
+            elif k < 100 - self.cfg.exit_percent and loop_depth < MAX_LOOP_DEPTH:
                 out.items.append(self.loop_node(depth, loop_depth, top))
             else:
                 out.items.append(self.exit_node())
@@ -548,10 +568,29 @@ class Generator:
         test_first = divergent and src.chance(35)
         return Loop(loop_depth, setup, body, divergent, test_first, limit_imm)
 
-    def exit_node(self) -> Exit:
+    def exit_node(self, shareable: bool = True) -> Exit:
         setup, cond = self.condition(True)
         self.budget -= len(setup) + 2
-        return Exit(setup, cond, self.src.choice(("brz", "brnz")))
+        branch = self.src.choice(("brz", "brnz"))
+        percent = self.cfg.shared_exit_percent if shareable else 0
+        return Exit(setup, cond, branch, bool(percent) and self.src.chance(percent))
+
+    def exit_tail(self) -> Seq:
+        """The shared exit's code: stores of a few values to this thread's extra slots (all that
+        the exiting lanes leave in ``out``), then now and then an if, or an exit of its own."""
+        src = self.src
+        stores = [f"stg [r{OUTB}+{4 * (len(self.pool) + src.int(0, EXTRA_SLOTS - 1))}], r{src.choice(self.pool)}"
+                  for _ in range(src.int(1, 3))]
+        tail = Seq([Straight(stores)])
+        k = src.int(0, 2)
+        if k == 1:
+            setup, cond = self.condition(True)
+            then = Seq([self.straight(False)])
+            other = Seq([self.straight(False)]) if src.chance(50) else None
+            tail.items.append(If(setup, cond, src.choice(("brz", "brnz")), then, other, src.int(0, 1)))
+        elif k == 2:
+            tail.items += [self.exit_node(shareable=False), self.straight(False)]
+        return tail
 
     def initial(self) -> list[str]:
         """Give every pool register a value of its kind."""
@@ -587,6 +626,7 @@ class Printer:
     def __init__(self):
         self.lines: list[str] = []
         self.exit_labels: list[str] = []
+        self.shared_exit_used = False  #: some branch goes to SHARED_EXIT: the tail is printed
         self.counter = 0
 
     def label(self, stem: str) -> str:
@@ -613,8 +653,12 @@ class Printer:
         elif isinstance(n, Exit):
             for line in n.setup:
                 self.ins(line)
-            name = self.label("EXIT")
-            self.exit_labels.append(name)
+            if n.shared:
+                self.shared_exit_used = True
+                name = SHARED_EXIT
+            else:
+                name = self.label("EXIT")
+                self.exit_labels.append(name)
             self.ins(f"{n.branch} r{n.cond}, {name}")
         else:  # pragma: no cover
             raise TypeError(n)
@@ -690,12 +734,15 @@ def generate(src: Source, cfg: GenConfig | None = None) -> Program:
     init = gen.initial()
     gen.budget -= len(prologue_lines(early, len(gen.pool))) + len(init) + len(gen.pool) + 1
     body = gen.seq(0, 0, True)
+    tail = gen.exit_tail() if cfg.shared_exit_percent else Seq()
     return Program(gen.pool, gen.kinds, early, init, body, list(gen.pool), launch, n, src.int(0, 2**31 - 1),
-                   cfg.unwritten)
+                   cfg.unwritten, tail)
 
 
-def prologue_lines(early: bool, npool: int) -> list[str]:
-    """i, the optional early exit of threads past n, the pointers."""
+def prologue_lines(early: bool, npool: int, to_tail: bool = False) -> list[str]:
+    """i, the optional early exit of threads past n, the pointers; the early exit goes to the
+    shared exit tail instead of DONE if ``to_tail``, after the pointers (the tail stores through
+    the ``out`` pointer)."""
     lines = [
         f"s2r r{TID}, %tid.x",
         f"s2r r{CTAID}, %ctaid.x",
@@ -703,26 +750,33 @@ def prologue_lines(early: bool, npool: int) -> list[str]:
         f"imad r{GID}, r{CTAID}, r{NTID}, r{TID}",
         f"ldc r{NREG}, n",
     ]
-    if early:
-        lines += [f"isetp.ge r{TCOND}, r{GID}, r{NREG}", f"brnz r{TCOND}, DONE"]
-    return lines + [
+    pointers = [
         f"ldc r{INB}, in",
         f"ldc r{OUTB}, out",
         f"imul r{TADDR}, r{GID}, {4 * (npool + EXTRA_SLOTS)}",
         f"iadd r{OUTB}, r{OUTB}, r{TADDR}",
     ]
+    leave = [f"isetp.ge r{TCOND}, r{GID}, r{NREG}", f"brnz r{TCOND}, {SHARED_EXIT if to_tail else 'DONE'}"]
+    if not early:
+        return lines + pointers
+    return lines + (pointers + leave if to_tail else leave + pointers)
 
 
 def render(prog: Program) -> str:
     """The program as REG assembly, with unique labels."""
     pr = Printer()
-    for line in prologue_lines(prog.early, len(prog.pool)) + prog.init:
+    pr.shared_exit_used = prog.early_to_tail
+    for line in prologue_lines(prog.early, len(prog.pool), prog.early_to_tail) + prog.init:
         pr.ins(line)
     pr.node(prog.body)
     for r in prog.final:
         pr.ins(f"stg [r{OUTB}+{4 * prog.pool.index(r)}], r{r}")
     pr.put_label("DONE")
     pr.ins("exit")
+    if pr.shared_exit_used:
+        pr.put_label(SHARED_EXIT)
+        pr.node(prog.exit_tail)
+        pr.ins("exit")
     for name in pr.exit_labels:
         pr.put_label(name)
         pr.ins("exit")
