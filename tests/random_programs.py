@@ -89,12 +89,13 @@ def describe_mismatch(ref: np.ndarray, got: np.ndarray, slots: int, pool: list[i
 
 
 def check_conversion(kernel: Kernel, ref: np.ndarray, dmax: int, ring: int, runner: Callable[[Kernel], np.ndarray],
-                     slots: int, pool: list[int] | tuple = (), timeout: float | None = CONVERT_SECONDS):
-    """Convert ``kernel`` at one Dmax, run it with ``runner`` and compare with the REG result ``ref``.
-    Returns (Failure or None, the conversion report or None)."""
+                     slots: int, pool: list[int] | tuple = (), timeout: float | None = CONVERT_SECONDS,
+                     variants: frozenset = frozenset()):
+    """Convert ``kernel`` at one Dmax (with the DFLOW ``variants`` given), run it with ``runner``
+    and compare with the REG result ``ref``. Returns (Failure or None, the conversion report or None)."""
     try:
         with time_limit(timeout):
-            dk, report = convert_kernel(kernel, dmax=dmax, ring=ring)
+            dk, report = convert_kernel(kernel, dmax=dmax, ring=ring, variants=variants)
     except ConversionHang as exc:
         return Failure("hang", str(exc), dmax, ring), None
     except ConvertError as exc:
@@ -111,9 +112,10 @@ def check_conversion(kernel: Kernel, ref: np.ndarray, dmax: int, ring: int, runn
 
 
 def check_dmax(prog: Program, kernel: Kernel, ref: np.ndarray, dmax: int, ring: int,
-               timeout: float | None = CONVERT_SECONDS):
+               timeout: float | None = CONVERT_SECONDS, variants: frozenset = frozenset()):
     """``check_conversion`` for a generated program."""
-    return check_conversion(kernel, ref, dmax, ring, lambda k: run_program(prog, k), prog.slots, prog.pool, timeout)
+    return check_conversion(kernel, ref, dmax, ring, lambda k: run_program(prog, k), prog.slots, prog.pool, timeout,
+                            variants)
 
 
 # ------------------------------------------------------------------------------ shrinking

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from random_programs import Failure, check_conversion, check_dmax, shrink
 
-from dualflow.isa import Opcode, assemble
+from dualflow.isa import Opcode, Variant, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.isa.convert.cfg import build_cfg
 from dualflow.testbench.randprog.generator import (
@@ -73,18 +73,18 @@ def _reduce(prog: Program, failure: Failure) -> str:
     return _reduced[key]
 
 
-def assert_equivalent(prog: Program, reduce: bool = True) -> None:
-    """The REG kernel and its conversion at every Dmax write identical ``out`` words, and every
-    REG instruction but nops is translated ("orig") at least once."""
+def assert_equivalent(prog: Program, reduce: bool = True, variants: frozenset[Variant] = frozenset()) -> None:
+    """The REG kernel and its conversion at every Dmax (with the DFLOW ``variants`` given) write
+    identical ``out`` words, and every REG instruction but nops is translated ("orig") at least once."""
     text = prog.text
     kernel = assemble(text).only
     ref = run_program(prog, kernel)  # a generator bug if this faults
     where = f"launch {prog.launch}, n = {prog.n}, input seed {prog.data_seed}"
     nonnop = {pc for pc, ins in enumerate(kernel.code) if ins.op is not Opcode.NOP}
     for dmax, ring in DMAX_RING:
-        failure, report = check_dmax(prog, kernel, ref, dmax, ring)
+        failure, report = check_dmax(prog, kernel, ref, dmax, ring, variants=variants)
         if failure is not None:
-            small = _reduce(prog, failure) if reduce else ""
+            small = _reduce(prog, failure) if reduce and not variants else ""
             raise AssertionError(f"{failure.describe(text)}({where})\n\n{small}")
         covered = {pc for c, pc in zip(report.causes, report.source_pc) if c == "orig"}
         assert covered == nonnop, (f"Dmax {dmax}: REG instructions without an 'orig' translation: "
@@ -128,6 +128,23 @@ def test_converted_kernels_with_shared_exits_agree_many(prog):
     assert_equivalent(prog)
 
 
+RESERVED_SSY = frozenset({Variant.RESERVED_SSY})
+
+
+@settings(max_examples=60, **_SETTINGS)
+@given(programs(SHARED_EXITS))
+def test_converted_kernels_with_reserved_ssy_agree(prog):
+    """The ``reserved-ssy`` variant: pads dropped, advances reserved, the same results."""
+    assert_equivalent(prog, variants=RESERVED_SSY)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, **_SETTINGS)
+@given(programs(GenConfig(min_pool=14, max_pool=30, max_instructions=200)))
+def test_converted_kernels_with_reserved_ssy_agree_many(prog):
+    assert_equivalent(prog, variants=RESERVED_SSY)
+
+
 # ------------------------------------------------------------------------------ the generator itself
 COVERED = ("if/else", "if without else", "lane-dependent if", "uniform if", "divergent loop", "while loop",
            "uniform loop", "loop in loop", "loop in if", "if in loop", "exit", "exit in region", "early exit",
@@ -165,6 +182,17 @@ def test_shared_exit_programs_reach_their_tail_with_different_regions():
             seen[feature] += 1
         seen["copied"] += any(b.copy_of is not None for b in cfg.blocks)
     assert seen["shared exit"] and seen["shared exit in region"] and seen["copied"] >= 8, seen
+
+
+def test_generated_programs_reserve_advances():
+    """The programs of ``test_converted_kernels_with_reserved_ssy_agree`` exercise the variant:
+    in many conversions an ssy reserves an advance and pads are dropped."""
+    reserved = 0
+    for seed in range(20):
+        kernel = assemble(generate(RandomSource(seed), SHARED_EXITS).text).only
+        dk, _ = convert_kernel(kernel, dmax=16, ring=20, variants=RESERVED_SSY)
+        reserved += any(ins.op is Opcode.SSY and ins.a for ins in dk.code)
+    assert reserved >= 5, reserved
 
 
 # ------------------------------------------------------------------------------ deterministic tests
