@@ -3,7 +3,9 @@ each with its expected results, run on every level of the project (the functiona
 timing model and the RTL core; tests/test_directed_programs.py).
 
 Each program is written in REG form; ``kernel(name, form)`` returns it in either form (DFLOW
-through the project's converter, ``dualflow.isa.convert.convert_kernel``). Its ``setup`` (a
+through the project's converter, ``dualflow.isa.convert.convert_kernel``, or, for what the
+converter does not write, a variant of the DFLOW form, from a DFLOW source written by hand
+beside the REG one: ``Program.dflow_source``). Its ``setup`` (a
 ``Buffers``) fills global memory and returns the launch parameters. What it must produce is
 stated without any model: ``reference`` computes, with numpy, the words of its output buffer
 from its input words; a faulting program names the fault instead (``ExpectedFault``: the kind,
@@ -16,7 +18,7 @@ the workloads (tests/test_rtl_workloads.py) and tests/test_rtl_fp_core.py.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import numpy as np
@@ -73,7 +75,11 @@ Reference = Callable[[np.ndarray, int], np.ndarray]
 class Program:
     """A REG-form source, its block and grid shapes, its memory set-up and what it must produce:
     the output words (``reference``) or a fault (``fault``), exactly one of the two.
-    ``latency``: the range of the co-simulated memory's answer latency, in cycles."""
+    ``latency``: the range of the co-simulated memory's answer latency, in cycles.
+    ``dflow_source``: the DFLOW form written by hand (without ``.ring`` and ``.dmax``: they are
+    the caller's), for a variant of the form the converter does not write; None: the converter's
+    form of ``source``. It computes the same ``reference``; a program that faults has none (its
+    expected fault is named by a REG pc)."""
 
     source: str
     block: int | tuple[int, ...]
@@ -82,10 +88,13 @@ class Program:
     fault: ExpectedFault | None = None
     grid: int | tuple[int, ...] = 1
     latency: tuple[int, int] = (1, 40)
+    dflow_source: str | None = None
 
     def __post_init__(self) -> None:
         if (self.reference is None) == (self.fault is None):
             raise ValueError("a directed program has a reference or an expected fault, exactly one")
+        if self.dflow_source is not None and self.fault is not None:
+            raise ValueError("a faulting directed program has no hand-written DFLOW form")
 
 
 ALU = """
@@ -409,6 +418,91 @@ GRID = """
     exit
 """
 
+# The reserved-ssy variant of the DFLOW form (docs/isa.md, "Variants"): the DFLOW form is written
+# by hand (the converter pads with rpinc). Region 1 is uniform per block: block 0 runs only the
+# long path (3 producers), block 1 only the empty one, which has no rpinc before its sync: the
+# ssy reserves the 3. After the join, values produced before the region (g, v, the address) are
+# read at fixed distances: right only if both blocks reach the join at the same RP (block 1 would
+# read g 3 positions too far back without the advance). Region 2 diverges in every warp: the odd
+# lanes' path has 2 producers, the even lanes' none, and the ssy reserves 1: the even lanes' sync
+# (first) leaves the entry's reserved RP, which is ahead of theirs; the odd lanes' raises it to
+# their RP, past the reservation.
+RESERVED_SSY = """
+.kernel reserved_ssy
+.param out
+    s2r r0, %tid.x
+    s2r r1, %ctaid.x
+    s2r r2, %ntid.x
+    imad r3, r1, r2, r0         ; g = ctaid.x * ntid.x + tid.x
+    imul r4, r3, 5              ; v = 5g, read after both joins
+    ldc r5, out
+    ishl r6, r3, 2
+    iadd r5, r5, r6             ; &out[g]
+    ssy JOIN
+    brnz r1, SHORT              ; block 1 (all its warps) runs only the empty path
+    iadd r7, r4, 3              ; block 0
+    imul r7, r7, r3
+    ixor r7, r7, 0x0f
+    stg [r5+256], r7
+    sync
+SHORT:
+    sync
+JOIN:
+    iand r8, r3, 1
+    ssy JOIN2
+    brz r8, EVEN                ; divergent: the even lanes go first, to the empty path
+    ixor r9, r4, 0x55           ; odd lanes
+    iadd r9, r9, r3
+    stg [r5+512], r9
+    sync
+EVEN:
+    sync
+JOIN2:
+    iadd r10, r4, 1
+    stg [r5], r10
+    exit
+"""
+
+# The same in DFLOW form with reserved-ssy: distances from the RP of each instruction (Pn: the
+# value produced at position n). No rpinc: the ssys reserve the advances.
+RESERVED_SSY_DFLOW = """
+.kernel reserved_ssy
+.form dflow
+.param out
+.variant reserved-ssy
+    s2r %tid.x                  ; P0
+    s2r %ctaid.x                ; P1
+    s2r %ntid.x                 ; P2
+    imad |2|, |1|, |3|          ; P3 g
+    imul |1|, 5                 ; P4 v
+    ldc out                     ; P5
+    ishl |3|, 2                 ; P6
+    iadd |2|, |1|               ; P7 &out[g]
+    ssy JOIN, 3                 ; the join at RP 8 + 3
+    brnz |7|, SHORT             ; ctaid.x
+    iadd |4|, 3                 ; P8
+    imul |1|, |6|               ; P9
+    ixor |1|, 0x0f              ; P10
+    stg [|4|+256], |1|
+    sync                        ; RP 11
+SHORT:
+    sync                        ; RP 8, no rpinc 3
+JOIN:
+    iand |8|, 1                 ; P11 (RP 11: g 8 back)
+    ssy JOIN2, 1                ; the join at RP 12 + 1 at least
+    brz |1|, EVEN
+    ixor |8|, 0x55              ; P12 (odd lanes)
+    iadd |1|, |10|              ; P13
+    stg [|7|+512], |1|
+    sync                        ; RP 14: the join's
+EVEN:
+    sync                        ; RP 12
+JOIN2:
+    iadd |10|, 1                ; P14 (RP 14: v 10 back)
+    stg [|8|], |1|
+    exit
+"""
+
 # Programs that fault: the golden model raises a KernelFault, and the RTL must stop for the same
 # reason (testbench/faults.py). Some work retires first, so the records before the stop compare.
 FAULT_GLOBAL_BOUNDS = """
@@ -590,6 +684,21 @@ def _ooo(a: np.ndarray, warp_size: int) -> np.ndarray:
     return _words(rows, 128)
 
 
+RESERVED_SSY_THREADS, RESERVED_SSY_BLOCKS = 16, 2
+
+
+def _reserved_ssy(a: np.ndarray, warp_size: int) -> np.ndarray:
+    rows = {}
+    for g in range(RESERVED_SSY_THREADS * RESERVED_SSY_BLOCKS):
+        v = 5 * g
+        rows[g] = v + 1
+        if g < RESERVED_SSY_THREADS:  # block 0's long path
+            rows[64 + g] = ((v + 3) * g) ^ 0x0F
+        if g & 1:
+            rows[128 + g] = (v ^ 0x55) + g
+    return _words(rows, 3 * 64)
+
+
 GRID_BLOCK, GRID_GRID = (4, 2), (3, 2)
 
 
@@ -617,6 +726,8 @@ PROGRAMS: dict[str, Program] = {
     # a load that surely outlives the independent work behind it
     "ooo": Program(OOO, OOO_THREADS, Buffers(128, inputs=64), _ooo, latency=(40, 60)),
     "grid": Program(GRID, GRID_BLOCK, Buffers(2 * 3 * 2 * 8), _grid, grid=GRID_GRID),
+    "reserved_ssy": Program(RESERVED_SSY, RESERVED_SSY_THREADS, Buffers(3 * 64), _reserved_ssy,
+                            grid=RESERVED_SSY_BLOCKS, dflow_source=RESERVED_SSY_DFLOW),
 }
 
 #: Programs that fault (on the RTL core: it must stop for the same reason as the golden model).
@@ -648,9 +759,12 @@ def _converted(name: str, ring: int, dmax: int) -> tuple[Kernel, ConversionRepor
 
 @cache
 def kernel(name: str, form: Form, ring: int = DEFAULT_RING, dmax: int = DEFAULT_DMAX) -> Kernel:
-    """Program ``name`` as a kernel in ``form`` (DFLOW: converted from the REG source for a ring
-    of ``ring`` entries and distances up to ``dmax``)."""
+    """Program ``name`` as a kernel in ``form`` (DFLOW: converted from the REG source, or the
+    program's hand-written DFLOW source, for a ring of ``ring`` entries and distances up to ``dmax``)."""
     if form is Form.DFLOW:
+        written = program(name).dflow_source
+        if written is not None:
+            return replace(assemble(written, f"<{name}.dflow>").only, ring=ring, dmax=dmax)
         return _converted(name, ring, dmax)[0]
     return assemble(program(name).source, f"<{name}>").only
 
@@ -660,6 +774,9 @@ def source_pc(name: str, form: Form, pc: int, ring: int = DEFAULT_RING, dmax: in
     (None: an instruction the converter added)."""
     if form is Form.REG:
         return pc
+    if program(name).dflow_source is not None:
+        raise ConfigError(f"directed program {name!r} is written by hand in DFLOW form: "
+                          "its pcs are not the REG source's")
     return _converted(name, ring, dmax)[1].source_pc[pc]
 
 

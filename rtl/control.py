@@ -25,7 +25,7 @@ from ._checks import reject
 from .decode import Op
 from .params import CoreParams
 from .regfile import bank_of, read_request_layout, read_response_signature
-from .register_pointer import rp_width
+from .register_pointer import ADVANCE_BITS, rp_width
 from .simt_stack import Op as StackOp
 from .simt_stack import SimtStack
 from .simt_stack import Status as StackStatus
@@ -121,6 +121,7 @@ class ControlUnit(wiring.Component):
         c_imm = Signal(32)
         c_target = c_imm[:ceil_log2(p.imem_words)]
         c_src = Signal(range(p.entries_per_warp))
+        c_advance = Signal(ADVANCE_BITS) if p.dflow else None  # ssy's reserved advance (reserved-ssy)
         c_cond = Signal(L)  # lanes whose condition value is non-zero
         c_next = Signal(range(p.imem_words))
         c_redirect = Signal()  # the warp goes on (not finished)
@@ -147,6 +148,8 @@ class ControlUnit(wiring.Component):
                 with m.If(self.issue.valid):
                     m.d.sync += [busy.eq(1), c_warp.eq(i.warp), c_info.eq(i.info), c_imm.eq(i.imm), c_src.eq(i.src),
                                  c_cond.eq(0)]
+                    if p.dflow:
+                        m.d.sync += c_advance.eq(i.advance)
                     with m.If(_one_of(i.info.op, CONDITIONAL) & i.has_src):
                         m.next = "READ"
                     with m.Else():
@@ -184,6 +187,8 @@ class ControlUnit(wiring.Component):
                     with m.Case(Op.SSY):
                         m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.SSY), cmd.pc.eq(c_target),
                                      cmd.mask.eq(active[c_warp])]
+                        if p.dflow:  # the SYNC entry starts at RP + k (reserved-ssy)
+                            m.d.comb += cmd.advance.eq(c_advance)
                     with m.Case(Op.SYNC):
                         m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.SYNC), cmd.mask.eq(mask)]
                         m.next = "RESUME"

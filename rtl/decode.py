@@ -6,7 +6,7 @@ field legality rules are all built from ``isa.opcodes.SPECS`` and the word layou
 the decoder is purely combinational.
 
 Illegal words (unknown opcode, reserved bits set, a field the opcode does not use, an undefined
-``mod`` value, ``rpinc`` in a BASE core) raise ``illegal``.
+``mod`` value, ``rpinc`` or an ``ssy`` advance in a BASE core) raise ``illegal``.
 """
 
 
@@ -43,24 +43,25 @@ def _width(name: str) -> int:
 
 
 class DecodedLayout(data.StructLayout):
-    """One decoded instruction.
+    """One decoded instruction (``dflow``: of a DFLOW core, which has ``advance``).
 
     Members
     -------
     op: opcode (``Op``). unit: unit class (``Unit``). produces: writes a value (and, in DFLOW,
     advances RP). mod: raw ``mod`` field. dst: raw destination field (REG: register + 1).
     a, b, c: raw source fields, forced to 0 when the opcode does not read them (b also when
-    ``bimm``), so "field != 0" means "operand present" in both forms. imm: the 32-bit
+    ``bimm``), so "field != 0" means "operand present" in both forms. advance (DFLOW only):
+    ``ssy``'s reserved advance (field A, ``Variant.RESERVED_SSY``; not a source), else 0. imm: the 32-bit
     immediate when ``bimm``, else the sign-extended 16-bit memory offset. bimm: source B is
     ``imm``. is_load, is_store, space: memory access kind. illegal: the word is not a valid
     instruction for this core.
     """
 
-    def __init__(self):
+    def __init__(self, *, dflow: bool = False):
         super().__init__({
             "op": Op, "unit": Unit, "produces": 1, "mod": _width("mod"), "dst": _width("dst"),
-            "a": _width("a"), "b": _width("b"), "c": _width("c"), "imm": 32, "bimm": 1,
-            "is_load": 1, "is_store": 1, "space": Space, "illegal": 1,
+            "a": _width("a"), "b": _width("b"), "c": _width("c"), **({"advance": _width("a")} if dflow else {}),
+            "imm": 32, "bimm": 1, "is_load": 1, "is_store": 1, "space": Space, "illegal": 1,
         })
 
 
@@ -83,22 +84,19 @@ class Decoder(wiring.Component):
 
     Parameters
     ----------
-    dflow: decode for a DFLOW core (``rpinc`` is legal only there).
+    dflow: decode for a DFLOW core (``rpinc`` and the advance of ``ssy`` are legal only there).
 
     Members
     -------
     word: In(64), the instruction word.
-    out: Out(DecodedLayout), the decoded instruction.
+    out: Out(DecodedLayout(dflow=dflow)), the decoded instruction.
     """
-
-    word: In(WORD_BITS)
-    out: Out(DecodedLayout())
 
     def __init__(self, *, dflow: bool):
         if not isinstance(dflow, bool):
             raise reject(self, f"dflow must be a bool, not {dflow!r}")
         self.dflow = dflow
-        super().__init__()
+        super().__init__({"word": In(WORD_BITS), "out": Out(DecodedLayout(dflow=dflow))})
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -122,6 +120,7 @@ class Decoder(wiring.Component):
                 reads_a = "a" in items or "mem" in items
                 reads_b = "b" in items or "bi" in items
                 reads_c = "c" in items
+                advance = "advance" in items and self.dflow  # field A, not a source
                 needs_imm = any(i in items for i in ("target", "param", "count"))
                 with m.Case(int(op)):
                     m.d.comb += [
@@ -130,6 +129,7 @@ class Decoder(wiring.Component):
                         out.a.eq(raw["a"] if reads_a else 0),
                         out.b.eq(Mux(bimm, 0, raw["b"]) if reads_b else 0),
                         out.c.eq(Mux(bimm, 0, raw["c"]) if reads_c else 0),
+                        *([out.advance.eq(raw["a"] if advance else 0)] if self.dflow else []),
                         out.is_load.eq(op in LOADS), out.is_store.eq(op in STORES),
                         out.space.eq(SPACE_CODES[LOADS.get(op) or STORES.get(op) or "global"]),
                     ]
@@ -140,7 +140,7 @@ class Decoder(wiring.Component):
                     checks = [~mod_ok]
                     if not spec.produces:
                         checks.append(raw["dst"] != 0)
-                    if not reads_a:
+                    if not reads_a and not advance:
                         checks.append(raw["a"] != 0)
                     if not reads_b:
                         checks.append(~bimm & (raw["b"] != 0))

@@ -63,10 +63,11 @@ class FetchUnit(wiring.Component):
             "redirect_valid": In(1), "redirect_warp": In(range(params.warps)), "redirect_pc": In(pcs),
             "consume": In(params.warps),
             "ib_valid": Out(params.warps), "ib_pc": Out(pcs).array(params.warps),
-            "ib_inst": Out(DecodedLayout()).array(params.warps),
+            "ib_inst": Out(DecodedLayout(dflow=params.dflow)).array(params.warps),
         }
         if depth == 2:
-            members.update({"ib_next_valid": Out(params.warps), "ib_next": Out(DecodedLayout()).array(params.warps)})
+            members.update({"ib_next_valid": Out(params.warps),
+                            "ib_next": Out(DecodedLayout(dflow=params.dflow)).array(params.warps)})
         super().__init__(members)
 
     def elaborate(self, platform) -> Module:

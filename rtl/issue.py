@@ -81,7 +81,7 @@ class IssueStage(wiring.Component):
         W, L, pcs = params.warps, params.warp_size, range(params.imem_words)
         self.exec_layout = issue_exec_layout(params)
         members = {
-            "ib_valid": In(W), "ib_pc": In(pcs).array(W), "ib_inst": In(DecodedLayout()).array(W),
+            "ib_valid": In(W), "ib_pc": In(pcs).array(W), "ib_inst": In(DecodedLayout(dflow=params.dflow)).array(W),
             "consume": Out(W),
             "check": Out(check_signature(params)).array(W), "sb_issue": Out(entry_layout(params)),
             "alloc": Out(stream.Signature(alloc_layout(params, payload_width=self.exec_layout.size,
@@ -94,7 +94,7 @@ class IssueStage(wiring.Component):
             "trapped": In(1), "trap": Out(trap_signature(params)), "start": In(1), "drained": Out(1),
         }
         if params.dflow:
-            members.update({"ib_next_valid": In(W), "ib_next": In(DecodedLayout()).array(W),
+            members.update({"ib_next_valid": In(W), "ib_next": In(DecodedLayout(dflow=params.dflow)).array(W),
                             "peek": Out(peek_signature(params)).array(W),
                             "advance_rp_valid": Out(1), "advance_rp_warp": Out(range(W)),
                             "cu_waiting": In(waiting_layout(params)).array(params.collector_units)})
@@ -237,6 +237,8 @@ class IssueStage(wiring.Component):
         c = self.control.payload
         m.d.comb += [self.control.valid.eq(i_ctrl), c.warp.eq(iw), c.info.eq(info), c.imm.eq(i_d.imm),
                      c.src.eq(sel([i_src[w][0] for w in range(W)])), c.has_src.eq(i_d.a != 0)]
+        if p.dflow:
+            m.d.comb += c.advance.eq(i_d.advance)
 
         # ---- to a collector unit: special-register and parameter values known at issue
         x = Signal(self.exec_layout)

@@ -23,12 +23,12 @@ from dualflow.errors import ConfigError
 
 from .params import CoreParams
 
-__all__ = ["RP_EXTRA_BITS", "RegisterPointers", "advance_layout", "dest_slot", "rp_width", "set_layout",
+__all__ = ["ADVANCE_BITS", "RP_EXTRA_BITS", "RegisterPointers", "advance_layout", "dest_slot", "rp_width", "set_layout",
            "source_slot"]
 
 #: RP bits beyond the ring-slot index (derived here; not a CoreParams field).
 RP_EXTRA_BITS = 16
-#: Width of an RP advance (``rpinc`` counts are 1..255).
+#: Width of an RP advance (``rpinc`` counts are 1..255, ``ssy``'s reserved advance 0..255).
 ADVANCE_BITS = 8
 
 

@@ -5,7 +5,8 @@ entries of all warps live in one ``Memory`` (row ``warp * depth + level``); per 
 the stack pointer and a kind bit per level, so ``sync`` finds the nearest SYNC entry without a
 search through the memory. Operations, exactly as the executor does them:
 
-- ``SSY``: push SYNC(pc = target, mask = active mask, rp = current RP).
+- ``SSY``: push SYNC(pc = target, mask = active mask, rp = current RP + ``advance``, the reserved
+  advance k of ``ssy L, k``: DFLOW, ``reserved-ssy``; 0 for the original ``ssy``).
 - ``DIV``: push DIV(pc = fall-through, mask = not-taken lanes, rp = current RP); the caller goes on
   with the taken lanes.
 - ``SYNC``: (DFLOW) the nearest SYNC entry's rp becomes max(its rp, current RP), compared modulo
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from amaranth import Array, Const, Module, Signal
+from amaranth import Array, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
@@ -44,7 +45,7 @@ from amaranth.utils import ceil_log2
 from dualflow.errors import ConfigError
 
 from .params import CoreParams
-from .register_pointer import rp_width
+from .register_pointer import ADVANCE_BITS, rp_width
 from .written_bits import clear_layout, request_clear
 
 __all__ = ["Op", "SimtStack", "Status", "Trap", "cmd_layout", "resp_layout"]
@@ -77,11 +78,12 @@ def pc_width(params: CoreParams) -> int:
 def cmd_layout(params: CoreParams) -> data.StructLayout:
     """A stack operation of one warp. ``pc``: SSY target or DIV fall-through; ``mask``: SSY active
     mask or DIV not-taken lanes, SYNC (DFLOW) the path's active lanes; ``rp``: the warp's current
-    RP (DFLOW); ``alive``: the warp's lanes that have not exited (after the EXIT), used by SYNC
-    and EXIT."""
+    RP (DFLOW); ``advance``: DFLOW, SSY's reserved advance (``reserved-ssy``: the entry's rp is
+    ``rp + advance``; ignored by the other operations); ``alive``: the warp's lanes that have not
+    exited (after the EXIT), used by SYNC and EXIT."""
     return data.StructLayout({
         "op": 2, "warp": range(params.warps), "pc": pc_width(params), "mask": params.warp_size,
-        "rp": rp_width(params), "alive": params.warp_size,
+        "rp": rp_width(params), **({"advance": ADVANCE_BITS} if params.dflow else {}), "alive": params.warp_size,
     })
 
 
@@ -192,8 +194,8 @@ class SimtStack(wiring.Component):
                                     wr.addr.eq(base(c.warp) + sp[c.warp]), wr.en.eq(1),
                                     wr.data.pc.eq(c.pc), wr.data.mask.eq(c.mask),
                                 ]
-                                if dflow:
-                                    m.d.comb += wr.data.rp.eq(c.rp)
+                                if dflow:  # modulo the RP width, as RP itself
+                                    m.d.comb += wr.data.rp.eq(c.rp + Mux(c.op == Op.SSY, c.advance, 0))
                                 set_sp(c.warp, sp[c.warp] + 1)
                                 for i, reg in enumerate(kind_regs):
                                     with m.If(c.warp == i):

@@ -17,7 +17,7 @@ from amaranth.lib.wiring import Out
 from .decode import Op, Space
 from .layouts import lane_data
 from .params import CoreParams
-from .register_pointer import rp_width
+from .register_pointer import ADVANCE_BITS, rp_width
 
 __all__ = ["COLLECTOR_TAG_BITS", "SEQ_BITS", "TraceSignature", "completion_layout", "info_layout",
            "issue_control_layout", "issue_exec_layout", "trace_layout"]
@@ -48,9 +48,11 @@ def issue_exec_layout(params: CoreParams) -> data.StructLayout:
 
 def issue_control_layout(params: CoreParams) -> data.StructLayout:
     """A control instruction (issue -> control unit): its warp, side-band word, immediate (the
-    target, or the RP increment) and its first source (a branch condition) if it has one."""
+    target, or the RP increment), its first source (a branch condition) if it has one and, DFLOW,
+    ``ssy``'s reserved advance (``reserved-ssy``; 0 for the original ``ssy``)."""
     return data.StructLayout({"warp": range(params.warps), "info": info_layout(params), "imm": 32,
-                              "src": range(params.entries_per_warp), "has_src": 1})
+                              "src": range(params.entries_per_warp), "has_src": 1,
+                              **({"advance": ADVANCE_BITS} if params.dflow else {})})
 
 
 def completion_layout(params: CoreParams) -> data.StructLayout:

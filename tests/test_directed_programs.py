@@ -11,18 +11,23 @@ suite adds it to every level.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from test_rtl_core import PARAM_SETS
 
-from dualflow.errors import KernelFault
+from dualflow.errors import ConfigError, KernelFault
+from dualflow.isa import Form, Variant, assemble
 from dualflow.kernels.directed import (
     FAULT_PROGRAMS,
     PROGRAMS,
+    RESERVED_SSY_DFLOW,
     expected_output,
     fault_mismatch,
     kernel,
     output_mismatches,
     program,
+    source_pc,
 )
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
@@ -88,6 +93,26 @@ def test_expectations_can_fail():
     assert not expectation_mismatches(result, params)
     result.memory[out // 4 + 3] ^= 1
     assert expectation_mismatches(result, params) == [f"early_exit: out[3] at {out + 12:#x} is 0x8, expected 0x9"]
+
+
+def test_hand_written_dflow_form():
+    """``reserved_ssy``'s DFLOW form is written by hand with ``.variant reserved-ssy`` (the
+    converter writes none): the caller's ring and dmax, no REG pcs; without the reserved advance
+    of its uniform region it does not compute its reference (block 1 reads the wrong positions
+    after the join: a wrong address, a fault)."""
+    k = kernel("reserved_ssy", Form.DFLOW, ring=64, dmax=20)
+    assert (k.ring, k.dmax, k.variants) == (64, 20, frozenset({Variant.RESERVED_SSY}))
+    assert not any(ins.op.name == "RPINC" for ins in k.code)
+    with pytest.raises(ConfigError, match="written by hand"):
+        source_pc("reserved_ssy", Form.DFLOW, 3)
+    with pytest.raises(ValueError, match="no hand-written DFLOW form"):
+        replace(program("global_bounds"), dflow_source=RESERVED_SSY_DFLOW)
+    prog = program("reserved_ssy")
+    dev = Device(FunctionalConfig(warp_size=4))
+    params = prog.setup(dev)
+    plain = assemble(RESERVED_SSY_DFLOW.replace("ssy JOIN, 3", "ssy JOIN")).only
+    with pytest.raises(KernelFault, match="misaligned"):
+        dev.launch(plain, grid=prog.grid, block=prog.block, params=params)
 
 
 def _retired_before(trace, first_op: str, later_op: str) -> dict[int, bool]:

@@ -190,12 +190,13 @@ class SimtStackModel:
     def __post_init__(self) -> None:
         self.stacks = [[] for _ in range(self.warps)]
 
-    def push(self, warp: int, kind: int, pc: int, mask: int, rp: int) -> int:
-        """ssy / divergent branch; returns the trap cause (TRAP_OVERFLOW when full)."""
+    def push(self, warp: int, kind: int, pc: int, mask: int, rp: int, advance: int = 0) -> int:
+        """ssy / divergent branch; returns the trap cause (TRAP_OVERFLOW when full). ``advance``:
+        ssy's reserved advance (``reserved-ssy``), the entry's rp is ``rp + advance``."""
         stack = self.stacks[warp]
         if len(stack) >= self.depth:
             return TRAP_OVERFLOW
-        stack.append(StackEntry(kind, pc, mask, rp if self.dflow else 0))
+        stack.append(StackEntry(kind, pc, mask, (rp + advance) % (1 << self.rp_bits) if self.dflow else 0))
         return TRAP_NONE
 
     def sync(self, warp: int, rp: int, alive: int) -> StackResult:

@@ -3,7 +3,9 @@
 Random commands of random warps: SSY and DIV pushes (up to overflow), SYNC and EXIT (exits retire
 random lanes; a warp whose lanes are all gone starts again with a fresh mask), with RP values
 scattered around a per-warp base that sits near the wrap of the RP width for some warps, so the
-modular max of ``sync`` is exercised both ways. Commands are held while the stack is busy, with
+modular max of ``sync`` is exercised both ways; DFLOW commands carry a random reserved advance,
+zero half the time (``reserved-ssy``: SSY's entry starts at rp + advance; the other operations
+ignore it). Commands are held while the stack is busy, with
 random idle cycles; responses see random backpressure. Checked: every response's warp, status,
 pc, mask and rp in order; no response without SYNC/EXIT; an offered response stays unchanged
 until taken; each response arrives within the documented latency bound; the sticky trap outputs.
@@ -79,8 +81,9 @@ class SimtStackBench(BlockBench):
             self.alive[w] &= ~self.rng.getrandbits(p.warp_size)
         if self.alive[w] == 0 and op != OP_EXIT and not m.stacks[w]:
             self.alive[w] = self.rng.getrandbits(p.warp_size) or self.full  # the warp restarts
+        advance = self.rng.choice([0, self.rng.randrange(256)]) if p.dflow else 0
         return {"op": op, "warp": w, "pc": self.rng.getrandbits(self.pcw), "mask": mask, "rp": rp,
-                "alive": self.alive[w]}
+                **({"advance": advance} if p.dflow else {}), "alive": self.alive[w]}
 
     def drive(self) -> None:
         if self.cmd is None and not chance(self.rng, self.idle_rate):
@@ -96,7 +99,8 @@ class SimtStackBench(BlockBench):
         op = c["op"]
         if op in (OP_SSY, OP_DIV):
             self.counts["ssy" if op == OP_SSY else "div"] += 1
-            cause = m.push(w, SYNC if op == OP_SSY else DIV, c["pc"], c["mask"], c["rp"])
+            cause = m.push(w, SYNC if op == OP_SSY else DIV, c["pc"], c["mask"], c["rp"],
+                           c.get("advance", 0) if op == OP_SSY else 0)
             result = None
         elif op == OP_SYNC:
             self.counts["sync"] += 1
