@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dualflow.isa import Form, Kernel, assemble
+from dualflow.isa import Form, Kernel, Variant, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.models.device import Device
 from dualflow.rtl.params import CoreParams
@@ -68,12 +68,20 @@ def gen_config(params: CoreParams, *, fp: bool = False, read_unwritten: bool = T
                      max_depth=RTL_MAX_DEPTH, shared_phase_percent=SHARED_PHASE_PERCENT)
 
 
-def form_kernel(text: str, params: CoreParams, where: str = "<random>") -> Kernel:
-    """Assemble REG ``text``; for a DFLOW core, convert it for the core's Dmax and ring."""
+def form_kernel(text: str, params: CoreParams, where: str = "<random>",
+                variants: frozenset[Variant] = frozenset()) -> Kernel:
+    """Assemble REG ``text``; for a DFLOW core, convert it for the core's Dmax and ring with the
+    DFLOW ``variants`` given (every DFLOW core implements them all)."""
     kernel = assemble(text, where).only
     if params.mode.form is Form.DFLOW:
-        kernel, _report = convert_kernel(kernel, dmax=params.dmax, ring=params.ring)
+        kernel, _report = convert_kernel(kernel, dmax=params.dmax, ring=params.ring, variants=variants)
     return kernel
+
+
+def seed_variants(seed: int) -> frozenset[Variant]:
+    """The DFLOW variants a random program is converted with: every variant for odd seeds, none
+    for even ones, so a campaign runs both the original form and the variants."""
+    return frozenset(Variant) if seed % 2 else frozenset()
 
 
 @dataclass
@@ -115,7 +123,7 @@ def core_program(params: CoreParams, seed: int, *, fp: bool = False, read_unwrit
     says what ``fp`` and ``read_unwritten`` do)."""
     prog = generate(RandomSource(seed), gen_config(params, fp=fp, read_unwritten=read_unwritten))
     text = prog.text
-    return CoreProgram(seed, prog, text, form_kernel(text, params, f"<random seed {seed}>"))
+    return CoreProgram(seed, prog, text, form_kernel(text, params, f"<random seed {seed}>", seed_variants(seed)))
 
 
 def core_runs_fp(params: CoreParams) -> bool:
