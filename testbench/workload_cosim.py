@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dualflow.errors import ConfigError
-from dualflow.isa import Form, Kernel
+from dualflow.isa import Form, Kernel, Variant
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import run_workload
 from dualflow.machine.functional import FunctionalConfig
@@ -64,13 +64,15 @@ class WorkloadCases:
 def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: int = 1,
                    values: dict[str, Any] | None = None, max_cycles: int = 100000,
                    max_instructions: int | None = None, latency: tuple[int, int] = (1, 40),
-                   max_block_threads: int | None = None) -> WorkloadCases:
+                   max_block_threads: int | None = None,
+                   variants: frozenset[Variant] = frozenset()) -> WorkloadCases:
     """Run workload ``name`` on the functional model in the core's form and turn its launches into
     cases. ``values`` override the size's parameters (e.g. ``{"nodes": 16}`` for bfs), ``seed``
     generates the inputs and seeds each case's memory model (``seed + launch index``).
     ``max_instructions``: the golden model's budget per launch (``CosimCase.max_instructions``).
     ``max_block_threads``: the device's largest block (``FunctionalConfig.max_threads_per_block``),
-    for a workload that sizes its blocks by it (nn), so that it fits a smaller core.
+    for a workload that sizes its blocks by it (nn), so that it fits a smaller core. ``variants``:
+    the DFLOW variants the converter may use (``run_workload``).
 
     The DFLOW form is converted for the project's default ring; the core must have that ring and
     Dmax (``check_case`` says so otherwise)."""
@@ -81,7 +83,8 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
         raise ConfigError(f"workload {name}: no parameter {', '.join(unknown)} (have: {', '.join(known) or 'none'})")
     limits = {} if max_block_threads is None else {"max_threads_per_block": max_block_threads}
     dev = _RecordingDevice(FunctionalConfig(max_warp_instructions=max_instructions, **limits))
-    run = run_workload(get_workload(name), size, form, seed=seed, params=values, device=dev)
+    run = run_workload(get_workload(name), size, form, seed=seed, params=values, device=dev,
+                       variants=variants if params.dflow else frozenset())
     cases: list[CosimCase] = []
     for index, (kernel, grid, block, launch_params, memory) in enumerate(dev.replays):
         cases.append(CosimCase(f"{name}-{index}-{kernel.name}", kernel, block,

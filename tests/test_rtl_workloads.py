@@ -15,6 +15,7 @@ import math
 
 import pytest
 
+from dualflow.isa import Opcode, Variant
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.cosim import dim3, run_cosim
 from dualflow.testbench.workload_cosim import core_for, workload_cases
@@ -48,6 +49,20 @@ def test_bfs_every_launch(mode: str):
     # Kernel and Kernel2 alternate until no node changes: 4 iterations on this graph
     assert [c.kernel.name for c in wc.cases] == ["Kernel", "Kernel2"] * 4
     assert all(r.blocks == 1 for r in results)
+
+
+def test_bfs_with_reserved_ssy():
+    """bfs converted with the reserved-ssy variant: its Kernel's if-region reserves its advance
+    instead of padding, and the core runs every launch as the golden model does."""
+    wc, _ = _run("bfs", "dflow", values={"nodes": 16}, variants=frozenset({Variant.RESERVED_SSY}))
+    assert any(ins.op is Opcode.SSY and ins.a for c in wc.cases for ins in c.kernel.code)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["reduce", "hotspot"])
+def test_tiny_workload_with_reserved_ssy_slow(name: str):
+    wc, _ = _run(name, "dflow", L8, size="tiny", variants=frozenset({Variant.RESERVED_SSY}))
+    assert any(ins.op is Opcode.SSY and ins.a for c in wc.cases for ins in c.kernel.code)
 
 
 @pytest.mark.parametrize("mode", ["dflow", "base"])
