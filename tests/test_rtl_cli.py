@@ -65,6 +65,19 @@ def test_cosim_command_runs_a_program(tmp_path, capsys):
     assert report["ok"] and report["seed"] == 3
 
 
+def test_cosim_converts_with_a_variant(capsys):
+    """``--variant reserved-ssy``: reduce's if-regions reserve their advance instead of padding,
+    and the core runs the conversion as the golden model does."""
+    records = {}
+    for variant in ([], ["--variant", "reserved-ssy"]):
+        rc = main(["cosim", "kernels/samples/reduce.reg.s", "--mode", "dflow", *variant,
+                   "--value", "n=64", "--grid", "2", "--block", "32"])
+        out = capsys.readouterr().out
+        assert rc == 0 and "PASS reduce" in out, out
+        records[bool(variant)] = int(out.split(" of ")[1].split()[0])
+    assert records[True] < records[False]  # the pads the variant drops are not run
+
+
 def test_cosim_program_takes_grid_and_input_and_names_the_kernel(tmp_path, capsys):
     import numpy as np
 

@@ -27,6 +27,8 @@ from dualflow.errors import ConfigError
 from dualflow.isa import Form, Kernel
 from dualflow.models.device import Device
 
+from .options import variants_of
+
 #: The parameter buffers' element types a .npy file may hold: memory words are 32 bits.
 WORD_DTYPES = ("int32", "uint32", "float32")
 #: Words of the random buffer given to a parameter without ``--value`` or ``--input``.
@@ -119,10 +121,11 @@ def load_array(path: str, option: str) -> np.ndarray:
 
 
 def load_kernel(path: str, name: str | None, *, dflow: bool, machine: str, dmax: int | None = None,
-                ring: int | None = None) -> Kernel:
+                ring: int | None = None, variants: frozenset = frozenset()) -> Kernel:
     """Kernel ``name`` of an assembly file (the only one if ``name`` is None), in the form the machine
     runs: a REG-form kernel is converted for a D-FLOW machine (with ``dmax`` and ``ring`` when
-    given, else the converter's defaults); a DFLOW-form kernel cannot run on a BASE machine
+    given, else the converter's defaults, and the DFLOW ``variants`` given); a DFLOW-form kernel
+    cannot run on a BASE machine
     (``machine`` names it in the message: ``core``, ``GPU``)."""
     from dualflow.isa import assemble_file
     from dualflow.isa.convert import convert_kernel
@@ -140,7 +143,7 @@ def load_kernel(path: str, name: str | None, *, dflow: bool, machine: str, dmax:
         raise ConfigError(f"{path}: several kernels ({', '.join(k.name for k in kernels)}); choose one with --kernel")
     if dflow and kernel.form is Form.REG:
         limits = {k: v for k, v in (("dmax", dmax), ("ring", ring)) if v is not None}
-        kernel, _report = convert_kernel(kernel, **limits)
+        kernel, _report = convert_kernel(kernel, variants=variants, **limits)
     elif not dflow and kernel.form is Form.DFLOW:
         raise ConfigError(f"{path}: kernel {kernel.name!r} is DFLOW form; a base {machine} runs REG-form kernels")
     return kernel
@@ -196,7 +199,8 @@ def program_launch(path: str, args: argparse.Namespace, *, dflow: bool, machine:
                    default_block: tuple[int, ...], dmax: int | None = None, ring: int | None = None) -> ProgramLaunch:
     """The launch of a kernel of assembly file ``path`` that the options of ``add_launch_options``
     describe, every parameter name checked against the kernel."""
-    kernel = load_kernel(path, args.kernel, dflow=dflow, machine=machine, dmax=dmax, ring=ring)
+    variants = variants_of(args) if hasattr(args, "variants") else frozenset()  # commands with --variant
+    kernel = load_kernel(path, args.kernel, dflow=dflow, machine=machine, dmax=dmax, ring=ring, variants=variants)
     values = parse_values(args.value)
     inputs = {name: load_array(path, f"--input {name}={path}")
               for name, path in _pairs(args.input, "--input", "FILE.npy").items()}

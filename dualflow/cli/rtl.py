@@ -15,7 +15,7 @@ from dualflow.rtl.params import CoreParams
 from dualflow.testbench.sim import SIMULATORS
 
 from .launch import add_launch_options, given_launch_options
-from .options import add_max_instructions, positive, seed
+from .options import add_max_instructions, add_variants, positive, seed, variants_of
 
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 #: Help for fields whose default is derived from the others.
@@ -114,7 +114,7 @@ def cmd_cosim(args) -> int:
                               f"{args.simulator}")
         wc = workload_cases(args.workload, params, size=args.size, seed=args.seed,
                             values=parse_values(args.value), max_cycles=args.max_cycles,
-                            max_instructions=args.max_instructions)
+                            max_instructions=args.max_instructions, variants=variants_of(args))
         params = core_for(wc, params, keep=[name for name in ("warps", "regs") if getattr(args, name) is not None])
         gate = _gate_level(args.netlist, params) if args.netlist is not None else None
         results = run_cosim(params, wc.cases, report_dir=args.report, max_print=args.max_print,
@@ -223,6 +223,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="instead of a program: every launch of a workload's host driver, on a core grown to "
                         "hold its largest block (--warps) and, in BASE, its registers (--regs) unless given")
     p.add_argument("--size", default="tiny", help="workload size (default tiny)")
+    add_variants(p)
     from .rtl_random import add_random_options
 
     add_random_options(p)
