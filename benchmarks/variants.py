@@ -5,9 +5,11 @@ Every workload runs on ``--preset`` (default ``paper-rtx3080``) in BASE (REG for
 with its kernels converted by the converter (default Dmax and ring) without variants and with each
 variant in ``VARIANTS`` (the hand-written DFLOW forms of the samples are not used, so that every
 column is the converter's); each run is checked against the workload's reference. The table gives
-cycles, warp-instructions and the speedup over BASE.
+cycles, warp-instructions and the speedup over BASE. ``--capacity`` prints instead the
+register-file capacity one warp holds in each form (``machine/footprint.py``'s rule: BASE the
+most registers any kernel uses, D-FLOW its kernels' rings; bytes = entries x lanes x 4), no runs.
 
-    python benchmarks/variants.py [--size small] [--preset paper-rtx3080] [workload ...]
+    python benchmarks/variants.py [--size small] [--preset paper-rtx3080] [--capacity] [workload ...]
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dualflow.isa import Form, Module, Variant
 from dualflow.isa.convert import convert_module
 from dualflow.kernels.registry import WORKLOADS
 from dualflow.kernels.workload import run_workload
+from dualflow.machine.footprint import entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.presets import preset
 from dualflow.models.statistic import merge_launches
@@ -43,12 +46,32 @@ def run(name: str, size: str, preset_name: str, form: Form, module: Module | Non
     return total.cycles, total.total_warp_instructions
 
 
+def capacity_table(workloads: list[str], warp_size: int) -> str:
+    """Bytes of register file one warp holds, BASE against each DFLOW form (``--capacity``)."""
+    lines = [f"register-file bytes per warp ({warp_size} lanes): BASE, then each DFLOW form (and its ratio to BASE)",
+             f"{'workload':<11}{'BASE':>8}" + "".join(f"{label:>22}" for label, _ in VARIANTS)]
+    for name in workloads:
+        reg = WORKLOADS[name]().module(Form.REG)
+        base = 4 * warp_size * max(entries_per_warp(k, "base") for k in reg)
+        cells = []
+        for _, variants in VARIANTS:
+            module, _ = convert_module(reg, variants=variants)
+            dflow = 4 * warp_size * max(entries_per_warp(k, "dflow") for k in module)
+            cells.append(f"{dflow:>14,} ({dflow / base:.2f})")
+        lines.append(f"{name:<11}{base:>8,}" + "".join(cells))
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workloads", nargs="*", default=sorted(WORKLOADS))
     parser.add_argument("--size", default="small")
     parser.add_argument("--preset", default="paper-rtx3080")
+    parser.add_argument("--capacity", action="store_true", help="print the register-file capacity per warp only")
     args = parser.parse_args(argv)
+    if args.capacity:
+        print(capacity_table(args.workloads, preset(args.preset).sm.warp_size))
+        return 0
     print(f"{args.preset}, size {args.size}: cycles, warp-instructions and speedup over BASE")
     print(f"{'workload':<11}{'BASE cycles':>12}" + "".join(f"{label + ' cycles':>22}{'instr.':>11}{'speedup':>8}"
                                                          for label, _ in VARIANTS))
