@@ -8,16 +8,21 @@ column is the converter's); each run is checked against the workload's reference
 cycles, warp-instructions and the speedup over BASE. ``--capacity`` prints instead the
 register-file capacity one warp holds in each form (``machine/footprint.py``'s rule: BASE the
 most registers any kernel uses, D-FLOW its kernels' rings; bytes = entries x lanes x 4), no runs.
+``--equal-capacity`` converts each workload for a ring of BASE's registers per thread (Dmax one
+less, at least the converter's minimum), so both modes hold the same register file per warp, and
+adds the DFLOW/REG instruction ratio.
 
-    python benchmarks/variants.py [--size small] [--preset paper-rtx3080] [--capacity] [workload ...]
+    python benchmarks/variants.py [--size small] [--preset paper-rtx3080] [--capacity | --equal-capacity]
+                                  [workload ...]
 """
 
 from __future__ import annotations
 
 import argparse
 
-from dualflow.isa import Form, Module, Variant
+from dualflow.isa import DEFAULT_RING, Form, Module, Variant
 from dualflow.isa.convert import convert_module
+from dualflow.isa.convert.codegen import MIN_DMAX
 from dualflow.kernels.registry import WORKLOADS
 from dualflow.kernels.workload import run_workload
 from dualflow.machine.footprint import entries_per_warp
@@ -68,22 +73,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="small")
     parser.add_argument("--preset", default="paper-rtx3080")
     parser.add_argument("--capacity", action="store_true", help="print the register-file capacity per warp only")
+    parser.add_argument("--equal-capacity", action="store_true",
+                        help="convert for a ring of BASE's registers per thread (equal register file per warp)")
     args = parser.parse_args(argv)
     if args.capacity:
         print(capacity_table(args.workloads, preset(args.preset).sm.warp_size))
         return 0
-    print(f"{args.preset}, size {args.size}: cycles, warp-instructions and speedup over BASE")
-    print(f"{'workload':<11}{'BASE cycles':>12}" + "".join(f"{label + ' cycles':>22}{'instr.':>11}{'speedup':>8}"
-                                                         for label, _ in VARIANTS))
+    scope = "rings of BASE's registers per thread" if args.equal_capacity else "the default ring"
+    print(f"{args.preset}, size {args.size}, {scope}: cycles, warp-instructions (and their ratio to BASE's) and "
+          "speedup over BASE")
+    print(f"{'workload':<11}{'ring':>5}{'BASE cycles':>12}" + "".join(
+        f"{label + ' cycles':>22}{'instr.':>11}{'ratio':>7}{'speedup':>8}" for label, _ in VARIANTS))
     for name in args.workloads:
         reg = WORKLOADS[name]().module(Form.REG)
-        base_cycles, _ = run(name, args.size, args.preset, Form.REG, None)
+        ring = DEFAULT_RING
+        if args.equal_capacity:
+            ring = max(max(entries_per_warp(k, "base") for k in reg), MIN_DMAX + 1)
+        base_cycles, base_instructions = run(name, args.size, args.preset, Form.REG, None)
         cells = []
         for _, variants in VARIANTS:
-            module, _ = convert_module(reg, variants=variants)
+            module, _ = convert_module(reg, dmax=ring - 1, ring=ring, variants=variants)
             cycles, instructions = run(name, args.size, args.preset, Form.DFLOW, module)
-            cells.append(f"{cycles:>22,}{instructions:>11,}{base_cycles / cycles:>8.3f}")
-        print(f"{name:<11}{base_cycles:>12,}" + "".join(cells))
+            cells.append(f"{cycles:>22,}{instructions:>11,}{instructions / base_instructions:>7.3f}"
+                         f"{base_cycles / cycles:>8.3f}")
+        print(f"{name:<11}{ring:>5}{base_cycles:>12,}" + "".join(cells))
     return 0
 
 
