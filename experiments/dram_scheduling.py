@@ -92,11 +92,13 @@ class QueuedController:
                  queue: int = QUEUE_ENTRIES):
         if queue < 1:
             raise ValueError(f"QueuedController: queue must be at least 1, not {queue}")
-        self.dram = Dram(dataclasses.replace(config, scheduler="fcfs"), clock_mhz, line_bytes)
+        self.config = dataclasses.replace(config, scheduler="fcfs")  # the order is the queue's
+        self.clock_mhz, self.line_bytes = clock_mhz, line_bytes
         self.frfcfs, self.queue = frfcfs, queue
 
     def serve(self, requests: Sequence[Request]) -> Served:
-        dram = self.dram
+        """Serve ``requests`` (in the order made) from idle banks."""
+        dram = self.dram = Dram(self.config, self.clock_mhz, self.line_bytes)
         ends: list[float | None] = [None] * len(requests)
         per_channel: dict[int, list[int]] = {}
         for i, r in enumerate(requests):
@@ -116,7 +118,7 @@ class QueuedController:
         queued: dict[int, list[int]] = {}  # bank -> positions in ``order`` queued, oldest first
         free: dict[int, float] = {}  # bank -> when it can take its next request
         nxt = 0  # the first position not yet admitted to the queue
-        reordered = 0
+        served = reordered = 0
 
         def admit(now: float) -> None:
             nonlocal nxt
@@ -124,8 +126,6 @@ class QueuedController:
                 entered[nxt] = max(arrive[nxt], now)
                 queued.setdefault(place[nxt][1], []).append(nxt)
                 nxt += 1
-
-        served = 0
 
         admit(-math.inf)
         while queued:
