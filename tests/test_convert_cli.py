@@ -61,6 +61,22 @@ def test_overhead_command_prints_loops(capsys):
     assert "added instructions per loop" in out and "divloop divloop" in out
 
 
+def test_overhead_and_convert_with_a_variant(tmp_path, capsys):
+    """``--variant reserved-ssy``: reduce's pads go, its ratio falls, and the converted file
+    declares the variant and reserves the advances."""
+    ratios = {}
+    for variant in ([], ["--variant", "reserved-ssy"]):
+        assert main(["overhead", "reduce", "--size", "tiny", *variant]) == 0
+        out = capsys.readouterr().out
+        assert f"variants {'reserved-ssy' if variant else 'none'}," in out
+        ratios[bool(variant)] = float(next(line for line in out.splitlines() if line.startswith("reduce")).split()[6])
+    assert ratios[True] < ratios[False]
+    dst = tmp_path / "reduce.dflow.s"
+    assert main(["convert", "kernels/samples/reduce.reg.s", "--variant", "reserved-ssy", "-o", str(dst)]) == 0
+    text = dst.read_text()
+    assert ".variant reserved-ssy" in text and "rpinc" not in text and "ssy NEXT, 5" in text
+
+
 # SKIP's sync closes the region of `ssy J` when reached inside it, and none from J: no copy of
 # SKIP per stack of open regions can give it one place to reconverge.
 UNSTRUCTURED = """\
