@@ -24,7 +24,7 @@ from dualflow.isa import DEFAULT_RING, Form, Module, Variant
 from dualflow.isa.convert import convert_module
 from dualflow.isa.convert.codegen import MIN_DMAX
 from dualflow.kernels.registry import WORKLOADS
-from dualflow.kernels.workload import run_workload
+from dualflow.kernels.workload import run_workload, with_dflow_form
 from dualflow.machine.footprint import entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.presets import preset
@@ -38,15 +38,10 @@ VARIANTS: tuple[tuple[str, frozenset[Variant]], ...] = (
 
 def run(name: str, size: str, preset_name: str, form: Form, module: Module | None) -> tuple[int, int]:
     """Cycles and warp-instructions of one checked run (``module``: the DFLOW form to use)."""
-    base = WORKLOADS[name]
-
-    class Given(base):
-        def module(self, f: Form) -> Module:
-            return module if f is Form.DFLOW and module is not None else base().module(f)
-
+    workload = WORKLOADS[name] if module is None else with_dflow_form(WORKLOADS[name], module)
     config = preset(preset_name).replace(mode="base" if form is Form.REG else "dflow")
     device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size))
-    run_workload(Given, size, form, device=device)
+    run_workload(workload, size, form, device=device)
     total, _ = merge_launches(device.timing)
     return total.cycles, total.total_warp_instructions
 

@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from dualflow.atomic_write import atomic_folder, atomic_write
-from dualflow.isa import SPECS, Form, Kernel, Module, UnitClass, Variant
+from dualflow.isa import SPECS, Form, Kernel, UnitClass, Variant
 from dualflow.isa.convert import ConversionReport, convert_module
 from dualflow.isa.convert.breakdown import LoopCost, loop_breakdown
 
 from .registry import WORKLOADS
-from .workload import run_workload
+from .workload import run_workload, with_dflow_form
 
 CAUSES = ("relay-join", "relay-dmax", "pad", "remat", "spill", "reload", "branch")
 CLASSES = tuple(u.value for u in UnitClass)
@@ -80,10 +80,7 @@ def measure(name: str, size: str = "small", dmax: int = 31, ring: int = 32, seed
     reg_module = wl_cls().module(Form.REG)
     dflow_module, reports = convert_module(reg_module, dmax=dmax, ring=ring, variants=variants)
 
-    class Converted(wl_cls):  # the same workload, with this conversion as its DFLOW form
-        def module(self, form: Form) -> Module:
-            return dflow_module if form is Form.DFLOW else reg_module
-
+    Converted = with_dflow_form(wl_cls, dflow_module)
     reg = run_workload(Converted, size, Form.REG, seed=seed)
     dfl = run_workload(Converted, size, Form.DFLOW, seed=seed)
     out = []

@@ -73,6 +73,17 @@ class Workload(ABC):
         return convert_module(reg, variants)
 
 
+def with_dflow_form(workload: type[Workload], dflow: Module) -> type[Workload]:
+    """``workload`` with ``dflow`` as its DFLOW form (a conversion made elsewhere: another Dmax,
+    ring or variant); its REG form is its own."""
+
+    class Given(workload):
+        def module(self, form: Form, variants: frozenset[Variant] = frozenset()) -> Module:
+            return dflow if form is Form.DFLOW else super().module(form)
+
+    return Given
+
+
 def convert_module(module: Module, variants: frozenset[Variant] = frozenset()) -> Module:
     """DFLOW form of a REG-form module, through the converter (default ring and Dmax)."""
     from dualflow.isa.convert import convert_module as convert

@@ -11,7 +11,7 @@ from dualflow.isa import Form, Module, Opcode, Variant, assemble
 from dualflow.isa.convert import convert_kernel, convert_module
 from dualflow.isa.convert.reserve import region_advance
 from dualflow.kernels.registry import WORKLOADS
-from dualflow.kernels.workload import run_workload
+from dualflow.kernels.workload import run_workload, with_dflow_form
 from dualflow.machine.presets import preset
 
 RESERVED = frozenset({Variant.RESERVED_SSY})
@@ -19,12 +19,7 @@ RESERVED = frozenset({Variant.RESERVED_SSY})
 
 def _with(name: str, module: Module):
     """The workload ``name`` with ``module`` as its DFLOW form."""
-    base = WORKLOADS[name]
-
-    class Converted(base):
-        def module(self, form: Form) -> Module:
-            return module if form is Form.DFLOW else base().module(form)
-    return Converted
+    return with_dflow_form(WORKLOADS[name], module)
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
