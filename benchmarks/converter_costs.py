@@ -26,7 +26,7 @@ import dualflow.isa.convert as converter
 from dualflow.isa import Form, Module, Opcode
 from dualflow.isa.convert import convert_module
 from dualflow.kernels.registry import WORKLOADS
-from dualflow.kernels.workload import run_workload
+from dualflow.kernels.workload import run_workload, with_dflow_form
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.presets import preset
 from dualflow.models.statistic import merge_launches
@@ -49,9 +49,7 @@ def measure(name: str, size: str, preset_name: str, dmax: int, ring: int) -> dic
     reg = wl_cls().module(Form.REG)
     dflow, _ = convert_module(reg, dmax=dmax, ring=ring)
 
-    class Converted(wl_cls):  # the converter's DFLOW form, also for samples with hand-written code
-        def module(self, form: Form) -> Module:
-            return dflow if form is Form.DFLOW else reg
+    Converted = with_dflow_form(wl_cls, dflow)  # the converter's DFLOW form, also for samples with hand-written code
 
     row = {"workload": name, "size": size}
     for mode, form, module in (("base", Form.REG, reg), ("dflow", Form.DFLOW, dflow)):

@@ -16,7 +16,7 @@ from dualflow.isa.convert import convert_module
 from dualflow.isa.convert.breakdown import format_breakdown, loop_breakdown
 from dualflow.kernels.overhead import CAUSES
 from dualflow.kernels.registry import WORKLOADS
-from dualflow.kernels.workload import run_workload
+from dualflow.kernels.workload import run_workload, with_dflow_form
 
 
 def print_loops(name: str, size: str) -> None:
@@ -25,9 +25,7 @@ def print_loops(name: str, size: str) -> None:
     reg = wl().module(Form.REG)
     dflow, reports = convert_module(reg)
 
-    class Converted(wl):
-        def module(self, form: Form):
-            return dflow if form is Form.DFLOW else reg
+    Converted = with_dflow_form(wl, dflow)
 
     run = run_workload(Converted, size, Form.DFLOW)
     for kernel, stats in run.by_kernel.items():

@@ -120,15 +120,13 @@ def test_malformed_input_gets_the_assembler_error(tmp_path, capsys):
 
 def test_loop_breakdown_accounts_for_every_executed_instruction():
     from dualflow.isa.convert.breakdown import OUTSIDE, format_breakdown, loop_breakdown
-    from dualflow.kernels.workload import run_workload
+    from dualflow.kernels.workload import run_workload, with_dflow_form
 
     wl = WORKLOADS["reduce"]
     reg = wl().module(Form.REG)
     dflow, reports = convert_module(reg)
 
-    class Converted(wl):
-        def module(self, form):
-            return dflow if form is Form.DFLOW else reg
+    Converted = with_dflow_form(wl, dflow)
 
     stats = run_workload(Converted, "tiny", Form.DFLOW).by_kernel["reduce"]
     rows = loop_breakdown(reports["reduce"], stats.per_pc)

@@ -7,10 +7,10 @@ with the latency weights, and both conversions give the reference's results."""
 from __future__ import annotations
 
 import dualflow.isa.convert as converter
-from dualflow.isa import Form, Module, Opcode
+from dualflow.isa import Form, Opcode
 from dualflow.isa.convert import convert_module
 from dualflow.kernels.registry import WORKLOADS
-from dualflow.kernels.workload import run_workload
+from dualflow.kernels.workload import run_workload, with_dflow_form
 
 
 def _local_in_loops(name: str, size: str) -> int:
@@ -19,9 +19,7 @@ def _local_in_loops(name: str, size: str) -> int:
     reg = wl().module(Form.REG)
     dflow, reports = convert_module(reg)
 
-    class Converted(wl):
-        def module(self, form: Form) -> Module:
-            return dflow if form is Form.DFLOW else reg
+    Converted = with_dflow_form(wl, dflow)
 
     run = run_workload(Converted, size, Form.DFLOW)
     total = 0
