@@ -128,7 +128,7 @@ def run_workload(workload: Workload | type[Workload], size: str = "small", form:
     if size not in wl.sizes:
         raise ConfigError(f"workload {wl.name}: unknown size {size!r} (have: {', '.join(wl.sizes)})")
     full = dict(wl.sizes[size], **(params or {}))
-    module = wl.module(form, variants) if variants else wl.module(form)
+    module = wl.module(form, variants)
     dev = device if device is not None else Device(config, trace=trace)
     inputs = wl.generate(np.random.default_rng(seed), **full)
     outputs = wl.execute(dev, module, inputs, **full)
