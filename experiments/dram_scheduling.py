@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from dualflow.machine.memory import DramConfig
 from dualflow.models.timing.memory.dram import Dram
+from dualflow.models.timing.memory.dram_queue import replay
 
 #: GPGPU-Sim's ``-gpgpu_frfcfs_dram_sched_queue_size`` in the SM86 configuration.
 QUEUE_ENTRIES = 64
@@ -76,17 +77,9 @@ def reservation(config: DramConfig, clock_mhz: float, line_bytes: int, requests:
 
 
 class QueuedController:
-    """A DRAM controller with a bounded queue per channel and a bank scheduler (FR-FCFS or FCFS).
-
-    Per channel, the ``queue`` oldest requests not yet served are in the queue (a request further
-    back waits upstream until one leaves: a full queue holds up the L2). A bank is free from its
-    last column command on (as GPGPU-Sim's bank takes a new request when it issues the read or
-    write of the one it holds). At each step the channel's bank that can decide first (the later
-    of its free time and its oldest queued request's entry) picks among its queued requests that
-    have arrived: ``frfcfs`` the oldest to its open row if any, else the oldest; ``fcfs`` the
-    oldest. The pick is timed by ``Dram.serve`` from the decision on (``fcfs``: in pick order), so
-    the device rules are the model's own.
-    """
+    """A DRAM controller with a bounded queue per channel and a bank scheduler (FR-FCFS or FCFS):
+    the model's own ``DramQueues`` (``models/timing/memory/dram_queue.py``), fed the recorded
+    requests at their recorded cycles."""
 
     def __init__(self, config: DramConfig, clock_mhz: float, line_bytes: int, *, frfcfs: bool,
                  queue: int = QUEUE_ENTRIES):
@@ -98,57 +91,10 @@ class QueuedController:
 
     def serve(self, requests: Sequence[Request]) -> Served:
         """Serve ``requests`` (in the order made) from idle banks."""
-        dram = self.dram = Dram(self.config, self.clock_mhz, self.line_bytes)
-        ends: list[float | None] = [None] * len(requests)
-        per_channel: dict[int, list[int]] = {}
-        for i, r in enumerate(requests):
-            per_channel.setdefault(dram.place(r.line)[0], []).append(i)
-        reordered = 0
-        for order in per_channel.values():
-            reordered += self._channel(requests, order, ends)
-        return Served(ends, dram.row_hits, reordered)
-
-    def _channel(self, requests: Sequence[Request], order: list[int], ends: list[float | None]) -> int:
-        """Serve one channel's requests (``order``: their indices, in the order made)."""
-        dram, latency = self.dram, self.dram.latency
-        order = sorted(order, key=lambda i: requests[i].cycle)  # the order they reach the controller
-        place = [dram.place(requests[i].line) for i in order]
-        arrive = [requests[i].cycle + latency for i in order]
-        entered = list(arrive)  # when each request is in the queue: arrived, and a slot free
-        queued: dict[int, list[int]] = {}  # bank -> positions in ``order`` queued, oldest first
-        free: dict[int, float] = {}  # bank -> when it can take its next request
-        nxt = 0  # the first position not yet admitted to the queue
-        served = reordered = 0
-
-        def admit(now: float) -> None:
-            nonlocal nxt
-            while nxt < len(order) and nxt - served < self.queue:
-                entered[nxt] = max(arrive[nxt], now)
-                queued.setdefault(place[nxt][1], []).append(nxt)
-                nxt += 1
-
-        admit(-math.inf)
-        while queued:
-            # the bank that decides first; ties to the bank whose oldest request is oldest
-            bank, when = min(((b, max(free.get(b, -math.inf), entered[q[0]])) for b, q in queued.items()),
-                             key=lambda item: (item[1], queued[item[0]][0]))
-            waiting = queued[bank]
-            pick = waiting[0]
-            if self.frfcfs:
-                open_row = dram.open_row[bank]
-                pick = next((k for k in waiting if entered[k] <= when and place[k][2] == open_row), pick)
-            reordered += pick != waiting[0]
-            waiting.remove(pick)
-            if not waiting:
-                del queued[bank]
-            r = requests[order[pick]]
-            end = dram.serve(when, r.line, r.nbytes, when, r.write)
-            if not r.write:
-                ends[order[pick]] = end
-            free[bank] = dram.col_ready[bank] - dram.tccd  # its column command
-            served += 1
-            admit(when)
-        return reordered
+        dram = Dram(self.config, self.clock_mhz, self.line_bytes)
+        ends, reordered = replay(dram, self.queue, self.frfcfs,
+                                 [(r.cycle, r.line, r.nbytes, r.write, r.floor) for r in requests])
+        return Served([None if r.write else e for r, e in zip(requests, ends)], dram.row_hits, reordered)
 
 
 @dataclass(frozen=True, slots=True)

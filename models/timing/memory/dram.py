@@ -115,10 +115,7 @@ class Dram:
 
         ``floor``: no later call will ask for a cycle before it (the memory system's current cycle).
         """
-        end = self.serve(cycle + self.latency, line_index, nbytes, floor, False)
-        self.reads += 1
-        self.read_bytes += nbytes
-        done = math.ceil(end - 1e-9)
+        done = self.account(nbytes, False, self.serve(cycle + self.latency, line_index, nbytes, floor, False))
         if self.log is not None:
             self.log.append((cycle, line_index, nbytes, 0, floor, done))
         return done
@@ -126,11 +123,19 @@ class Dram:
     def write(self, cycle: int, line_index: int, nbytes: int, floor: int) -> None:
         """Write ``nbytes`` of line ``line_index`` leaving the L2 at ``cycle`` (occupies the bank and
         the channel; nobody waits for it)."""
-        self.serve(cycle + self.latency, line_index, nbytes, floor, True)
-        self.writes += 1
-        self.write_bytes += nbytes
+        self.account(nbytes, True, self.serve(cycle + self.latency, line_index, nbytes, floor, True))
         if self.log is not None:
             self.log.append((cycle, line_index, nbytes, 1, floor, -1))
+
+    def account(self, nbytes: int, write: bool, end: float) -> int:
+        """Count a request served, its burst ending at ``end``; the cycle its data is back (a read)."""
+        if write:
+            self.writes += 1
+            self.write_bytes += nbytes
+        else:
+            self.reads += 1
+            self.read_bytes += nbytes
+        return math.ceil(end - 1e-9)
 
     def place(self, line_index: int) -> tuple[int, int, int]:
         """The address mapping: line ``line_index``'s channel, bank (``channel * banks + bank``) and row."""
