@@ -205,7 +205,9 @@ class L2Config(_Described):
 
 
 #: DRAM scheduler policies (``DramConfig.scheduler``; docs/memory-system.md, "DRAM").
-DRAM_SCHEDULERS = ("fcfs", "frfcfs")
+#: ``fcfs`` and ``frfcfs`` answer a request when the L2 makes it (reservation); the ``queued-*``
+#: ones keep it in a controller queue until its bank picks it (``models/timing/memory/dram_queue.py``).
+DRAM_SCHEDULERS = ("fcfs", "frfcfs", "queued-fcfs", "queued-frfcfs")
 
 # The device timing of Accel-Sim's tested SM86 (RTX 3070) configuration, in its DRAM clock of
 # 3500.5 MHz (SM86_RTX3070/gpgpusim.config: -gpgpu_dram_timing_opt "nbk=16:CCD=4:RRD=12:RCD=24:
@@ -282,7 +284,12 @@ class DramConfig(_Described):
         "", "bank scheduling: 'fcfs' (each bank serves requests in the order the L2 makes them) or 'frfcfs' "
         "(also a row hit to a bank's previous row in the time before its committed precharge; a reservation "
         "model's part of first-ready first-come-first-served, docs/memory-system.md) (Accel-Sim SM86 "
-        "-gpgpu_dram_scheduler 1 = FR-FCFS)"))
+        "-gpgpu_dram_scheduler 1 = FR-FCFS); 'queued-frfcfs' and 'queued-fcfs': a controller queue of queue_entries "
+        "per channel from which each bank, when free, picks the oldest request to its open row (FR-FCFS) or the "
+        "oldest; a read completes when picked (reference engine only)"))
+    queue_entries: int = field(default=64, metadata=doc(
+        "requests", "queued schedulers: controller queue entries per channel (Accel-Sim SM86 "
+        "-gpgpu_frfcfs_dram_sched_queue_size 64)", maximum=1 << 16))
 
     def __post_init__(self) -> None:
         check_positive_number(self, "clock_mhz")
@@ -290,6 +297,7 @@ class DramConfig(_Described):
         check_int(self, "channels")
         check_positive_number(self, "bytes_per_cycle")
         check_int(self, "banks")
+        check_int(self, "queue_entries")
         check_power_of_two(self, "row_bytes")
         for name in ("tcl", "twl", "trcd", "trp", "tras", "trc", "trrd", "trtp", "twr", "tccd"):
             check_int(self, name, 0)

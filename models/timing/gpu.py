@@ -13,7 +13,7 @@ import heapq
 
 import numpy as np
 
-from dualflow.errors import ConfigError, KernelFault
+from dualflow.errors import ConfigError, DualflowError, KernelFault
 from dualflow.isa import Kernel
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import block_registers, entries_per_warp
@@ -149,8 +149,19 @@ class Gpu:
                     place(sm, start)
                     progress = True
                     schedule(sm, start)
+        for sm in self.sms:
+            sm.on_wake = lambda index, cycle: schedule(self.sms[index], cycle)
+        memory = self.memory
         end = start
-        while heap:
+        while heap or memory.queued and any(sm.memory_waits for sm in self.sms):
+            # the memory system's own events (queued DRAM) come first in their cycle
+            event = memory.next_event()
+            if event is not None and (not heap or event <= heap[0][0]):
+                memory.advance(event)
+                continue
+            if not heap:
+                raise DualflowError(f"timing model deadlock in launch of {kernel.name!r}: SMs wait for the "
+                                    "memory system, which has nothing left to do")
             cycle, i = heapq.heappop(heap)
             if scheduled[i] != cycle:
                 continue

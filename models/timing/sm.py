@@ -25,8 +25,9 @@ from dualflow.machine.window import DflowWindow, IssueOrder, SendAhead
 
 from .collector import CollectorUnit, Operand, OperandCollector
 from .memory.coalescer import coalesce, local_addresses
+from .memory.pending import when
 from .memory.shared_banks import conflict_degree
-from .memory.system import MemorySystem
+from .memory.system import Access, MemorySystem
 from .ordering import check_reorder, must_keep_order
 from .program import StaticInstruction
 from .scoreboard import PENDING
@@ -36,6 +37,8 @@ from .warp_order import warp_order
 
 UNIT_CLASSES = (UnitClass.INT, UnitClass.FP, UnitClass.SFU, UnitClass.MEM, UnitClass.CTRL)
 _WB, _DONE = 0, 1  # completion kinds: a result to write back, or an instruction without one
+#: a pipeline's busy-until while the memory system has not said when its port frees
+BLOCKED = 1 << 62
 # Stall precedence: when no warp of a scheduler issues, the cycle is charged to the reason of
 # the warp that came closest to issuing.
 _RANK = {reason: i for i, reason in enumerate(STALL_REASONS)}
@@ -86,6 +89,10 @@ class Sm:
         self.local_bytes = 0
         self.warps_per_block = 1
         self.count: Callable[[int, int], None] | None = None
+        #: queued DRAM: pipelines and completions waiting for the memory system, which calls
+        #: ``on_wake(sm index, cycle)`` when one is known (the GPU schedules the SM then)
+        self.memory_waits = 0
+        self.on_wake: Callable[[int, int], None] | None = None
 
     # ------------------------------------------------------------------ resources
     def used(self) -> tuple[int, int, int, int]:
@@ -155,7 +162,7 @@ class Sm:
             return t + 1
         if wake:
             return wake[0]
-        if self.warps:
+        if self.warps and not self.memory_waits:
             stuck = self.warps[0]
             raise DualflowError(f"timing model deadlock on SM {self.index} at cycle {t}: {stuck.name} at pc "
                                 f"{stuck.pc} can never proceed (kernel {self.kernel_name!r}); state: "
@@ -234,7 +241,8 @@ class Sm:
                 first, last = self._pipe_range(len(pipes), warp)
                 free_at = min(pipes[first:last])
                 if free_at > t:
-                    heapq.heappush(self.wake, free_at)
+                    if free_at < BLOCKED:  # else the memory system wakes the SM when it frees
+                        heapq.heappush(self.wake, free_at)
                     ready = False
             if not ready:
                 blocked_warps.add(wid)
@@ -268,6 +276,9 @@ class Sm:
                 shared = self.memory.config.shared
                 access = self.memory.shared_access(t, self.index, conflict_degree(
                     cu.addresses[0], cu.mask[0], shared.banks, shared.bank_bytes, shared.warp_parts))
+                if type(access.port_free) is not int:  # behind an access that waits for DRAM
+                    self._wait_memory(access, pipes, pipe, busy_until, unit.latency, cu, ins)
+                    return
                 busy_until, done = max(busy_until, access.port_free), access.done + unit.latency
             else:
                 addrs = cu.addresses[0]
@@ -277,13 +288,43 @@ class Sm:
                 txs = coalesce(addrs, cu.mask[0], self.memory.config.l1.line_bytes,
                                self.memory.config.l1.sector_bytes)
                 access = self.memory.global_access(t, self.index, txs, write=ins.is_store)
+                if type(access.port_free) is not int or type(access.done) is not int:
+                    self._wait_memory(access, pipes, pipe, busy_until, unit.latency, cu, ins)
+                    return
                 busy_until, done = max(busy_until, access.port_free), access.done + unit.latency
         else:
             done = t + unit.latency
         pipes[pipe] = busy_until
+        self._post(done, cu, ins)
+
+    def _post(self, done: int, cu: CollectorUnit, ins: StaticInstruction) -> None:
         self.seq += 1
-        heapq.heappush(self.completions, (done, self.seq, _WB if cu.dest >= 0 else _DONE, warp, cu.dest, ins))
+        heapq.heappush(self.completions, (done, self.seq, _WB if cu.dest >= 0 else _DONE, cu.warp, cu.dest, ins))
         heapq.heappush(self.wake, done)
+
+    def _wait_memory(self, access: Access, pipes: list[int], pipe: int, busy_until: int, latency: int,
+                     cu: CollectorUnit, ins: StaticInstruction) -> None:
+        """An access whose port release or data waits for DRAM (a queued controller): the pipeline
+        and the completion wait for the memory system, which wakes the SM (``on_wake``) once each
+        is known."""
+        self.memory_waits += 2
+
+        def port_free(cycle: int) -> None:
+            pipes[pipe] = max(busy_until, cycle)
+            self._woken(pipes[pipe])
+
+        def done(cycle: int) -> None:
+            self._post(cycle + latency, cu, ins)
+            self._woken(cycle + latency)
+
+        pipes[pipe] = BLOCKED
+        when(access.port_free, port_free)
+        when(access.done, done)
+
+    def _woken(self, cycle: int) -> None:
+        self.memory_waits -= 1
+        heapq.heappush(self.wake, cycle)
+        self.on_wake(self.index, cycle)
 
     def _readable(self, cu: CollectorUnit, op: Operand, t: int) -> bool:
         # BASE issued only with final operands; D-FLOW waits for the producer's writeback

@@ -43,7 +43,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from dualflow.errors import DualflowError
+from dualflow.errors import ConfigError, DualflowError
 from dualflow.isa import Kernel, Opcode
 from dualflow.machine import Scheduler
 from dualflow.machine.config import GpuConfig
@@ -170,6 +170,10 @@ class CompiledGpu:
     def __init__(self, config: GpuConfig, *, record_issue: bool = False, record_dram: bool = False):
         """``record_issue``: keep every issue as (cycle, block, warp, pc) in ``issue_log``;
         ``record_dram``: every DRAM request (``memory.dram_requests()``)."""
+        if config.memory.dram.scheduler.startswith("queued-"):
+            raise ConfigError(f"the compiled timing engine does not model memory.dram.scheduler "
+                              f"{config.memory.dram.scheduler!r} yet; run it with the reference engine "
+                              "(--engine reference)")
         self.config = config
         self.memory = CompiledMemory(config.memory, config.num_sms, config.core_clock_mhz, record_dram=record_dram)
         self.cycle = 0  # where the next launch starts

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import heapq
 from collections import OrderedDict
+from collections.abc import Callable
+
+from .events import EventQueue
+from .pending import Pending
 
 #: ``Line.ready`` of a sector that holds no data.
 INVALID = -1
@@ -29,9 +33,12 @@ class Line:
         Per sector, requests merged into its in-flight fill so far.
     latest : int
         max(ready): when it has passed, no sector is in flight (spares a hit the per-sector scan).
+    fills : list or None
+        With a queued DRAM controller: per sector, the ``Pending`` fill of a sector whose ``ready``
+        is ``IN_FLIGHT`` (None until a sector has one).
     """
 
-    __slots__ = ("valid", "dirty", "ready", "merges", "latest")
+    __slots__ = ("valid", "dirty", "ready", "merges", "latest", "fills")
 
     def __init__(self, sectors: int):
         self.valid = 0
@@ -39,6 +46,7 @@ class Line:
         self.ready = [INVALID] * sectors
         self.merges = [0] * sectors
         self.latest = INVALID
+        self.fills: list[Pending | None] | None = None
 
 
 class SectorCache:
@@ -92,18 +100,25 @@ class MshrFile:
     """Miss-status holding registers, one per missing sector in flight.
 
     Only the count matters for timing: ``busy`` is a heap of ``(release cycle, entries)``, one
-    item per miss (its sectors all arrive together), and ``used`` the entries it holds.
+    item per miss (its sectors all arrive together), and ``used`` the entries it holds. With a
+    queued DRAM controller a miss's release may be ``Pending``: its entries are in ``used`` but
+    in ``busy`` only once the cycle is known (``pending`` counts such misses), and a request that
+    finds no room ``wait``s for a release instead of computing when one comes.
     """
 
-    __slots__ = ("entries", "busy", "used")
+    __slots__ = ("entries", "busy", "used", "pending", "waiter", "events")
 
     def __init__(self, entries: int):
         self.entries = entries
         self.busy: list[tuple[int, int]] = []
         self.used = 0
+        self.pending = 0
+        self.waiter: Callable[[float], None] | None = None
+        self.events: EventQueue | None = None
 
     def reserve(self, cycle: int, needed: int) -> int:
-        """The first cycle >= ``cycle`` at which ``needed`` entries are free (the caller stalls until then)."""
+        """The first cycle >= ``cycle`` at which ``needed`` entries are free (the caller stalls
+        until then). Only when no release is pending."""
         busy = self.busy
         while busy and busy[0][0] <= cycle:
             self.used -= heapq.heappop(busy)[1]
@@ -113,7 +128,35 @@ class MshrFile:
             cycle = release
         return cycle
 
-    def allocate(self, release: int, count: int) -> None:
-        """Hold ``count`` entries until cycle ``release`` (call after ``reserve``)."""
-        heapq.heappush(self.busy, (release, count))
+    def room(self, cycle: int, needed: int) -> bool:
+        """Whether ``needed`` entries are free at ``cycle`` as far as is known now."""
+        busy = self.busy
+        while busy and busy[0][0] <= cycle:
+            self.used -= heapq.heappop(busy)[1]
+        return self.used + needed <= self.entries
+
+    def allocate(self, release: int | Pending, count: int) -> None:
+        """Hold ``count`` entries until cycle ``release`` (call after ``reserve`` or ``room``)."""
         self.used += count
+        if type(release) is int:
+            heapq.heappush(self.busy, (release, count))
+            return
+        self.pending += 1
+        release.then(lambda cycle: self._known(cycle, count))
+
+    def wait(self, fn: Callable[[float], None], events: EventQueue) -> None:
+        """Call ``fn(cycle)`` at the next release (a cycle it may again find no room at)."""
+        self.waiter, self.events = fn, events
+        if self.busy:
+            events.at(self.busy[0][0], self._wake)
+
+    def _known(self, cycle: int, count: int) -> None:
+        self.pending -= 1
+        heapq.heappush(self.busy, (cycle, count))
+        if self.waiter is not None:
+            self.events.at(cycle, self._wake)
+
+    def _wake(self, cycle: float) -> None:
+        fn, self.waiter = self.waiter, None
+        if fn is not None:
+            fn(cycle)

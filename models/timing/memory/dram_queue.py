@@ -73,7 +73,6 @@ class DramQueues:
         self.dram, self.entries, self.frfcfs, self.events = dram, entries, frfcfs, events
         self.channels = [_Channel() for _ in range(dram.channels)]
         self.seq = 0
-        self.reordered = 0  # requests served before an older request of their bank
         #: if not None, (request number, fractional end of its burst) of each request served
         self.served: list[tuple[int, float]] | None = None
 
@@ -147,7 +146,8 @@ class DramQueues:
                         pick = k
                         break
             request = waiting.pop(pick)
-            self.reordered += pick != 0
+            if pick:  # a row hit ahead of an older request of its bank
+                dram.reordered_hits += 1
             if not waiting:
                 del channel.queued[bank]
             channel.count -= 1
@@ -183,4 +183,4 @@ def replay(dram: Dram, entries: int, frfcfs: bool,
     ends = [0.0] * len(requests)
     for seq, end in queues.served:
         ends[order[seq - 1]] = end
-    return ends, queues.reordered
+    return ends, dram.reordered_hits

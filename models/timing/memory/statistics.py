@@ -133,7 +133,8 @@ MEMORY_STATS: dict[str, dict[str, MemoryStat]] = {
                                   "row misses that first closed another open row (precharge; subset of row_misses)"),
         "reordered_hits": _counted("_dram.reordered_hits", "requests",
                                    "frfcfs: row hits served to a bank's previous row before its committed "
-                                   "precharge (subset of row_hits)"),
+                                   "precharge (subset of row_hits); queued-frfcfs: row hits served ahead of an "
+                                   "older request of their bank"),
         "row_hit_rate": _derived("row_hits / (row_hits + row_misses)", "hits/request", "DRAM row-buffer hit rate"),
     },
     "loads": {
