@@ -5,7 +5,8 @@ a row hit, a read of a closed bank (activate), a row conflict (precharge + activ
 whole load from an SM (empty caches, so an L2 miss) for each. Bandwidth of one channel with a
 deep queue (every request made at once): a stream of consecutive lines (row hits), random
 lines and random 32 B sectors over 1 GiB (nearly all row conflicts), and two streams that
-alternate between two rows of the same banks, under fcfs and frfcfs.
+alternate between two rows of the same banks, under the reservation schedulers (fcfs, frfcfs)
+and the queued controllers (queued-fcfs, queued-frfcfs, with the preset's queue entries).
 
     .venv/bin/python benchmarks/dram_microbench.py [--preset NAME ...] [--requests N]
 
@@ -20,6 +21,7 @@ import random
 from dualflow.machine.presets import PRESETS, preset
 from dualflow.models.timing.memory.coalescer import Transaction
 from dualflow.models.timing.memory.dram import Dram
+from dualflow.models.timing.memory.dram_queue import replay
 from dualflow.models.timing.memory.system import MemorySystem
 
 LINE = 128
@@ -60,9 +62,15 @@ def load_latencies(config) -> dict[str, int]:
 def bandwidth(config, lines: list[int], nbytes: int, scheduler: str | None = None) -> tuple[float, float]:
     """Bytes per core cycle of channel 0 for reads of ``lines`` (all made at cycle 0), and the
     row-hit rate."""
-    d = _dram(config, scheduler)
+    queued = scheduler is not None and scheduler.startswith("queued-")
+    d = _dram(config, "fcfs" if queued else scheduler)
     start = 0
-    end = max(d.read(start, line, nbytes, start) for line in lines)
+    if queued:  # the queue holds queue_entries of them; the rest wait upstream
+        ends, _ = replay(d, config.memory.dram.queue_entries, scheduler == "queued-frfcfs",
+                         [(start, line, nbytes, False, start) for line in lines])
+        end = max(ends)
+    else:
+        end = max(d.read(start, line, nbytes, start) for line in lines)
     return len(lines) * nbytes / (end - start - d.latency), d.row_hits / (d.row_hits + d.row_misses)
 
 
@@ -91,10 +99,11 @@ def report(name: str, requests: int, seed: int) -> list[str]:
     # two streams in the same banks, one row apart, request by request: every other request changes rows
     row_apart = d.channels * d.banks * d.lines_per_row
     two_rows = [line + row_apart * (k % 2) for k, line in enumerate(x for x in stream[:requests // 2] for _ in (0, 1))]
-    cases = [("stream, 128 B lines", stream, LINE, (None,)),
-             ("two streams a row apart, alternating", two_rows, LINE, ("fcfs", "frfcfs")),
-             ("random 128 B lines", scattered, LINE, ("fcfs", "frfcfs")),
-             ("random 32 B sectors", scattered, 32, ("fcfs", "frfcfs"))]
+    every = ("fcfs", "frfcfs", "queued-fcfs", "queued-frfcfs")
+    cases = [("stream, 128 B lines", stream, LINE, (None, "queued-frfcfs")),
+             ("two streams a row apart, alternating", two_rows, LINE, every),
+             ("random 128 B lines", scattered, LINE, every),
+             ("random 32 B sectors", scattered, 32, every)]
     for label, lines, nbytes, schedulers in cases:
         for scheduler in schedulers:
             rate, hits = bandwidth(config, lines, nbytes, scheduler)
