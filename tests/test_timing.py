@@ -271,3 +271,19 @@ def test_kernel_launch_latency_is_part_of_every_launch(mode: Mode):
             assert sum(t.stalls.values()) == t.cycles * base.num_sms * base.sm.schedulers
             assert t.stalls["idle"] >= 500 * base.num_sms * base.sm.schedulers
     assert [t.to_dict() for t in timing[500, "reference"]] == [t.to_dict() for t in timing[500, "compiled"]]
+
+
+def test_blocks_placed_while_the_launch_runs_get_their_executors(monkeypatch):
+    """A launch with more blocks than fit at its start makes the executors of the later blocks
+    inside the launch loop (paper-size launches do, at ``EXECUTOR_WARPS`` warps per executor)."""
+    from dualflow.kernels.registry import get_workload
+    from dualflow.kernels.workload import run_workload
+    from dualflow.machine.functional import FunctionalConfig
+    from dualflow.models.timing import gpu as gpu_module
+
+    monkeypatch.setattr(gpu_module, "EXECUTOR_WARPS", 8)
+    config = preset("paper-rtx3080").replace(num_sms=1)
+    device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size), engine="reference")
+    run_workload(get_workload("vadd"), size="small", form=config.mode.form, seed=1, device=device)
+    launch = device.launches[0]
+    assert launch.grid * launch.block > config.sm.max_threads  # so some were placed in the loop

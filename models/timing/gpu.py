@@ -151,13 +151,13 @@ class Gpu:
                     schedule(sm, start)
         for sm in self.sms:
             sm.on_wake = lambda index, cycle: schedule(self.sms[index], cycle)
-        memory = self.memory
+        memsys = self.memory  # (``memory`` is the launch's global memory)
         end = start
-        while heap or memory.queued and any(sm.memory_waits for sm in self.sms):
+        while heap or memsys.queued and any(sm.memory_waits for sm in self.sms):
             # the memory system's own events (queued DRAM) come first in their cycle
-            event = memory.next_event()
+            event = memsys.next_event()
             if event is not None and (not heap or event <= heap[0][0]):
-                memory.advance(event)
+                memsys.advance(event)
                 continue
             if not heap:
                 raise DualflowError(f"timing model deadlock in launch of {kernel.name!r}: SMs wait for the "
