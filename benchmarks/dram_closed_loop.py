@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from concurrent.futures import ProcessPoolExecutor
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import run_workload
@@ -50,8 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     keys = [(w, m, s) for w in args.workloads for m in ("base", "dflow") for s in SCHEDULERS]
+    results = {}
     with ProcessPoolExecutor(args.jobs) as pool:
-        results = dict(zip(keys, pool.map(run, *zip(*[(w, args.size, m, s) for w, m, s in keys]))))
+        futures = {pool.submit(run, w, args.size, m, s): (w, m, s) for w, m, s in keys}
+        for future in as_completed(futures):  # progress, as runs finish
+            results[futures[future]] = future.result()
+            print("done:", *futures[future], results[futures[future]]["cycles"], file=sys.stderr, flush=True)
     print(f"paper-rtx3080, size {args.size}; DRAM read latency from the controller (core cycles)")
     print(f"{'workload':<11}{'mode':<6}{'scheduler':<15}{'cycles':>11}{'reads':>9}{'latency':>9}{'row hits':>9}"
           f"{'reordered':>10}")
