@@ -215,16 +215,31 @@ def test_disasm_rejects_bad_binaries_cleanly(capsys, tmp_path, data, phrase):
     assert err == f"dualflow: error: {path}: {phrase}\n"
 
 
-def test_disasm_rejects_reserved_bits_cleanly(capsys, tmp_path):
+def test_disasm_rejects_a_uniform_flag_on_a_field_that_is_no_source(capsys, tmp_path):
     module = Module({"k": Kernel("k", Form.REG, [Instruction(Opcode.EXIT)])})
     data = bytearray(module.to_bytes())
-    data[-8] |= 0x02  # bit 9 of the word: reserved
-    data[-7] |= 0x02
+    data[-7] |= 0x02  # bit 9 of the word: the uniform flag of field A, which exit does not read
     path = tmp_path / "r.bin"
     path.write_bytes(bytes(data))
     rc, out, err = run(capsys, "disasm", path)
     assert rc == 1 and out == ""
-    assert err.startswith(f"dualflow: error: {path}: kernel 'k', pc 0: reserved bits set in word 0x0000000000000257")
+    assert err == (f"dualflow: error: {path}: kernel 'k', pc 0: word 0x0000000000000257: exit: uniform flag on "
+                   "field a, which it does not read as a source\n")
+
+
+def test_disasm_rejects_a_uniform_operand_in_a_reg_kernel(capsys, tmp_path):
+    """A word the decoder accepts (iadd's field A flagged: parameter word 0) in a REG-form kernel,
+    which cannot declare the variant: the loader refuses it, naming kernel and pc."""
+    module = Module({"k": Kernel("k", Form.REG, [Instruction(Opcode.IADD, dst=1, a=1, b=1), Instruction(Opcode.EXIT)],
+                                 params=["p"], regs=1)})
+    data = bytearray(module.to_bytes())
+    data[-15] |= 0x02  # the first word's bit 9
+    path = tmp_path / "u.bin"
+    path.write_bytes(bytes(data))
+    rc, out, err = run(capsys, "disasm", path)
+    assert rc == 1 and out == ""
+    assert err == (f"dualflow: error: {path}: kernel 'k', pc 0: a uniform operand needs .variant uniform-operands "
+                   "(a DFLOW-form variant)\n")
 
 
 def test_argument_errors_exit_with_usage(capsys):
