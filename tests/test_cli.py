@@ -215,31 +215,23 @@ def test_disasm_rejects_bad_binaries_cleanly(capsys, tmp_path, data, phrase):
     assert err == f"dualflow: error: {path}: {phrase}\n"
 
 
-def test_disasm_rejects_a_uniform_flag_on_a_field_that_is_no_source(capsys, tmp_path):
-    module = Module({"k": Kernel("k", Form.REG, [Instruction(Opcode.EXIT)])})
-    data = bytearray(module.to_bytes())
-    data[-7] |= 0x02  # bit 9 of the word: the uniform flag of field A, which exit does not read
-    path = tmp_path / "r.bin"
-    path.write_bytes(bytes(data))
-    rc, out, err = run(capsys, "disasm", path)
-    assert rc == 1 and out == ""
-    assert err == (f"dualflow: error: {path}: kernel 'k', pc 0: word 0x0000000000000257: exit: uniform flag on "
-                   "field a, which it does not read as a source\n")
-
-
-def test_disasm_rejects_a_uniform_operand_in_a_reg_kernel(capsys, tmp_path):
-    """A word the decoder accepts (iadd's field A flagged: parameter word 0) in a REG-form kernel,
-    which cannot declare the variant: the loader refuses it, naming kernel and pc."""
-    module = Module({"k": Kernel("k", Form.REG, [Instruction(Opcode.IADD, dst=1, a=1, b=1), Instruction(Opcode.EXIT)],
-                                 params=["p"], regs=1)})
-    data = bytearray(module.to_bytes())
-    data[-15] |= 0x02  # the first word's bit 9
+@pytest.mark.parametrize("code, byte, message", [
+    ([Instruction(Opcode.EXIT)], -7,
+     "word 0x0000000000000257: exit: uniform flag on field a, which it does not read as a source"),
+    ([Instruction(Opcode.IADD, dst=1, a=1, b=1), Instruction(Opcode.EXIT)], -15,
+     "a uniform operand needs .variant uniform-operands (a DFLOW-form variant)"),
+], ids=["no-source", "reg-kernel"])
+def test_disasm_rejects_uniform_flags_cleanly(capsys, tmp_path, code, byte, message):
+    """Bit 9 of pc 0's word (the uniform flag of field A) set in a REG kernel's binary: on exit,
+    which reads no source A, the decoder refuses it; on iadd (parameter word 0: a word the decoder
+    accepts) the loader does, as a REG-form kernel cannot declare the variant."""
+    data = bytearray(Module({"k": Kernel("k", Form.REG, code, params=["p"], regs=1)}).to_bytes())
+    data[byte] |= 0x02
     path = tmp_path / "u.bin"
     path.write_bytes(bytes(data))
     rc, out, err = run(capsys, "disasm", path)
     assert rc == 1 and out == ""
-    assert err == (f"dualflow: error: {path}: kernel 'k', pc 0: a uniform operand needs .variant uniform-operands "
-                   "(a DFLOW-form variant)\n")
+    assert err == f"dualflow: error: {path}: kernel 'k', pc 0: {message}\n"
 
 
 def test_argument_errors_exit_with_usage(capsys):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from programs import launch_out
-from test_convert_reserve import _with
+from test_convert_reserve import _with, assert_engines_agree
 from test_timing_compiled import assert_same, devices
 
 from dualflow.isa import Form, Opcode, Variant, assemble
@@ -148,9 +148,4 @@ def test_convert_kernel_without_the_variant_is_unchanged():
 def test_both_timing_engines_agree_on_the_variant(name, variants):
     """Uniform operands are left out of ``source_fields``: both engines see no dependency and no
     bank read for them, and agree cycle for cycle."""
-    module, _ = convert_module(WORKLOADS[name]().module(Form.REG), variants=variants)
-    config = preset("paper-rtx3080").replace(mode="dflow")
-    devs = devices(config)
-    for dev in devs.values():
-        run_workload(_with(name, module), "tiny", Form.DFLOW, device=dev)
-    assert_same(devs["reference"], devs["compiled"])
+    assert_engines_agree(name, convert_module(WORKLOADS[name]().module(Form.REG), variants=variants)[0])
