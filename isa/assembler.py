@@ -77,6 +77,12 @@ def _uniform_text(text: str) -> bool:
     return bool(_PARAM_WORD.match(text)) or text.startswith("%")
 
 
+def _source_text(text: str) -> bool:
+    """Whether an operand is written as a source (a register, ``rz``, a distance or a uniform
+    operand) rather than an immediate or offset."""
+    return bool(_REG.match(text) or _DIST.match(text.replace(" ", ""))) or text == "rz" or _uniform_text(text)
+
+
 def shorten(text: str) -> str:
     """Source text for an error message, cut short: a message never echoes a huge token."""
     return text if len(text) <= QUOTE_LIMIT else f"{text[:QUOTE_LIMIT]}... ({len(text)} characters)"
@@ -446,8 +452,7 @@ class Assembler:
             elif item in ("a", "b", "c"):
                 self._operand(fields, item, tok, draft, line.lineno, used)
             elif item == "bi":
-                if (_REG.match(tok.text) or _DIST.match(tok.text.replace(" ", "")) or tok.text == "rz"
-                        or _uniform_text(tok.text)):
+                if _source_text(tok.text):
                     self._operand(fields, "b", tok, draft, line.lineno, used)
                 else:
                     text = tok.text
@@ -464,8 +469,7 @@ class Assembler:
                     raise self.error(line.lineno, tok.col,
                                      f"bad memory operand {quote(tok.text)}: expected [base+offset]")
                 base, sign, off = m.group(1), m.group(2), m.group(3)
-                if base and not (_REG.match(base) or _DIST.match(base.replace(" ", "")) or base == "rz"
-                                 or _uniform_text(base)):
+                if base and not _source_text(base):
                     if sign is None:  # [offset] alone
                         base, sign, off = "", "+", base
                     else:
