@@ -2,12 +2,13 @@
 side by side (docs/converter.md, "Variants").
 
 Every workload runs on ``--preset`` (default ``paper-rtx3080``) in BASE (REG form) and in D-FLOW
-with its kernels converted by the converter (default Dmax and ring) without variants and with each
-variant in ``VARIANTS`` (the hand-written DFLOW forms of the samples are not used, so that every
-column is the converter's); each run is checked against the workload's reference. The table gives
-cycles, warp-instructions and the speedup over BASE. ``--capacity`` prints instead the
-register-file capacity one warp holds in each form (``machine/footprint.py``'s rule: BASE the
-most registers any kernel uses, D-FLOW its kernels' rings; bytes = entries x lanes x 4), no runs.
+with its kernels converted by the converter (default Dmax and ring) without variants, with each
+variant alone and with all of them together (``VARIANTS``; the hand-written DFLOW forms of the
+samples are not used, so that every column is the converter's); each run is checked against the
+workload's reference. The table gives cycles, warp-instructions and the speedup over BASE.
+``--capacity`` prints instead the register-file capacity one warp holds in each form
+(``machine/footprint.py``'s rule: BASE the most registers any kernel uses, D-FLOW its kernels'
+rings; bytes = entries x lanes x 4), no runs.
 ``--equal-capacity`` converts each workload for a ring of BASE's registers per thread (Dmax one
 less, at least the converter's minimum), so both modes hold the same register file per warp, and
 adds the DFLOW/REG instruction ratio.
@@ -31,9 +32,11 @@ from dualflow.machine.presets import preset
 from dualflow.models.statistic import merge_launches
 from dualflow.models.timing.device import TimingDevice
 
-#: The columns after BASE: the original form, then each variant alone.
+#: The columns after BASE: the original form, each variant alone, then all of them together.
 VARIANTS: tuple[tuple[str, frozenset[Variant]], ...] = (
-    ("original", frozenset()), *((v.value, frozenset({v})) for v in Variant))
+    ("original", frozenset()), *((v.value, frozenset({v})) for v in Variant), ("all", frozenset(Variant)))
+#: Width of a column's cycle count (its header: the column's label and " cycles").
+CYCLES_WIDTH = max(len(label) for label, _ in VARIANTS) + 9
 
 
 def run(name: str, size: str, preset_name: str, form: Form, module: Module | None) -> tuple[int, int]:
@@ -49,7 +52,7 @@ def run(name: str, size: str, preset_name: str, form: Form, module: Module | Non
 def capacity_table(workloads: list[str], warp_size: int) -> str:
     """Bytes of register file one warp holds, BASE against each DFLOW form (``--capacity``)."""
     lines = [f"register-file bytes per warp ({warp_size} lanes): BASE, then each DFLOW form (and its ratio to BASE)",
-             f"{'workload':<11}{'BASE':>8}" + "".join(f"{label:>22}" for label, _ in VARIANTS)]
+             f"{'workload':<11}{'BASE':>8}" + "".join(f"{label:>{CYCLES_WIDTH}}" for label, _ in VARIANTS)]
     for name in workloads:
         reg = WORKLOADS[name]().module(Form.REG)
         base = 4 * warp_size * max(entries_per_warp(k, "base") for k in reg)
@@ -57,7 +60,7 @@ def capacity_table(workloads: list[str], warp_size: int) -> str:
         for _, variants in VARIANTS:
             module, _ = convert_module(reg, variants=variants)
             dflow = 4 * warp_size * max(entries_per_warp(k, "dflow") for k in module)
-            cells.append(f"{dflow:>14,} ({dflow / base:.2f})")
+            cells.append(f"{f'{dflow:,} ({dflow / base:.2f})':>{CYCLES_WIDTH}}")
         lines.append(f"{name:<11}{base:>8,}" + "".join(cells))
     return "\n".join(lines)
 
@@ -78,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.preset}, size {args.size}, {scope}: cycles, warp-instructions (and their ratio to BASE's) and "
           "speedup over BASE")
     print(f"{'workload':<11}{'ring':>5}{'BASE cycles':>12}" + "".join(
-        f"{label + ' cycles':>22}{'instr.':>11}{'ratio':>7}{'speedup':>8}" for label, _ in VARIANTS))
+        f"{label + ' cycles':>{CYCLES_WIDTH}}{'instr.':>11}{'ratio':>7}{'speedup':>8}" for label, _ in VARIANTS))
     for name in args.workloads:
         reg = WORKLOADS[name]().module(Form.REG)
         ring = DEFAULT_RING
@@ -89,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         for _, variants in VARIANTS:
             module, _ = convert_module(reg, dmax=ring - 1, ring=ring, variants=variants)
             cycles, instructions = run(name, args.size, args.preset, Form.DFLOW, module)
-            cells.append(f"{cycles:>22,}{instructions:>11,}{instructions / base_instructions:>7.3f}"
+            cells.append(f"{cycles:>{CYCLES_WIDTH},}{instructions:>11,}{instructions / base_instructions:>7.3f}"
                          f"{base_cycles / cycles:>8.3f}")
         print(f"{name:<11}{ring:>5}{base_cycles:>12,}" + "".join(cells))
     return 0

@@ -12,6 +12,8 @@ Syntax (see docs/isa.md)::
     LABEL:
         iadd r3, r1, r2          ; REG form: destination first
         iadd |2|, |1|            ; DFLOW form: sources by distance, destination implicit
+        imad |1|, c[n], %ctaid.x ; DFLOW, .variant uniform-operands: a parameter word, a
+                                 ; uniform special register
         isetp.lt r4, r3, 100     ; .mod suffix: comparison, vote mode or memory color
         ldg.c2 r5, [r3+16]       ; memory: [base+offset], signed 16-bit offset
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from dualflow.errors import AsmError, DualflowError
 
-from .encoding import IMM16_MAX, IMM16_MIN, MAX_REGS, OPERAND_MAX, Instruction
+from .encoding import IMM16_MAX, IMM16_MIN, MAX_REGS, OPERAND_MAX, UNIFORM_FLAG, Instruction
 from .kernel import (
     DEFAULT_DMAX,
     DEFAULT_RING,
@@ -40,6 +42,8 @@ from .kernel import (
 from .opcodes import (
     BY_MNEMONIC,
     SPECS,
+    UNIFORM_PARAM_WORDS,
+    UNIFORM_SREGS,
     Cmp,
     Form,
     ModKind,
@@ -48,19 +52,35 @@ from .opcodes import (
     UnitClass,
     Variant,
     mod_names,
+    uniform_field,
 )
 
 _COMMENT = re.compile(r"(;|//|#).*$")
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][\w.$]*)\s*:")
 _REG = re.compile(r"^r(\d{1,10})$")  # longer numbers are bad operands, not huge integers to convert
 _DIST = re.compile(r"^\|\s*(\d{1,10})\s*\|$")
-_MEM = re.compile(r"^\[\s*([^\]+\-]*?)\s*(?:([+-])\s*([^\]]+?))?\s*\]$")
+#: A uniform parameter-word operand: ``c[word]`` or ``c[name]`` (Variant.UNIFORM_OPERANDS).
+_PARAM_WORD = re.compile(r"^c\[\s*([^\]]*?)\s*\]$")
+#: ``[base+offset]``; the base may be a uniform ``c[...]``, whose brackets the offset cannot hold.
+_MEM = re.compile(r"^\[\s*(c\[[^\]]*\]|[^\]+\-]*?)\s*(?:([+-])\s*([^\]]+?))?\s*\]$")
 _SREGS = {s.asm_name: s for s in SpecialReg}
 #: Directives, each with the form it belongs to (None: both); all but ``.param`` at most once per kernel.
 _DIRECTIVES = {".kernel": None, ".form": None, ".param": None, ".shared": None, ".local": None,
                ".regs": Form.REG, ".ring": Form.DFLOW, ".dmax": Form.DFLOW, ".variant": Form.DFLOW}
 #: Longest piece of source text an error message quotes.
 QUOTE_LIMIT = 40
+
+
+def _uniform_text(text: str) -> bool:
+    """Whether an operand is written as a uniform operand (``c[...]`` or a ``%`` special register)."""
+    text = text.replace(" ", "")
+    return bool(_PARAM_WORD.match(text)) or text.startswith("%")
+
+
+def _source_text(text: str) -> bool:
+    """Whether an operand is written as a source (a register, ``rz``, a distance or a uniform
+    operand) rather than an immediate or offset."""
+    return bool(_REG.match(text) or _DIST.match(text.replace(" ", ""))) or text == "rz" or _uniform_text(text)
 
 
 def shorten(text: str) -> str:
@@ -322,6 +342,55 @@ class Assembler:
             raise self.error(lineno, tok.col, f"{base}: unordered comparison .{suffixes[0]} is for floats only")
         return op, mod
 
+    def _require_variant(self, draft: _KernelDraft, variant: Variant, lineno: int, col: int, what: str) -> None:
+        """Refuse ``what`` (a field of ``variant``) in a kernel that does not declare the variant."""
+        if variant not in draft.variants:
+            raise self.error(lineno, col, f"{what} needs .variant {variant.value}")
+
+    def _operand(self, fields: dict, name: str, tok: _Token, draft: _KernelDraft, lineno: int,
+                 used: list[int]) -> None:
+        """Source field ``name`` from ``tok``, with its uniform flag when it names a uniform operand."""
+        if _uniform_text(tok.text):
+            fields[name] = self._uniform(tok, draft, lineno)
+            fields["uniform"] = fields.get("uniform", 0) | UNIFORM_FLAG[name]
+        else:
+            fields[name] = self._source(tok, draft, lineno, used)
+
+    def _uniform(self, tok: _Token, draft: _KernelDraft, lineno: int) -> int:
+        """The field of a uniform operand: ``c[word]`` or ``c[name]`` (a kernel parameter word),
+        or a special register that is the same in every lane of a warp."""
+        text = tok.text.replace(" ", "")
+        if draft.form is not Form.DFLOW:
+            raise self.error(lineno, tok.col, f"uniform operand {shorten(text)} in a REG-form kernel (uniform "
+                             f"operands are of the DFLOW form: .variant {Variant.UNIFORM_OPERANDS.value})")
+        self._require_variant(draft, Variant.UNIFORM_OPERANDS, lineno, tok.col, "a uniform operand")
+        m = _PARAM_WORD.match(text)
+        if m:
+            name = m.group(1)
+            if name in draft.params:
+                word = draft.params.index(name)
+            elif re.fullmatch(r"\d{1,10}", name):
+                word = int(name)
+            else:
+                raise self.error(lineno, tok.col, f"unknown parameter {quote(name)} in a uniform operand "
+                                 f"(declared: {', '.join(draft.params) or 'none'})")
+            if word >= len(draft.params):
+                raise self.error(lineno, tok.col, f"c[{word}]: parameter word {word} is not one of the "
+                                 f"{len(draft.params)} declared parameters")
+            field = uniform_field(word)
+            if field is None:
+                raise self.error(lineno, tok.col, f"c[{word}]: uniform operands name parameter words "
+                                 f"0..{UNIFORM_PARAM_WORDS - 1} (read this one with ldc)")
+            return field
+        sreg = _SREGS.get(text.lower())
+        if sreg is None:
+            raise self.error(lineno, tok.col, f"unknown special register {quote(tok.text)} (have {', '.join(_SREGS)})")
+        field = uniform_field(sreg)
+        if field is None:
+            raise self.error(lineno, tok.col, f"{sreg.asm_name} differs between the lanes of a warp: not a uniform "
+                             f"operand (read it with s2r; uniform: {', '.join(s.asm_name for s in UNIFORM_SREGS)})")
+        return field
+
     def _source(self, tok: _Token, draft: _KernelDraft, lineno: int, used: list[int]) -> int:
         text = tok.text.replace(" ", "")
         if text == "rz":
@@ -381,10 +450,10 @@ class Assembler:
                     used.append(int(m.group(1)))
                     fields["dst"] = int(m.group(1)) + 1
             elif item in ("a", "b", "c"):
-                fields[item] = self._source(tok, draft, line.lineno, used)
+                self._operand(fields, item, tok, draft, line.lineno, used)
             elif item == "bi":
-                if _REG.match(tok.text) or _DIST.match(tok.text.replace(" ", "")) or tok.text == "rz":
-                    fields["b"] = self._source(tok, draft, line.lineno, used)
+                if _source_text(tok.text):
+                    self._operand(fields, "b", tok, draft, line.lineno, used)
                 else:
                     text = tok.text
                     if spec.unit in (UnitClass.FP, UnitClass.SFU):
@@ -400,12 +469,14 @@ class Assembler:
                     raise self.error(line.lineno, tok.col,
                                      f"bad memory operand {quote(tok.text)}: expected [base+offset]")
                 base, sign, off = m.group(1), m.group(2), m.group(3)
-                if base and not (_REG.match(base) or _DIST.match(base.replace(" ", "")) or base == "rz"):
+                if base and not _source_text(base):
                     if sign is None:  # [offset] alone
                         base, sign, off = "", "+", base
                     else:
                         raise self.error(line.lineno, tok.col, f"bad base {quote(base)} in memory operand")
-                fields["a"] = self._source(_Token(base, tok.col + 1), draft, line.lineno, used) if base else 0
+                fields["a"] = 0
+                if base:
+                    self._operand(fields, "a", _Token(base, tok.col + 1), draft, line.lineno, used)
                 offset = 0
                 if off is not None:
                     try:
@@ -452,9 +523,8 @@ class Assembler:
                 value = self._immediate(tok, line.lineno)
                 if not 0 <= value <= OPERAND_MAX:
                     raise self.error(line.lineno, tok.col, f"reserved advance {value} outside 0..{OPERAND_MAX}")
-                if value and Variant.RESERVED_SSY not in draft.variants:
-                    raise self.error(line.lineno, tok.col, f"a reserved advance needs .variant "
-                                     f"{Variant.RESERVED_SSY.value}")
+                if value:
+                    self._require_variant(draft, Variant.RESERVED_SSY, line.lineno, tok.col, "a reserved advance")
                 fields["a"] = value
         return Instruction(**fields)
 

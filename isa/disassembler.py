@@ -7,7 +7,7 @@ import struct
 from .assembler import parse_immediate
 from .encoding import Instruction
 from .kernel import Kernel, Module
-from .opcodes import SPECS, Form, ModKind, SpecialReg, UnitClass, mod_names
+from .opcodes import SPECS, Form, ModKind, SpecialReg, UnitClass, mod_names, uniform_operand
 
 
 def _float_text(bits: int) -> str:
@@ -29,6 +29,17 @@ def source_text(field: int, form: Form) -> str:
     return f"r{field - 1}" if form is Form.REG else f"|{field}|"
 
 
+def uniform_text(field: int, params: list[str] | None = None) -> str:
+    """A uniform operand field as text: ``c[name]`` (``c[word]`` without the parameter's name) or
+    the special register's name."""
+    named = uniform_operand(field)
+    if named is None:  # pragma: no cover - Instruction.check_fields refuses such a field
+        raise ValueError(f"uniform operand field {field} names nothing")
+    if isinstance(named, SpecialReg):
+        return named.asm_name
+    return f"c[{params[named]}]" if params and named < len(params) else f"c[{named}]"
+
+
 def format_instruction(ins: Instruction, form: Form, labels: dict[int, str] | None = None,
                        params: list[str] | None = None) -> str:
     """One instruction as assembly text (no label, no indentation)."""
@@ -37,21 +48,26 @@ def format_instruction(ins: Instruction, form: Form, labels: dict[int, str] | No
     if spec.mod in (ModKind.CMP, ModKind.VOTE) or (spec.mod is ModKind.COLOR and ins.mod):
         mnemonic += "." + mod_names(spec.mod)[ins.mod]
     ops: list[str] = []
+
+    def operand(name: str) -> str:
+        value = getattr(ins, name)
+        return uniform_text(value, params) if ins.is_uniform(name) else source_text(value, form)
+
     if spec.produces and form is Form.REG:
         ops.append(source_text(ins.dst, form))
     for item in spec.syntax.value:
         if item in ("a", "b", "c"):
-            ops.append(source_text(getattr(ins, item), form))
+            ops.append(operand(item))
         elif item == "bi":
             if not ins.bimm:
-                ops.append(source_text(ins.b, form))
+                ops.append(operand("b"))
             elif spec.unit in (UnitClass.FP, UnitClass.SFU):
                 ops.append(_float_text(ins.imm))
             else:
                 signed = ins.imm - (1 << 32) if ins.imm >= (1 << 31) else ins.imm
                 ops.append(str(signed) if -65536 < signed < 65536 else f"{ins.imm:#x}")
         elif item == "mem":
-            base = source_text(ins.a, form)
+            base = operand("a")
             ops.append(f"[{base}{'+' if ins.imm >= 0 else '-'}{abs(ins.imm)}]" if ins.imm else f"[{base}]")
         elif item == "target":
             ops.append(labels.get(ins.imm, f"L{ins.imm}") if labels else f"L{ins.imm}")

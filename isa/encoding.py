@@ -5,7 +5,8 @@ One layout serves both operand forms; only the meaning of the operand fields dif
     bits    field  meaning
     7:0     op     opcode (``Opcode``)
     8       bimm   1: bits 63:32 hold a 32-bit immediate that replaces source B
-    11:9    -      reserved, zero
+    11:9    uniform  one flag per source field (bit 9: a, 10: b, 11: c): the field names a
+                   uniform operand, not a register or distance (``Variant.UNIFORM_OPERANDS``)
     15:12   mod    comparison, special register, vote mode or memory color (``ModKind``)
     23:16   dst    REG: destination register + 1 (0: none / rz); DFLOW: zero (implicit)
     31:24   a      source A
@@ -16,6 +17,9 @@ One layout serves both operand forms; only the meaning of the operand fields dif
 
 Operand fields ``a``, ``b``, ``c`` read the same way in both forms where 0 means "zero"
 (the ``rz`` operand); REG: field = register + 1 (r0..r254); DFLOW: field = distance 1..255.
+A field whose uniform flag is set (DFLOW form, with the variant declared) instead names a value
+held once per warp (``opcodes.uniform_operand``): 0..63 a kernel parameter word, 64 + k the k-th
+of ``UNIFORM_SREGS``.
 """
 
 from __future__ import annotations
@@ -24,13 +28,24 @@ from dataclasses import dataclass
 
 from dualflow.errors import DualflowError
 
-from .opcodes import SPECS, ModKind, Opcode, OpSpec, SpecialReg, VoteMode
+from .opcodes import (
+    SPECS,
+    UNIFORM_PARAM_WORDS,
+    UNIFORM_SREGS,
+    ModKind,
+    Opcode,
+    OpSpec,
+    SpecialReg,
+    Variant,
+    VoteMode,
+    uniform_operand,
+)
 
 #: Field name -> (least significant bit, width). The RTL decoder builds its layout from this.
 FIELDS: dict[str, tuple[int, int]] = {
     "op": (0, 8),
     "bimm": (8, 1),
-    "reserved": (9, 3),
+    "uniform": (9, 3),
     "mod": (12, 4),
     "dst": (16, 8),
     "a": (24, 8),
@@ -44,6 +59,10 @@ WORD_BITS = 64
 OPERAND_MAX = (1 << FIELDS["a"][1]) - 1  #: largest operand field value (255)
 MAX_REGS = OPERAND_MAX  #: REG form: registers r0..r254
 IMM16_MIN, IMM16_MAX = -(1 << 15), (1 << 15) - 1
+#: Bit of each source field in the ``uniform`` flags (bit 9 of the word is field a's).
+UNIFORM_FLAG = {"a": 1, "b": 2, "c": 4}
+#: Largest value of a uniform operand field (the last uniform special register).
+UNIFORM_MAX = UNIFORM_PARAM_WORDS + len(UNIFORM_SREGS) - 1
 
 
 class EncodingError(DualflowError):
@@ -60,7 +79,8 @@ class Instruction:
     """A decoded instruction, independent of operand form.
 
     ``dst``, ``a``, ``b``, ``c`` are raw operand fields (see the module docstring); ``imm`` is
-    the 32-bit immediate (``bimm``) or the signed 16-bit offset (memory instructions).
+    the 32-bit immediate (``bimm``) or the signed 16-bit offset (memory instructions);
+    ``uniform`` the flags of the source fields that name uniform operands (``UNIFORM_FLAG``).
     """
 
     op: Opcode
@@ -71,22 +91,38 @@ class Instruction:
     mod: int = 0
     bimm: bool = False
     imm: int = 0
+    uniform: int = 0
 
     @property
     def spec(self) -> OpSpec:
         return SPECS[self.op]
 
+    def is_uniform(self, name: str) -> bool:
+        """Whether source field ``name`` ("a", "b", "c") names a uniform operand."""
+        return bool(self.uniform & UNIFORM_FLAG[name])
+
     def source_fields(self) -> list[int]:
         """Raw values of the source operand fields this instruction reads, in operand order,
-        leaving out absent ones (field 0: ``rz`` in REG form, no operand in DFLOW form) and an
-        immediate in place of B. REG: register + 1; DFLOW: distance."""
+        leaving out absent ones (field 0: ``rz`` in REG form, no operand in DFLOW form), an
+        immediate in place of B and uniform operands (held once per warp: no register or ring
+        read, no dependency). REG: register + 1; DFLOW: distance."""
         out = []
         for name in SPECS[self.op].sources:
-            if name == "b" and self.bimm:
+            if (name == "b" and self.bimm) or self.uniform & UNIFORM_FLAG[name]:
                 continue
             value = getattr(self, name)
             if value:
                 out.append(value)
+        return out
+
+    def variant_uses(self) -> dict[Variant, str]:
+        """The DFLOW variants whose fields this instruction uses, each with what uses it (for
+        the message that refuses it in a kernel that does not declare the variant)."""
+        out = {}
+        if self.op is Opcode.SSY and self.a:
+            out[Variant.RESERVED_SSY] = f"ssy with a reserved advance ({self.a})"
+        if self.uniform:
+            out[Variant.UNIFORM_OPERANDS] = "a uniform operand"
         return out
 
     def check_fields(self) -> None:
@@ -117,6 +153,15 @@ class Instruction:
             raise EncodingError(f"{name} needs its 32-bit immediate (bimm=1)")
         if not self.bimm and self.imm and "mem" not in items:
             raise EncodingError(f"{name} has no memory offset but imm16={self.imm}")
+        for field, bit in UNIFORM_FLAG.items():
+            if not self.uniform & bit:
+                continue
+            if field not in spec.sources or (field == "b" and self.bimm):
+                raise EncodingError(f"{name}: uniform flag on field {field}, which it does not read as a source")
+            if uniform_operand(getattr(self, field)) is None:
+                raise EncodingError(f"{name}: uniform operand {field}={getattr(self, field)} names nothing "
+                                    f"(0..{UNIFORM_PARAM_WORDS - 1}: parameter words, "
+                                    f"{UNIFORM_PARAM_WORDS}..{UNIFORM_MAX}: uniform special registers)")
 
     def encode(self) -> int:
         for name in ("dst", "a", "b", "c"):
@@ -125,10 +170,13 @@ class Instruction:
                 raise EncodingError(f"operand field {name}={value} does not fit in 8 bits")
         if not 0 <= self.mod < 16:
             raise EncodingError(f"mod={self.mod} does not fit in 4 bits")
+        if not 0 <= self.uniform < 1 << FIELDS["uniform"][1]:
+            raise EncodingError(f"uniform flags {self.uniform} do not fit in {FIELDS['uniform'][1]} bits")
         if self.bimm and (self.b or self.c):
             raise EncodingError("an instruction with a 32-bit immediate has no B or C operand")
         self.check_fields()
-        word = int(self.op) | (int(self.bimm) << 8) | (self.mod << 12) | (self.dst << 16) | (self.a << 24)
+        word = (int(self.op) | (int(self.bimm) << 8) | (self.uniform << FIELDS["uniform"][0]) | (self.mod << 12)
+                | (self.dst << 16) | (self.a << 24))
         if self.bimm:
             if self.b or self.c:
                 raise EncodingError("an instruction with a 32-bit immediate has no B or C operand")
@@ -149,8 +197,6 @@ class Instruction:
             op = Opcode(_get(word, "op"))
         except ValueError:
             raise EncodingError(f"unknown opcode {_get(word, 'op'):#04x} in word {word:#018x}") from None
-        if _get(word, "reserved"):
-            raise EncodingError(f"reserved bits set in word {word:#018x}")
         bimm = bool(_get(word, "bimm"))
         if bimm:
             imm = _get(word, "imm32")
@@ -160,7 +206,7 @@ class Instruction:
             imm = imm16 - (1 << 16) if imm16 & 0x8000 else imm16
             b, c = _get(word, "b"), _get(word, "c")
         ins = cls(op=op, dst=_get(word, "dst"), a=_get(word, "a"), b=b, c=c,
-                  mod=_get(word, "mod"), bimm=bimm, imm=imm)
+                  mod=_get(word, "mod"), bimm=bimm, imm=imm, uniform=_get(word, "uniform"))
         try:
             ins.check_fields()
         except EncodingError as exc:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from dualflow.errors import DualflowError
 
 from .encoding import MAX_REGS, OPERAND_MAX, Instruction
-from .opcodes import Form, Opcode, Variant
+from .opcodes import Form, Variant, uniform_operand
 
 #: Default DFLOW ring entries per warp: 65536 registers / 2048 threads on the paper's SM.
 DEFAULT_RING = 32
@@ -120,7 +120,7 @@ class Kernel:
                     raise KernelError(f"{where}, pc {pc}: a DFLOW instruction names no destination "
                                       f"(dst field {ins.dst})")
                 for name in ins.spec.sources:
-                    if getattr(ins, name) > self.dmax:
+                    if not ins.is_uniform(name) and getattr(ins, name) > self.dmax:
                         raise KernelError(f"{where}, pc {pc}: distance {getattr(ins, name)} exceeds "
                                           f".dmax {self.dmax}")
         self._validate_variants(where)
@@ -140,6 +140,11 @@ class Kernel:
                                   f"{len(self.params)} declared 4-byte parameters")
             if "count" in items and not 1 <= ins.imm <= OPERAND_MAX:
                 raise KernelError(f"{where}, pc {pc}: count {ins.imm} outside 1..{OPERAND_MAX}")
+            for name in ins.spec.sources if ins.uniform else ():
+                word = uniform_operand(getattr(ins, name)) if ins.is_uniform(name) else None
+                if type(word) is int and word >= len(self.params):
+                    raise KernelError(f"{where}, pc {pc}: uniform operand c[{word}] is not one of the "
+                                      f"{len(self.params)} declared parameter words")
 
     def _validate_variants(self, where: str) -> None:
         """Variants are of the DFLOW form, and an instruction uses a variant's fields only if the
@@ -148,11 +153,11 @@ class Kernel:
             raise KernelError(f"{where}: variants must be a frozenset of Variant, not {_shown(self.variants)}")
         if self.variants and self.form is not Form.DFLOW:
             raise KernelError(f"{where}: .variant is of the DFLOW form")
-        if Variant.RESERVED_SSY not in self.variants:
-            for pc, ins in enumerate(self.code):
-                if ins.op is Opcode.SSY and ins.a:
-                    raise KernelError(f"{where}, pc {pc}: ssy with a reserved advance ({ins.a}) needs "
-                                      f".variant {Variant.RESERVED_SSY.value}")
+        for pc, ins in enumerate(self.code):
+            for variant, what in ins.variant_uses().items():
+                if variant not in self.variants:
+                    raise KernelError(f"{where}, pc {pc}: {what} needs .variant {variant.value}"
+                                      + (" (a DFLOW-form variant)" if self.form is not Form.DFLOW else ""))
 
     def _validate_labels(self, where: str) -> None:
         if not isinstance(self.labels, dict):

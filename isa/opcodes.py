@@ -87,6 +87,39 @@ class SpecialReg(enum.IntEnum):
         return "%" + self.name.lower().replace("_", ".")
 
 
+#: Kernel parameter words a uniform operand can name (``Variant.UNIFORM_OPERANDS``): field values
+#: 0 .. UNIFORM_PARAM_WORDS - 1 are the 32-bit words of the parameter block, as ``ldc [4 * w]``
+#: reads them.
+UNIFORM_PARAM_WORDS = 64
+#: Special registers a uniform operand can name, field value UNIFORM_PARAM_WORDS + index: those
+#: whose value is the same in every lane of a warp (not ``%tid.*`` or ``%laneid``). Written out,
+#: not derived, so that a special register added later does not renumber these.
+UNIFORM_SREGS: tuple[SpecialReg, ...] = (
+    SpecialReg.NTID_X, SpecialReg.NTID_Y, SpecialReg.NTID_Z,
+    SpecialReg.CTAID_X, SpecialReg.CTAID_Y, SpecialReg.CTAID_Z,
+    SpecialReg.NCTAID_X, SpecialReg.NCTAID_Y, SpecialReg.NCTAID_Z,
+    SpecialReg.WARPID, SpecialReg.NWARPID,
+)
+
+
+def uniform_operand(field: int) -> int | SpecialReg | None:
+    """What a uniform operand field names: a parameter word (an int), a special register, or
+    None when the value names nothing."""
+    if 0 <= field < UNIFORM_PARAM_WORDS:
+        return field
+    if 0 <= field - UNIFORM_PARAM_WORDS < len(UNIFORM_SREGS):
+        return UNIFORM_SREGS[field - UNIFORM_PARAM_WORDS]
+    return None
+
+
+def uniform_field(value: int | SpecialReg) -> int | None:
+    """The uniform operand field that names a parameter word (an int) or a special register;
+    None if none can (a word past UNIFORM_PARAM_WORDS, a per-lane special register)."""
+    if isinstance(value, SpecialReg):
+        return UNIFORM_PARAM_WORDS + UNIFORM_SREGS.index(value) if value in UNIFORM_SREGS else None
+    return value if 0 <= value < UNIFORM_PARAM_WORDS else None
+
+
 class VoteMode(enum.IntEnum):
     """Warp vote: every active lane receives the same result."""
 
@@ -140,6 +173,10 @@ class Variant(enum.Enum):
     #: ``ssy L, k`` (field A = k, 0..255): the SYNC entry starts at RP + k, so the join's RP is at
     #: least RP + k whichever paths ran, and a shorter path needs no ``rpinc`` before its ``sync``
     RESERVED_SSY = "reserved-ssy"
+    #: A source field with its uniform flag set (bits 11:9 of the word) names a value held once
+    #: per warp instead of a distance: a kernel parameter word or a uniform special register
+    #: (``uniform_operand``). It takes no ring slot, no register-bank read and no dependency.
+    UNIFORM_OPERANDS = "uniform-operands"
 
 
 @dataclass(frozen=True)

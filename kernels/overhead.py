@@ -3,9 +3,10 @@
 Runs each workload in REG form and in converted DFLOW form, checks both, and measures: static
 and dynamic warp-instruction counts of both forms by unit class (the seed paper's figure 10),
 the converter's added instructions by cause (relays at joins and against Dmax, padding,
-recomputation, spills and reloads, branches of split edges), and the distribution of operand
-distances, static and dynamic (its figure 8, as a CDF); and, per loop, where the added
-instructions ran (``isa/convert/breakdown.py``).
+recomputation, spills and reloads, branches of split edges), the REG instructions that have no
+translation (``removed``: with ``uniform-operands``, the ``ldc`` and ``s2r`` whose values are read
+as uniform operands), and the distribution of operand distances, static and dynamic (its figure
+8, as a CDF); and, per loop, where the added instructions ran (``isa/convert/breakdown.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from dualflow.atomic_write import atomic_folder, atomic_write
-from dualflow.isa import SPECS, Form, Kernel, UnitClass, Variant
+from dualflow.isa import Form, Kernel, UnitClass, Variant
 from dualflow.isa.convert import ConversionReport, convert_module
 from dualflow.isa.convert.breakdown import LoopCost, loop_breakdown
 
@@ -45,6 +46,7 @@ class KernelOverhead:
     distances: np.ndarray = field(repr=False)  # dynamic operand count per distance 1..dmax
     static_distances: np.ndarray = field(repr=False)
     loops: list[LoopCost] = field(default_factory=list, repr=False)  # where the added instructions ran
+    removed: int = 0  # dynamic REG warp-instructions with no translation (uniform-operands)
 
     @property
     def ratio(self) -> float:
@@ -63,12 +65,8 @@ def _operand_distances(kernel: Kernel, weights: np.ndarray | None) -> np.ndarray
         w = 1 if weights is None else int(weights[pc])
         if not w:
             continue
-        for name in SPECS[ins.op].sources:
-            if name == "b" and ins.bimm:
-                continue
-            d = getattr(ins, name)
-            if d:
-                hist[d] += w
+        for d in ins.source_fields():  # distances: no immediate, no uniform operand
+            hist[d] += w
     return hist
 
 
@@ -92,12 +90,14 @@ def measure(name: str, size: str = "small", dmax: int = 31, ring: int = 32, seed
             if cause != "orig":
                 added[cause] += int(count)
         kernel = dflow_module[kname]
+        reg_per_pc = reg.by_kernel[kname].per_pc
         out.append(KernelOverhead(
             workload=name, kernel=kname, static_reg=rep.static_reg, static_dflow=len(kernel.code),
             dynamic_reg=_class_counts(reg.by_kernel[kname]), dynamic_dflow=_class_counts(stats),
             added=added, added_static={c: rep.static_overhead().get(c, 0) for c in CAUSES},
             distances=_operand_distances(kernel, stats.per_pc),
-            static_distances=_operand_distances(kernel, None), loops=loop_breakdown(rep, stats.per_pc)))
+            static_distances=_operand_distances(kernel, None), loops=loop_breakdown(rep, stats.per_pc),
+            removed=sum(int(reg_per_pc[pc]) for pc in rep.removed)))
     return out
 
 
@@ -112,7 +112,7 @@ def summarize(rows: list[KernelOverhead]) -> dict[str, dict]:
     for r in rows:
         w = out.setdefault(r.workload, {"static_reg": 0, "static_dflow": 0, "dynamic_reg": dict.fromkeys(
             CLASSES + ("total",), 0), "dynamic_dflow": dict.fromkeys(CLASSES + ("total",), 0),
-            "added": dict.fromkeys(CAUSES, 0), "distances": np.zeros_like(r.distances)})
+            "added": dict.fromkeys(CAUSES, 0), "removed": 0, "distances": np.zeros_like(r.distances)})
         w["static_reg"] += r.static_reg
         w["static_dflow"] += r.static_dflow
         for k in w["dynamic_reg"]:
@@ -120,6 +120,7 @@ def summarize(rows: list[KernelOverhead]) -> dict[str, dict]:
             w["dynamic_dflow"][k] += r.dynamic_dflow[k]
         for c in CAUSES:
             w["added"][c] += r.added[c]
+        w["removed"] += r.removed
         if len(w["distances"]) == len(r.distances):
             w["distances"] = w["distances"] + r.distances
     return out
@@ -131,11 +132,11 @@ def tables(rows: list[KernelOverhead]) -> dict[str, str]:
     buf = io.StringIO()
     wr = csv.writer(buf)
     wr.writerow(["workload", "kernel", "static_reg", "static_dflow", "static_ratio", "dynamic_reg", "dynamic_dflow",
-                 "dynamic_ratio", *[f"added_{c}" for c in CAUSES]])
+                 "dynamic_ratio", *[f"added_{c}" for c in CAUSES], "removed"])
     for r in rows:
         wr.writerow([r.workload, r.kernel, r.static_reg, r.static_dflow, f"{r.static_dflow / r.static_reg:.4f}",
                      r.dynamic_reg["total"], r.dynamic_dflow["total"], f"{r.ratio:.4f}",
-                     *[r.added[c] for c in CAUSES]])
+                     *[r.added[c] for c in CAUSES], r.removed])
     tabs["overhead.csv"] = buf.getvalue()
     buf = io.StringIO()
     wr = csv.writer(buf)

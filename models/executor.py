@@ -14,7 +14,9 @@ branch continues with the taken lanes and pushes a DIV entry for the fall-throug
 
 DFLOW operands: the ring of ``ring`` slots per warp holds, per slot and lane, the value and
 the position (logical RP) it was written at. A read at distance d from RP is legal only if the
-lane's slot holds exactly position RP - d; anything else is reported as an illegal read.
+lane's slot holds exactly position RP - d; anything else is reported as an illegal read. A
+uniform operand (``Variant.UNIFORM_OPERANDS``) reads no ring slot: it is the launch's parameter
+word or the warp's special register.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 
 from dualflow.errors import KernelFault
 from dualflow.isa import SPECS, Form, Instruction, Kernel, Opcode, format_instruction
-from dualflow.isa.opcodes import LOADS, STORES, BranchIf, ModKind, SpecialReg, Syntax, VoteMode
+from dualflow.isa.opcodes import LOADS, STORES, BranchIf, ModKind, SpecialReg, Syntax, VoteMode, uniform_operand
 from dualflow.machine.functional import FunctionalConfig
 
 from . import alu
@@ -228,7 +230,10 @@ class BatchExecutor:
         return int(g[row]), int(lane)
 
     # ------------------------------------------------------------------ operands
-    def _reader(self, pc: int, field_value: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    def _reader(self, pc: int, field_value: int,
+                uniform: bool = False) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        if uniform:
+            return self._uniform_reader(field_value)
         if field_value == 0:
             L = self.L
             return lambda g, mask: np.zeros((len(g), L), dtype=U32)
@@ -263,6 +268,17 @@ class BatchExecutor:
             return ring[row]
 
         return read
+
+    def _uniform_reader(self, field_value: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """A uniform operand (``Variant.UNIFORM_OPERANDS``): the value held once per warp, given
+        to every lane. Not a ring read, so nothing to check: a parameter word is this launch's,
+        a special register the warp's."""
+        named = uniform_operand(field_value)
+        if isinstance(named, SpecialReg):
+            table = self._special_register(named)
+            return lambda g, mask: table[warp_rows(g)]
+        L = self.L
+        return lambda g, mask: np.full((len(g), L), self.params[named], dtype=U32)  # this launch's
 
     def _uniform_rp(self, g: np.ndarray) -> tuple[np.ndarray, int, int]:
         """D-FLOW: ``(g, first, rp)`` when warps ``g`` are consecutive (``first`` the first) and at
@@ -347,7 +363,7 @@ class BatchExecutor:
     def _compile(self, pc: int, ins: Instruction) -> Callable[[np.ndarray, np.ndarray], None]:
         spec = SPECS[ins.op]
         op = ins.op
-        ra, rb, rc = (self._reader(pc, getattr(ins, f)) for f in ("a", "b", "c"))
+        ra, rb, rc = (self._reader(pc, getattr(ins, f), ins.is_uniform(f)) for f in ("a", "b", "c"))
         if ins.bimm and spec.syntax in (Syntax.BI, Syntax.A_BI):
             imm, L = U32(ins.imm), self.L
             if op in _SCALAR_IMMEDIATE:

@@ -5,8 +5,9 @@ field legality rules are all built from ``isa.opcodes.SPECS`` and the word layou
 ``isa.encoding.FIELDS``. A decoded instruction is a ``data.Struct`` view (``DecodedLayout``);
 the decoder is purely combinational.
 
-Illegal words (unknown opcode, reserved bits set, a field the opcode does not use, an undefined
-``mod`` value, ``rpinc`` or an ``ssy`` advance in a BASE core) raise ``illegal``.
+Illegal words (unknown opcode, a field the opcode does not use, an undefined ``mod`` value,
+``rpinc`` or an ``ssy`` advance in a BASE core, a uniform-operand flag: the core does not implement
+``Variant.UNIFORM_OPERANDS``, see ``VARIANTS``) raise ``illegal``.
 """
 
 
@@ -17,7 +18,19 @@ from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from dualflow.isa.encoding import FIELDS, WORD_BITS
-from dualflow.isa.opcodes import INT_CMPS, LOADS, SPECS, STORES, Cmp, ModKind, Opcode, SpecialReg, UnitClass, VoteMode
+from dualflow.isa.opcodes import (
+    INT_CMPS,
+    LOADS,
+    SPECS,
+    STORES,
+    Cmp,
+    ModKind,
+    Opcode,
+    SpecialReg,
+    UnitClass,
+    Variant,
+    VoteMode,
+)
 from dualflow.rtl._checks import reject
 
 
@@ -27,6 +40,11 @@ def _hw_enum(name: str, members: dict[str, int], width: int) -> type[enum.Enum]:
     return types.new_class(name, (enum.Enum,), {"shape": unsigned(width)},
                            lambda ns: [ns.__setitem__(k, v) for k, v in members.items()])
 
+
+#: The DFLOW variants a DFLOW core implements (co-simulation refuses kernels that use others,
+#: testbench/cosim.py ``check_case``; random-program campaigns convert with these only). A word
+#: with a uniform-operand flag is illegal here.
+VARIANTS = frozenset({Variant.RESERVED_SSY})
 
 #: Opcodes as an 8-bit Amaranth enum, members named and numbered as ``isa.opcodes.Opcode``.
 Op = _hw_enum("Op", {op.name: int(op) for op in Opcode}, FIELDS["op"][1])
@@ -160,5 +178,5 @@ class Decoder(wiring.Component):
                     m.d.comb += bad_fields.eq(bad)
             with m.Default():
                 m.d.comb += bad_fields.eq(1)
-        m.d.comb += out.illegal.eq(bad_fields | (raw["reserved"] != 0))
+        m.d.comb += out.illegal.eq(bad_fields | (raw["uniform"] != 0))  # no uniform operands yet (VARIANTS)
         return m

@@ -31,6 +31,7 @@ from dualflow.models.device import Device
 from dualflow.models.trace import Trace, TraceRecord
 from dualflow.rtl.configuration import CFG_PARAM_BASE, CFG_SHARED_LIMIT, cfg_mask_base
 from dualflow.rtl.core import SimtCore
+from dualflow.rtl.decode import VARIANTS as RTL_VARIANTS
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.register_pointer import rp_width
 from dualflow.rtl.trap import TrapCause
@@ -162,6 +163,11 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
         raise ConfigError(f"{case.name}: {len(k.params)} parameters exceed the core's param_words "
                           f"{params.param_words}")
     if params.dflow:
+        missing = k.variants - RTL_VARIANTS
+        if missing:
+            raise ConfigError(f"{case.name}: kernel {k.name!r} uses .variant "
+                              f"{', '.join(sorted(v.value for v in missing))}, which the RTL core does not implement "
+                              f"(it implements {', '.join(sorted(v.value for v in RTL_VARIANTS)) or 'none'})")
         if k.ring != params.ring:
             raise ConfigError(f"{case.name}: kernel ring {k.ring} differs from the core's ring {params.ring}")
         if k.dmax > params.dmax:

@@ -26,7 +26,7 @@ from dualflow.isa import (
     assemble_file,
     disassemble,
 )
-from dualflow.isa.opcodes import INT_CMPS, ModKind, UnitClass, Variant, VoteMode
+from dualflow.isa.opcodes import INT_CMPS, UNIFORM_SREGS, ModKind, UnitClass, Variant, VoteMode
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "kernels" / "samples"
 SAMPLES = sorted(SAMPLE_DIR.glob("*.s"))
@@ -240,6 +240,17 @@ def memory_operand(draw, form: Form, dmax: int, used: list[int]):
     return (f"[{off}]" if off >= 0 else f"[-{mag}]"), 0, off
 
 
+@st.composite
+def uniform_source(draw, params: list[str]):
+    """(text, field) of a uniform operand (``uniform-operands``): a parameter word by name or
+    number, or a uniform special register."""
+    if draw(st.booleans()):
+        s = draw(st.sampled_from(UNIFORM_SREGS))
+        return s.asm_name, 64 + UNIFORM_SREGS.index(s)
+    i = draw(st.integers(0, len(params) - 1))
+    return (f"c[{params[i]}]" if draw(st.booleans()) else f"c[{i}]"), i
+
+
 def suffix_for(draw, op: Opcode) -> tuple[str, int]:
     spec = SPECS[op]
     if spec.mod is ModKind.CMP:
@@ -274,17 +285,29 @@ def instruction_line(draw, form: Form, dmax: int, params: list[str], labels: dic
             used.append(reg)
             texts.append(f"r{reg}")
             fields["dst"] = reg + 1
+    uniform = Variant.UNIFORM_OPERANDS in variants
+
+    def source(name: str):
+        if uniform and draw(st.integers(0, 2)) == 0:
+            fields["uniform"] = fields.get("uniform", 0) | {"a": 1, "b": 2, "c": 4}[name]
+            return draw(uniform_source(params))
+        return draw(source_operand(form, dmax, used))
+
     for item in spec.syntax.value:
         if item in ("a", "b", "c"):
-            text, fields[item] = draw(source_operand(form, dmax, used))
+            text, fields[item] = source(item)
         elif item == "bi":
             if draw(st.booleans()):
-                text, fields["b"] = draw(source_operand(form, dmax, used))
+                text, fields["b"] = source("b")
             else:
                 text, fields["imm"] = draw(immediate(spec.unit))
                 fields["bimm"] = True
         elif item == "mem":
             text, fields["a"], fields["imm"] = draw(memory_operand(form, dmax, used))
+            if uniform and text.startswith("[|") and draw(st.integers(0, 2)) == 0:  # the base a uniform operand
+                base, fields["a"] = draw(uniform_source(params))
+                text = "[" + base + text[text.index("|", 2) + 1:]
+                fields["uniform"] = fields.get("uniform", 0) | 1
         elif item == "target":
             text = draw(st.sampled_from(sorted(labels)))
             fields["bimm"], fields["imm"] = True, labels[text]

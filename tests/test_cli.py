@@ -215,16 +215,23 @@ def test_disasm_rejects_bad_binaries_cleanly(capsys, tmp_path, data, phrase):
     assert err == f"dualflow: error: {path}: {phrase}\n"
 
 
-def test_disasm_rejects_reserved_bits_cleanly(capsys, tmp_path):
-    module = Module({"k": Kernel("k", Form.REG, [Instruction(Opcode.EXIT)])})
-    data = bytearray(module.to_bytes())
-    data[-8] |= 0x02  # bit 9 of the word: reserved
-    data[-7] |= 0x02
-    path = tmp_path / "r.bin"
+@pytest.mark.parametrize("code, byte, message", [
+    ([Instruction(Opcode.EXIT)], -7,
+     "word 0x0000000000000257: exit: uniform flag on field a, which it does not read as a source"),
+    ([Instruction(Opcode.IADD, dst=1, a=1, b=1), Instruction(Opcode.EXIT)], -15,
+     "a uniform operand needs .variant uniform-operands (a DFLOW-form variant)"),
+], ids=["no-source", "reg-kernel"])
+def test_disasm_rejects_uniform_flags_cleanly(capsys, tmp_path, code, byte, message):
+    """Bit 9 of pc 0's word (the uniform flag of field A) set in a REG kernel's binary: on exit,
+    which reads no source A, the decoder refuses it; on iadd (parameter word 0: a word the decoder
+    accepts) the loader does, as a REG-form kernel cannot declare the variant."""
+    data = bytearray(Module({"k": Kernel("k", Form.REG, code, params=["p"], regs=1)}).to_bytes())
+    data[byte] |= 0x02
+    path = tmp_path / "u.bin"
     path.write_bytes(bytes(data))
     rc, out, err = run(capsys, "disasm", path)
     assert rc == 1 and out == ""
-    assert err.startswith(f"dualflow: error: {path}: kernel 'k', pc 0: reserved bits set in word 0x0000000000000257")
+    assert err == f"dualflow: error: {path}: kernel 'k', pc 0: {message}\n"
 
 
 def test_argument_errors_exit_with_usage(capsys):

@@ -5,7 +5,7 @@ import io
 import json
 
 from dualflow.cli import main
-from dualflow.isa import Form, assemble_file
+from dualflow.isa import Form, Variant, assemble_file
 from dualflow.isa.convert import convert_module
 from dualflow.kernels.overhead import CAUSES, measure
 from dualflow.kernels.registry import WORKLOADS
@@ -75,6 +75,40 @@ def test_overhead_and_convert_with_a_variant(tmp_path, capsys):
     assert main(["convert", "kernels/samples/reduce.reg.s", "--variant", "reserved-ssy", "-o", str(dst)]) == 0
     text = dst.read_text()
     assert ".variant reserved-ssy" in text and "rpinc" not in text and "ssy NEXT, 5" in text
+
+
+def test_overhead_and_convert_with_uniform_operands_and_both_variants(tmp_path, capsys):
+    """``--variant uniform-operands`` (alone and with reserved-ssy): vadd's parameters and block
+    index are read as uniform operands, their ldc and s2r removed (the ``removed`` column), the
+    ratio falls below 1; the converted file declares the variants and reassembles."""
+    rows = {}
+    both = ["--variant", "reserved-ssy", "--variant", "uniform-operands"]
+    for variant in ([], ["--variant", "uniform-operands"], both):
+        assert main(["overhead", "vadd", "reduce", "--size", "tiny", *variant]) == 0
+        out = capsys.readouterr().out
+        assert f"variants {', '.join(variant[1::2]) or 'none'}," in out and out.split("\n")[1].endswith("removed")
+        table = out.split("\n\n")[0]  # the instruction counts (the distance CDF follows)
+        rows[len(variant)] = {line.split()[0]: line.split() for line in table.splitlines()
+                              if line.startswith(("vadd", "reduce"))}
+    ratio = 7  # the column of DFLOW / REG
+    assert float(rows[0]["vadd"][ratio]) == 1.0 and float(rows[0]["vadd"][-1]) == 0.0
+    assert float(rows[2]["vadd"][ratio]) < 0.75 and float(rows[2]["vadd"][-1]) > 0.25
+    assert float(rows[4]["reduce"][ratio]) < float(rows[2]["reduce"][ratio]) < float(rows[0]["reduce"][ratio])
+    dst = tmp_path / "vadd.dflow.s"
+    assert main(["convert", "kernels/samples/vadd.reg.s", "--variant", "uniform-operands", "--variant",
+                 "reserved-ssy", "-o", str(dst)]) == 0
+    text = dst.read_text()
+    assert ".variant uniform-operands" in text and "ldc" not in text and "c[" in text
+    module = assemble_file(dst)
+    assert module.only.variants == frozenset({Variant.UNIFORM_OPERANDS})
+
+
+def test_measure_counts_removed_instructions():
+    """With uniform-operands: DFLOW = REG + added - removed (the ldc and s2r read only as uniform
+    operands), warp-instruction for warp-instruction."""
+    (row,) = measure("reduce", "tiny", variants=frozenset({Variant.UNIFORM_OPERANDS}))
+    assert row.removed > 0
+    assert row.dynamic_dflow["total"] == row.dynamic_reg["total"] + sum(row.added.values()) - row.removed
 
 
 # SKIP's sync closes the region of `ssy J` when reached inside it, and none from J: no copy of

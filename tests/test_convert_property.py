@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from random_programs import Failure, check_conversion, check_dmax, shrink
 
-from dualflow.isa import Opcode, Variant, assemble
+from dualflow.isa import SPECS, Opcode, Variant, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.isa.convert.cfg import build_cfg
 from dualflow.testbench.randprog.generator import (
@@ -75,7 +75,8 @@ def _reduce(prog: Program, failure: Failure) -> str:
 
 def assert_equivalent(prog: Program, reduce: bool = True, variants: frozenset[Variant] = frozenset()) -> None:
     """The REG kernel and its conversion at every Dmax (with the DFLOW ``variants`` given) write
-    identical ``out`` words, and every REG instruction but nops is translated ("orig") at least once."""
+    identical ``out`` words, and every REG instruction but nops is translated ("orig") at least once,
+    or (``uniform-operands``) is an ``ldc`` or ``s2r`` the report names as removed."""
     text = prog.text
     kernel = assemble(text).only
     ref = run_program(prog, kernel)  # a generator bug if this faults
@@ -87,8 +88,12 @@ def assert_equivalent(prog: Program, reduce: bool = True, variants: frozenset[Va
             small = _reduce(prog, failure) if reduce and not variants else ""
             raise AssertionError(f"{failure.describe(text)}({where})\n\n{small}")
         covered = {pc for c, pc in zip(report.causes, report.source_pc) if c == "orig"}
-        assert covered == nonnop, (f"Dmax {dmax}: REG instructions without an 'orig' translation: "
-                                   f"{sorted(nonnop - covered)}; extra: {sorted(covered - nonnop)}\n{text}")
+        removed = set(report.removed)
+        assert not removed & covered and all(kernel.code[pc].op in (Opcode.LDC, Opcode.S2R) for pc in removed)
+        assert not removed or Variant.UNIFORM_OPERANDS in variants
+        assert covered | removed == nonnop, (
+            f"Dmax {dmax}: REG instructions without an 'orig' translation: "
+            f"{sorted(nonnop - covered - removed)}; extra: {sorted(covered - nonnop)}\n{text}")
 
 
 _SETTINGS = dict(deadline=None, database=None, phases=(Phase.explicit, Phase.generate),
@@ -145,6 +150,37 @@ def test_converted_kernels_with_reserved_ssy_agree_many(prog):
     assert_equivalent(prog, variants=RESERVED_SSY)
 
 
+UNIFORM = frozenset({Variant.UNIFORM_OPERANDS})
+
+
+@settings(max_examples=40, **_SETTINGS)
+@given(programs(SHARED_EXITS))
+def test_converted_kernels_with_uniform_operands_agree(prog):
+    """The ``uniform-operands`` variant: parameters and uniform special registers read as uniform
+    operands, their ldc and s2r dropped where nothing else reads them, the same results."""
+    assert_equivalent(prog, variants=UNIFORM)
+
+
+@settings(max_examples=30, **_SETTINGS)
+@given(programs())
+def test_converted_kernels_with_both_variants_agree(prog):
+    assert_equivalent(prog, variants=RESERVED_SSY | UNIFORM)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, **_SETTINGS)
+@given(programs(GenConfig(min_pool=14, max_pool=30, max_instructions=200)))
+def test_converted_kernels_with_uniform_operands_agree_many(prog):
+    assert_equivalent(prog, variants=UNIFORM)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, **_SETTINGS)
+@given(programs(dataclasses.replace(SHARED_EXITS, min_pool=14, max_pool=30, max_instructions=200)))
+def test_converted_kernels_with_both_variants_agree_many(prog):
+    assert_equivalent(prog, variants=RESERVED_SSY | UNIFORM)
+
+
 # ------------------------------------------------------------------------------ the generator itself
 COVERED = ("if/else", "if without else", "lane-dependent if", "uniform if", "divergent loop", "while loop",
            "uniform loop", "loop in loop", "loop in if", "if in loop", "exit", "exit in region", "early exit",
@@ -193,6 +229,20 @@ def test_generated_programs_reserve_advances():
         dk, _ = convert_kernel(kernel, dmax=16, ring=20, variants=RESERVED_SSY)
         reserved += any(ins.op is Opcode.SSY and ins.a for ins in dk.code)
     assert reserved >= 5, reserved
+
+
+def test_generated_programs_use_uniform_operands():
+    """The programs of the uniform-operands properties exercise the variant: uniform operands in
+    every conversion (every program reads %tid.x, %ctaid.x, %ntid.x and its parameters), as a
+    branch condition in some, and definitions dropped in most."""
+    flagged = conditions = removed = 0
+    for seed in range(20):
+        kernel = assemble(generate(RandomSource(seed), SHARED_EXITS).text).only
+        dk, report = convert_kernel(kernel, dmax=16, ring=20, variants=UNIFORM)
+        flagged += any(ins.uniform for ins in dk.code)
+        conditions += any(ins.uniform and SPECS[ins.op].conditional for ins in dk.code)
+        removed += bool(report.removed)
+    assert flagged == 20 and conditions >= 1 and removed >= 15, (flagged, conditions, removed)
 
 
 # ------------------------------------------------------------------------------ deterministic tests

@@ -3,6 +3,8 @@ of ``Instruction.encode`` / ``Instruction.decode`` (docs/isa.md, "Instruction wo
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -59,7 +61,7 @@ def op_id(op) -> str:
 
 def test_fields_table_matches_the_specification():
     assert FIELDS == {
-        "op": (0, 8), "bimm": (8, 1), "reserved": (9, 3), "mod": (12, 4), "dst": (16, 8),
+        "op": (0, 8), "bimm": (8, 1), "uniform": (9, 3), "mod": (12, 4), "dst": (16, 8),
         "a": (24, 8), "b": (32, 8), "c": (40, 8), "imm16": (48, 16), "imm32": (32, 32),
     }
 
@@ -115,6 +117,10 @@ HAND_WORDS = [
     (Instruction(Opcode.EXIT), 0x0000_0000_0000_0057),
     # selp with every operand field at its maximum
     (Instruction(Opcode.SELP, dst=255, a=255, b=255, c=255), 0x0000_FFFF_FFFF_0004),
+    # imad |1|, c[5], %nwarpid   (uniform-operands: flags b and c, bits 10 and 11; 64 + 10 = 0x4a)
+    (Instruction(Opcode.IMAD, a=1, b=5, c=74, uniform=6), 0x0000_4A05_0100_0C13),
+    # ldg [c[0]+8]   (flag a, bit 9: parameter word 0)
+    (Instruction(Opcode.LDG, a=0, imm=8, uniform=1), 0x0008_0000_0000_0240),
 ]
 
 
@@ -139,7 +145,7 @@ REGISTER_FIELDS = [
 def check_positions(ins: Instruction, word: int) -> None:
     assert field(word, "op") == int(ins.op)
     assert field(word, "bimm") == int(ins.bimm)
-    assert field(word, "reserved") == 0
+    assert field(word, "uniform") == ins.uniform
     assert field(word, "mod") == ins.mod
     assert field(word, "dst") == ins.dst
     assert field(word, "a") == ins.a
@@ -252,12 +258,40 @@ def test_decode_rejects_unknown_opcode(code):
         Instruction.decode(word)
 
 
-@pytest.mark.parametrize("reserved", range(1, 8))
-@pytest.mark.parametrize("op", [Opcode.NOP, Opcode.IADD, Opcode.LDG, Opcode.RPINC], ids=op_id)
-def test_decode_rejects_reserved_bits(op, reserved):
-    good = canonical(op, dst=1, a=2, b=3).encode()
-    word = good | (reserved << FIELDS["reserved"][0])
-    with pytest.raises(EncodingError, match=rf"reserved bits set in word {word:#018x}"):
+@pytest.mark.parametrize("flags", range(1, 8))
+@pytest.mark.parametrize("op", [Opcode.NOP, Opcode.IADD, Opcode.LDG, Opcode.RPINC, Opcode.SSY, Opcode.FFMA],
+                         ids=op_id)
+def test_decode_takes_uniform_flags_only_on_source_fields(op, flags):
+    """A flag is legal on a field the opcode reads as a source (not B when it is an immediate):
+    iadd with bimm reads only A, ldg only its base, ffma all three; nop, rpinc and ssy none
+    (ssy's field A is its reserved advance, not a source)."""
+    good = canonical(op, dst=1, a=2, b=3, c=4).encode()
+    word = good | (flags << FIELDS["uniform"][0])
+    readable = {Opcode.IADD: 0b011, Opcode.LDG: 0b001, Opcode.FFMA: 0b111}.get(op, 0)
+    if flags & ~readable:
+        with pytest.raises(EncodingError, match=rf"word {word:#018x}: {op.name.lower()}: uniform flag on field "):
+            Instruction.decode(word)
+    else:
+        ins = Instruction.decode(word)
+        assert ins.uniform == flags and ins.encode() == word
+
+
+@pytest.mark.parametrize("value, ok", [(0, True), (63, True), (64, True), (74, True), (75, False), (255, False)])
+def test_uniform_operand_values_in_range(value, ok):
+    """0..63 name parameter words, 64..74 the eleven uniform special registers; nothing beyond."""
+    ins = Instruction(Opcode.IADD, a=value, b=1, uniform=1)
+    if ok:
+        assert Instruction.decode(ins.encode()) == ins
+        assert ins.source_fields() == [1]  # the uniform operand is no ring or register read
+    else:
+        with pytest.raises(EncodingError, match=rf"iadd: uniform operand a={value} names nothing \(0..63: "
+                                                r"parameter words, 64..74: uniform special registers\)"):
+            ins.encode()
+
+
+def test_uniform_flag_on_an_immediate_b_is_rejected():
+    word = Instruction(Opcode.IADD, a=1, bimm=True, imm=5).encode() | (0b010 << FIELDS["uniform"][0])
+    with pytest.raises(EncodingError, match="iadd: uniform flag on field b, which it does not read as a source"):
         Instruction.decode(word)
 
 
@@ -292,8 +326,16 @@ def instructions(draw):
     op = draw(st.sampled_from(ALL_OPS))
     common = dict(dst=draw(byte), a=draw(byte), mod=draw(st.integers(0, 15)))
     if draw(st.booleans()):
-        return canonical(op, **common, bimm=True, imm=draw(st.integers(0, (1 << 32) - 1)))
-    return canonical(op, **common, b=draw(byte), c=draw(byte), imm=draw(st.integers(-32768, 32767)))
+        ins = canonical(op, **common, bimm=True, imm=draw(st.integers(0, (1 << 32) - 1)))
+    else:
+        ins = canonical(op, **common, b=draw(byte), c=draw(byte), imm=draw(st.integers(-32768, 32767)))
+    # uniform-operands: some of the fields read as sources name a parameter word or special register
+    flags, values = 0, {}
+    for bit, name in enumerate("abc"):
+        if name in ins.spec.sources and not (name == "b" and ins.bimm) and draw(st.booleans()):
+            flags |= 1 << bit
+            values[name] = draw(st.integers(0, 74))
+    return dataclasses.replace(ins, uniform=flags, **values)
 
 
 @settings(max_examples=200, deadline=None, database=None)
@@ -309,7 +351,7 @@ def valid_words(draw):
     code = draw(st.sampled_from(sorted(KNOWN_CODES)))
     rest = draw(st.integers(0, (1 << 56) - 1))
     word = code | (rest << 8)
-    return word & ~(0b111 << 9)  # reserved bits clear
+    return word  # uniform flags too: decode refuses those on a field that is no source
 
 
 @settings(max_examples=500, deadline=None, database=None)

@@ -78,6 +78,16 @@ def test_cosim_converts_with_a_variant(capsys):
     assert records[True] < records[False]  # the pads the variant drops are not run
 
 
+def test_cosim_refuses_a_variant_the_core_does_not_implement(capsys):
+    """``uniform-operands`` is not in the RTL core yet (rtl.decode.VARIANTS): refused before any
+    simulation, with a message naming the variant."""
+    rc = main(["cosim", "kernels/samples/reduce.reg.s", "--mode", "dflow", "--variant", "uniform-operands",
+               "--value", "n=64", "--grid", "2", "--block", "32"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "uses .variant uniform-operands, which the RTL core does not implement" in err
+    assert "Traceback" not in err
+
+
 def test_cosim_program_takes_grid_and_input_and_names_the_kernel(tmp_path, capsys):
     import numpy as np
 

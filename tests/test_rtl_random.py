@@ -279,3 +279,17 @@ def test_a_campaign_under_verilator():
             assert all(n > 0 for label, n in hits.items() if label != "barrier with warps waiting"), hits
     finally:
         camp.coverage.close()
+
+
+def test_campaigns_convert_only_with_the_variants_the_core_implements():
+    """Odd seeds convert with every variant of ``rtl.decode.VARIANTS`` (reserved-ssy), never with
+    uniform-operands, which the core does not implement: no generated kernel uses a uniform flag."""
+    from dualflow.isa import Variant
+    from dualflow.rtl.decode import VARIANTS
+    from dualflow.testbench.randprog.core_programs import seed_variants
+
+    assert seed_variants(1) == VARIANTS == frozenset({Variant.RESERVED_SSY}) and seed_variants(2) == frozenset()
+    params = CoreParams(mode="dflow", warp_size=4, warps=4, ring=32, dmax=31)
+    for seed in (1, 3, 5):
+        kernel = core_program(params, seed).kernel
+        assert Variant.UNIFORM_OPERANDS not in kernel.variants and not any(ins.uniform for ins in kernel.code)

@@ -75,7 +75,7 @@ def test_original_form_binaries_carry_no_variants_key():
      "reserved advance 256 outside 0..255"),
     (".kernel k\n.variant reserved-ssy\n    exit\n", ".variant is for DFLOW-form kernels"),
     (".kernel k\n.form dflow\n.variant hands\n    exit\n",
-     ".variant needs distinct names among reserved-ssy, not 'hands'"),
+     ".variant needs distinct names among reserved-ssy, uniform-operands, not 'hands'"),
 ])
 def test_assembler_errors(source, message):
     with pytest.raises(AsmError) as info:

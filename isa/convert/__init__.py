@@ -10,12 +10,14 @@ generation with join frames and tails (``codegen``), refinement of loop-header f
 loop latch (a few rounds, keeping the cheapest), trials of loop invariants and if/else live
 values in local memory and of recomputable loop values in the ring (kept where cheaper),
 linking, memory-ordering colors (``colors``), the per-loop map of the report
-(``breakdown``), and the DFLOW variants asked for (``reserve``: ``reserved-ssy``).
+(``breakdown``), and the DFLOW variants asked for (``uniform``: ``uniform-operands``, chosen in
+the REG blocks before code generation; ``reserve``: ``reserved-ssy``, on the linked code).
 docs/converter.md explains the algorithm.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from dualflow.isa.encoding import Instruction
@@ -28,6 +30,7 @@ from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code
 from .colors import assign_colors
 from .reserve import reserve_advances
 from .surgery import isolate_critical_edges
+from .uniform import use_uniform_operands
 from .unroll import Loop, unroll, unrollable_loops
 
 __all__ = ["ConvertError", "ConversionReport", "convert_kernel", "convert_module"]
@@ -86,6 +89,9 @@ class ConversionReport:
     duplicated: int = 0
     rounds: int = 0
     spill_bytes: int = 0
+    #: REG pcs with no translation because every read of their value became a uniform operand
+    #: (``uniform-operands``: an ``ldc`` or ``s2r`` the DFLOW code reads as ``c[w]`` or ``%sreg``)
+    removed: list[int] = field(default_factory=list)
     #: the loops of the converted kernel, and per output pc the innermost one it sits in (an
     #: index into ``loops``, None outside loops); ``breakdown.loop_breakdown`` sums them up
     loops: list[LoopInfo] = field(default_factory=list)
@@ -159,14 +165,17 @@ class _Plan:
     weight: dict[int, float]
     unrolled: dict[int, int]  #: header pc (in ``kernel``) of each unrolled loop -> its copies
     choices: _Choices = field(default_factory=lambda: _Choices({}, {}, {}))
+    dropped: set[int] = field(default_factory=set)  #: pcs (in ``kernel``) whose values are read as uniform operands
 
 
-def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dmax: int, spill_base: int) -> _Plan:
+def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dmax: int, spill_base: int,
+          uniform: bool) -> _Plan:
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
+    dropped = use_uniform_operands(cfg) if uniform else set()
     weight = _weights(cfg, origin, unrolled)
     gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
-    return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled)
+    return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled, dropped=dropped)
 
 
 def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
@@ -183,8 +192,9 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         raise ConvertError(f"dmax {dmax} is too small for the converter: it needs at least {MIN_DMAX} (room for "
                            f"a join's values below Dmax - {FRAME_SLACK} plus {MARGIN} positions of headroom)")
     spill_base = kernel.local_bytes
+    uniform = Variant.UNIFORM_OPERANDS in variants
     identity: list[int | None] = list(range(len(kernel.code)))
-    best = _plan(kernel, identity, {}, dmax, spill_base)
+    best = _plan(kernel, identity, {}, dmax, spill_base, uniform)
     rounds = best.rounds
     work = float(rounds)  # in generations of the kernel as given (an unrolled one is longer)
     # Loops written twice, one at a time (innermost first; never two that overlap), kept where
@@ -202,7 +212,7 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
             continue
         done = unroll(kernel, others + [lp])
         try:
-            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base)
+            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base, uniform)
         except ConvertError:  # a shape the code generator refuses once doubled: keep the loop as is
             continue
         rounds += plan.rounds
@@ -305,7 +315,7 @@ def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tup
     for e in emitted:
         ins = e.ins
         if e.target is not None:
-            ins = Instruction(ins.op, a=ins.a, b=ins.b, c=ins.c, mod=ins.mod, bimm=True, imm=start[e.target])
+            ins = dataclasses.replace(ins, bimm=True, imm=start[e.target])
         code.append(ins)
     code = assign_colors(plan.kernel, code, [e.pc for e in emitted])
     labels = {}
@@ -314,16 +324,19 @@ def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tup
         if blk.label and blk.copy_of is None and start[bid] < len(code):
             labels.setdefault(start[bid], blk.label)
     spill_bytes = 4 * (max(gen.spilled_regs) + 1) if gen.spilled_regs else 0
+    variants = frozenset({Variant.UNIFORM_OPERANDS}) if any(ins.uniform for ins in code) else frozenset()
     out = Kernel(name=kernel.name, form=Form.DFLOW, code=code, params=list(kernel.params),
                  shared_bytes=kernel.shared_bytes, local_bytes=kernel.local_bytes + spill_bytes,
-                 ring=ring, dmax=dmax, labels=labels)
+                 ring=ring, dmax=dmax, labels=labels, variants=variants)
     # Source pcs of the kernel as given; the exit branch an unrolled loop gains is overhead.
     source = [None if e.pc is None else origin[e.pc] for e in emitted]
     causes = ["branch" if e.cause == "orig" and src is None else e.cause for e, src in zip(emitted, source)]
     translated = [src for c, src in zip(causes, source) if c == "orig"]
+    removed = sorted({origin[pc] for pc in plan.dropped} - set(translated))
     report = ConversionReport(kernel.name, causes, source,
                               static_reg=sum(1 for i in kernel.code if i.op is not Opcode.NOP), rounds=rounds,
-                              duplicated=len(translated) - len(set(translated)), spill_bytes=spill_bytes)
+                              duplicated=len(translated) - len(set(translated)), spill_bytes=spill_bytes,
+                              removed=removed)
     report.loops, innermost = _loop_infos(kernel, plan)
     report.loop_of = [innermost.get(bid) for bid in owner]
     return out, report

@@ -613,11 +613,11 @@ class CodeGen:
         if term is not None:
             if SPECS[term.op].conditional:
                 r = uses(term)[0] if uses(term) else None
-                a = 0
+                a = term.a if term.is_uniform("a") else 0  # a uniform condition passes through
                 if r is not None:
                     self.materialize(bc, r, bc.tail, blk)
                     a = self.distance(bc, r, blk)
-                ins = Instruction(term.op, a=a, bimm=True, imm=0)
+                ins = Instruction(term.op, a=a, bimm=True, imm=0, uniform=term.uniform)
                 self.emit(bc, ins, "orig" if blk.pcs[-1] is not None else "branch", bc.term,
                           pc=blk.pcs[-1], target=blk.succs[0])
             elif term.op is Opcode.BRA:
@@ -641,9 +641,10 @@ class CodeGen:
             # Registers whose value dies at each instruction (everything not live, at the first).
             dies = [(after[k - 1] | {defines(body[k])}) - {None} - after[k] for k in range(1, len(body))]
             dies.insert(0, set())  # the first instruction sweeps the whole layout
-            # Per instruction: source fields (name, register + 1), the register written and its recipe.
+            # Per instruction: source fields (name, register + 1; uniform operands left out: they pass
+            # through), the register written and its recipe.
             fields = [tuple((name, getattr(ins, name)) for name in SPECS[ins.op].sources
-                            if not (name == "b" and ins.bimm)) for ins in body]
+                            if not (name == "b" and ins.bimm) and not ins.is_uniform(name)) for ins in body]
             writes = [(defines(ins), recipe_of(ins)) if SPECS[ins.op].produces else (None, None) for ins in body]
             info = self.block_info[bid] = (after, self._next_uses(body), [uses(ins) for ins in body],
                                            [after[k] | set(uses(ins)) for k, ins in enumerate(body)], dies,
@@ -658,6 +659,8 @@ class CodeGen:
             for r in srcs:
                 self.materialize(bc, r, bc.body, blk)
             fields = {name: self.distance(bc, raw - 1, blk) if raw else 0 for name, raw in operand_fields[k]}
+            if ins.uniform:
+                fields.update((name, getattr(ins, name)) for name in "abc" if ins.is_uniform(name))
             target = None
             imm = ins.imm
             if ins.op is Opcode.SSY:
@@ -670,7 +673,7 @@ class CodeGen:
                 if anchor(self.cfg, (blk.stack or ()) + (rid,)) == rid:
                     bc.offset0 = -bc.cur
             out = Instruction(ins.op, a=fields.get("a", 0), b=fields.get("b", 0), c=fields.get("c", 0),
-                              mod=ins.mod, bimm=ins.bimm, imm=imm)
+                              mod=ins.mod, bimm=ins.bimm, imm=imm, uniform=ins.uniform)
             self.emit(bc, out, "orig", bc.body, pc=pc, target=target)
             reg, recipe = writes[k]
             if reg is not None:

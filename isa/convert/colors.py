@@ -13,6 +13,8 @@ allocations. The functional model can check that assumption at run time (memory-
 
 from __future__ import annotations
 
+import dataclasses
+
 from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import Kernel
 from dualflow.isa.opcodes import LOADS, NUM_COLORS, SPECS, STORES, Opcode
@@ -123,6 +125,5 @@ def assign_colors(kernel: Kernel, code: list[Instruction], source_pc: list[int |
     out = list(code)
     for i, obj in obj_of.items():
         ins = out[i]
-        out[i] = Instruction(ins.op, dst=ins.dst, a=ins.a, b=ins.b, c=ins.c, mod=color_of[find(obj)],
-                             bimm=ins.bimm, imm=ins.imm)
+        out[i] = dataclasses.replace(ins, mod=color_of[find(obj)])
     return out

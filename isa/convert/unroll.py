@@ -24,6 +24,7 @@ the same place of the divergence stack. Only a conditional loop's exit path gain
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from dualflow.isa.encoding import Instruction
@@ -131,7 +132,7 @@ def unroll(kernel: Kernel, loops: list[Loop]) -> Unrolled:
         done[index] = target if target >= 0 else new_pc[-target - 1]
     for index, imm in done.items():
         ins = new[index]
-        new[index] = Instruction(ins.op, dst=ins.dst, a=ins.a, b=ins.b, c=ins.c, mod=ins.mod, bimm=ins.bimm, imm=imm)
+        new[index] = dataclasses.replace(ins, imm=imm)
     labels = {new_pc[pc]: name for pc, name in kernel.labels.items()}
     locations = {}
     for k, src in enumerate(origin):
