@@ -431,16 +431,7 @@ class MemorySystem:
         else:
             self.l1_sector_misses += 1
         fill = self._l2_read(issue, index, missing)
-        if type(fill) is int:
-            ready, merges = line.ready, line.merges
-            for k in bits[missing]:
-                ready[k] = fill
-                merges[k] = 0
-            line.valid |= missing
-            if fill > line.latest:
-                line.latest = fill
-        else:
-            self._fill_pending(line, missing, fill)
+        self._fill(line, missing, fill)
         mshr.allocate(fill, count)
         self.l1_misses += 1
         self.l1_missed_sectors += count
@@ -483,6 +474,19 @@ class MemorySystem:
         known = max(ready[k] for k in self._bits[pending] if ready[k] < IN_FLIGHT) if any(
             ready[k] < IN_FLIGHT for k in self._bits[pending]) else 0
         return later(known, {id(f): f for k in self._bits[pending] if (f := fills[k]) is not None}.values())
+
+    def _fill(self, line: Line, sectors: int, fill: int | Pending) -> None:
+        """Mark ``sectors`` of ``line`` valid, in flight until ``fill``, with no request merged yet."""
+        if type(fill) is not int:
+            self._fill_pending(line, sectors, fill)
+            return
+        ready, merges = line.ready, line.merges
+        for k in self._bits[sectors]:
+            ready[k] = fill
+            merges[k] = 0
+        line.valid |= sectors
+        if fill > line.latest:
+            line.latest = fill
 
     def _fill_pending(self, line: Line, sectors: int, fill: Pending) -> None:
         """Mark ``sectors`` of ``line`` in flight with a fill whose cycle is pending."""
@@ -667,16 +671,7 @@ class MemorySystem:
                     self.l2_writebacks += 1
                     self._dram_write(issue, victim_index, victim.dirty.bit_count() * self._sector_bytes)
             fill = self._dram_read(issue, index, count * self._sector_bytes)
-            if type(fill) is int:
-                ready, merges = line.ready, line.merges
-                for k in bits[missing]:
-                    ready[k] = fill
-                    merges[k] = 0
-                line.valid |= missing
-                if fill > line.latest:
-                    line.latest = fill
-            else:
-                self._fill_pending(line, missing, fill)
+            self._fill(line, missing, fill)
             mshr.allocate(fill, count)
             self.l2_read_misses += 1
             self.l2_missed_sectors += count
