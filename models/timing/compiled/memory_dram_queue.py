@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from .memory_dram import dram_account, dram_log, dram_place, dram_serve
-from .memory_pending import grow_pool, new_pending, post
+from .memory_pending import new_pending, pool_take, post
 from .memory_queue_state import (
     C_COUNT,
     C_HEAD,
@@ -128,15 +128,11 @@ def submit(st, cycle, line_index, nbytes, write):
     done = -1 if write else new_pending(q)
     log_row = dram_log(st, cycle, line_index, nbytes, int(write), -1)
     q.request_seq += 1
-    if q.request_free < 0:
-        q.request_free = q.requests.shape[0]
-        q.requests = grow_pool(q.requests, R_NEXT)
-        times = np.zeros((q.requests.shape[0], 2), np.float64)
+    grew, req, r, q.request_free = pool_take(q.requests, q.request_free, R_NEXT)
+    if grew:
+        times = np.zeros((req.shape[0], 2), np.float64)
         times[:q.request_time.shape[0]] = q.request_time
-        q.request_time = times
-    r = q.request_free
-    req = q.requests
-    q.request_free = req[r, R_NEXT]
+        q.requests, q.request_time = req, times
     req[r, R_SEQ], req[r, R_BANK], req[r, R_ROW], req[r, R_LINE] = q.request_seq, bank, row, line_index
     req[r, R_BYTES], req[r, R_WRITE], req[r, R_DONE], req[r, R_LOG] = nbytes, int(write), done, log_row
     q.request_time[r, T_ARRIVE] = cycle + st.dram_latency

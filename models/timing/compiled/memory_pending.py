@@ -55,16 +55,22 @@ from .memory_queue_state import FREE as P_FREE
 
 # ---------------------------------------------------------------------- pools
 @numba.njit(cache=True)
-def grow_pool(pool, link):
-    """``pool`` twice as long, its new rows a free list through column ``link`` (ending in -1),
-    the first of them at row ``len(pool)``."""
-    n = pool.shape[0]
-    grown = np.zeros((2 * n, pool.shape[1]), np.int64)
-    grown[:n] = pool
-    for i in range(n, 2 * n):
-        grown[i, link] = i + 1
-    grown[2 * n - 1, link] = -1
-    return grown
+def pool_take(pool, free, link):
+    """Take a free row of ``pool``, whose free rows are a list through column ``link`` starting at
+    ``free`` (-1: none left; then the pool doubles, its new rows free): (whether it grew, the pool,
+    the row, the next free row). A pool that grew is a new array for the caller to store in its
+    field; one that did not must not be stored again (read through a borrowed structref it is an
+    uncounted view, and storing it would release the array the field owns: borrowed.py)."""
+    grew = free < 0
+    if grew:
+        n = pool.shape[0]
+        grown = np.zeros((2 * n, pool.shape[1]), np.int64)
+        grown[:n] = pool
+        for i in range(n, 2 * n):
+            grown[i, link] = i + 1
+        grown[2 * n - 1, link] = -1
+        pool, free = grown, n
+    return grew, pool, free, pool[free, link]
 
 
 @numba.njit(cache=True)
@@ -82,12 +88,9 @@ def pid_of(h):
 @numba.njit(cache=True)
 def new_pending(q):
     """``Pending()``: a new unresolved cycle without waiters; its pid."""
-    if q.pend_free < 0:
-        q.pend_free = q.pend.shape[0]
-        q.pend = grow_pool(q.pend, P_NEXT)
-    pend = q.pend
-    pid = q.pend_free
-    q.pend_free = pend[pid, P_NEXT]
+    grew, pend, pid, q.pend_free = pool_take(q.pend, q.pend_free, P_NEXT)
+    if grew:
+        q.pend = pend
     pend[pid, P_STATE] = UNRESOLVED
     pend[pid, P_VALUE] = 0
     pend[pid, P_HEAD] = -1
@@ -134,12 +137,9 @@ def then(q, pid, kind, a, b, c, d, e):
     handle that case themselves, where it can occur.)"""
     if q.pend[pid, P_STATE] != UNRESOLVED:
         raise AssertionError("a waiter for a pending cycle that is known")
-    if q.waiter_free < 0:
-        q.waiter_free = q.waiter.shape[0]
-        q.waiter = grow_pool(q.waiter, W_NEXT)
-    w = q.waiter_free
-    waiter = q.waiter
-    q.waiter_free = waiter[w, W_NEXT]
+    grew, waiter, w, q.waiter_free = pool_take(q.waiter, q.waiter_free, W_NEXT)
+    if grew:
+        q.waiter = waiter
     waiter[w, W_KIND] = kind
     waiter[w, W_NEXT] = -1
     waiter[w, W_ARG], waiter[w, W_ARG + 1], waiter[w, W_ARG + 2] = a, b, c

@@ -26,14 +26,12 @@ from .memory_hierarchy import (
     l1_merge_stall,
     l1_mshr_stall,
     l1_row,
-    probe,
     shared_port,
     store_port,
     try_merge,
 )
 from .memory_parts import popcount
 from .memory_pending import (
-    grow_pool,
     handle,
     known,
     later_add,
@@ -41,12 +39,12 @@ from .memory_pending import (
     later_start,
     latest,
     new_pending,
+    pool_take,
     release,
     then,
     value_of,
 )
 from .memory_queue_state import (
-    IN_FLIGHT,
     J_CYCLE,
     J_DEGREE,
     J_DELAY,
@@ -74,7 +72,7 @@ from .memory_queue_state import (
     Q_LEN,
     Q_TAIL,
 )
-from .memory_queued_cache import fill_pending, mshr_hold, mshr_issue, pending_wait, resolve_leaf
+from .memory_queued_cache import fill_pending, mshr_hold, mshr_issue, probe_queued, resolve_leaf
 from .memory_queued_l2 import l2_read
 from .memory_state import (
     L1_HITS,
@@ -122,20 +120,14 @@ def then_note(st, h, tag, a, b, c, d):
 @numba.njit(cache=True)
 def _new_job(q, cycle, n, kind, degree):
     """A ``_PortJob`` of ``n`` transactions (their rows to be filled by the caller)."""
-    if q.job_free < 0:
-        q.job_free = q.jobs.shape[0]
-        q.jobs = grow_pool(q.jobs, J_NEXT)
-        q.job_line = _wider(q.job_line, q.jobs.shape[0], q.job_line.shape[1])
-        q.job_sectors = _wider(q.job_sectors, q.jobs.shape[0], q.job_sectors.shape[1])
-        q.job_waits = _wider(q.job_waits, q.jobs.shape[0], q.job_waits.shape[1])
-    if n > q.job_line.shape[1]:
-        width = max(n, 2 * q.job_line.shape[1])
-        q.job_line = _wider(q.job_line, q.jobs.shape[0], width)
-        q.job_sectors = _wider(q.job_sectors, q.jobs.shape[0], width)
-        q.job_waits = _wider(q.job_waits, q.jobs.shape[0], width)
-    j = q.job_free
-    jobs = q.jobs
-    q.job_free = jobs[j, J_NEXT]
+    grew, jobs, j, q.job_free = pool_take(q.jobs, q.job_free, J_NEXT)
+    if grew:
+        q.jobs = jobs
+    if grew or n > q.job_line.shape[1]:  # more jobs, or more transactions than a row holds
+        width = q.job_line.shape[1] if n <= q.job_line.shape[1] else max(n, 2 * q.job_line.shape[1])
+        q.job_line = _wider(q.job_line, jobs.shape[0], width)
+        q.job_sectors = _wider(q.job_sectors, jobs.shape[0], width)
+        q.job_waits = _wider(q.job_waits, jobs.shape[0], width)
     jobs[j, J_CYCLE], jobs[j, J_N], jobs[j, J_KIND], jobs[j, J_DEGREE] = cycle, n, kind, degree
     jobs[j, J_START], jobs[j, J_I], jobs[j, J_DELAY], jobs[j, J_READY] = -1, 0, 0, cycle
     jobs[j, J_STALLED], jobs[j, J_PORT_FREE], jobs[j, J_DONE], jobs[j, J_WAITS] = -1, NO_HANDLE, NO_HANDLE, 0
@@ -311,9 +303,7 @@ def _l1_load(st, sm, c, line_addr, sectors):
     counts = st.counts
     l1 = st.l1
     row = l1_row(st, sm, index)
-    way, missing, pending, wait = probe(l1, row, index, sectors, c)
-    if wait >= IN_FLIGHT:
-        wait = pending_wait(st, LEVEL_L1, row, way, pending)
+    way, missing, pending, wait = probe_queued(st, LEVEL_L1, row, index, sectors, c)
     if not missing:
         if not pending:
             counts[L1_HITS] += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numba
 
+from .memory_hierarchy import probe
 from .memory_parts import mshr_insert, mshr_reserve, mshr_room
 from .memory_pending import (
     free_pending,
@@ -95,6 +96,16 @@ def _filled(st, level, row, way, sectors, pid, cycle):
             if line[row, way, LINE_READY + k] > latest:
                 latest = line[row, way, LINE_READY + k]
         line[row, way, LINE_LATEST] = latest
+
+
+@numba.njit(cache=True)
+def probe_queued(st, level, row, index, sectors, cycle):
+    """``probe`` (lookup, missing and in-flight sectors) of line ``index`` in set row ``row`` of
+    ``level``, the wait for a pending fill a handle (``_l1_load`` and ``_l2_lookup`` begin so)."""
+    way, missing, pending, wait = probe(level_cache(st, level), row, index, sectors, cycle)
+    if wait >= IN_FLIGHT:
+        wait = pending_wait(st, level, row, way, pending)
+    return way, missing, pending, wait
 
 
 @numba.njit(cache=True)

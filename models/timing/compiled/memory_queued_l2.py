@@ -22,22 +22,20 @@ from .memory_hierarchy import (
     l2_miss,
     l2_row,
     l2_slice,
-    probe,
     try_merge,
 )
 from .memory_parts import popcount, timeline_block
 from .memory_pending import (
-    grow_pool,
     handle,
     known,
     latest,
     new_pending,
+    pool_take,
     resolved_now,
     then,
     value_of,
 )
 from .memory_queue_state import (
-    IN_FLIGHT,
     K_REPLY,
     K_RESUME_SLICE,
     LEVEL_L2,
@@ -52,7 +50,7 @@ from .memory_queue_state import (
     S_SECTORS,
     S_STALLED,
 )
-from .memory_queued_cache import fill_pending, mshr_hold, mshr_issue, pending_wait
+from .memory_queued_cache import fill_pending, mshr_hold, mshr_issue, probe_queued
 from .memory_state import (
     ICNT_WAIT_CYCLES,
     L2_MERGE_STALLS,
@@ -72,12 +70,9 @@ def l2_read(st, c, index, sectors):
     q = st.q
     slice_index = l2_slice(st, index)
     arrive = icnt_request(st, c, slice_index, st.read_flits)
-    if q.slice_job_free < 0:
-        q.slice_job_free = q.slice_jobs.shape[0]
-        q.slice_jobs = grow_pool(q.slice_jobs, S_NEXT)
-    j = q.slice_job_free
-    jobs = q.slice_jobs
-    q.slice_job_free = jobs[j, S_NEXT]
+    grew, jobs, j, q.slice_job_free = pool_take(q.slice_jobs, q.slice_job_free, S_NEXT)
+    if grew:
+        q.slice_jobs = jobs
     jobs[j, S_ARRIVE], jobs[j, S_INDEX], jobs[j, S_SECTORS] = arrive, index, sectors
     jobs[j, S_STALLED], jobs[j, S_RESULT], jobs[j, S_NEXT] = 0, NO_HANDLE, -1
     fifo = q.slice_queue
@@ -167,9 +162,7 @@ def l2_lookup(st, slice_index, arrive, index, sectors):
     t = arrive + st.l2_hit
     l2 = st.l2
     row = l2_row(st, slice_index, index)
-    way, missing, pending, wait = probe(l2, row, index, sectors, t)
-    if wait >= IN_FLIGHT:
-        wait = pending_wait(st, LEVEL_L2, row, way, pending)
+    way, missing, pending, wait = probe_queued(st, LEVEL_L2, row, index, sectors, t)
     if not missing:
         if not pending:
             counts[L2_READS] += 1
