@@ -77,9 +77,11 @@ def _split_timers() -> dict[str, float]:
     return spent
 
 
-def measure(workload: str, size: str, mode: str, engine: str, launches: int | None) -> dict:
+def measure(workload: str, size: str, mode: str, engine: str, launches: int | None,
+            settings: dict | None = None) -> dict:
     """One run in this process: its launches' merged timing, wall seconds and peak RSS
-    (engine "split": the compiled engine with ``SPLIT``'s CPU seconds)."""
+    (engine "split": the compiled engine with ``SPLIT``'s CPU seconds); ``settings``: changes to
+    the preset by dotted field name (``GpuConfig.replace``)."""
     if engine == "golden":
         return measure_golden(workload, size, mode, launches)
     spent = None
@@ -92,7 +94,7 @@ def measure(workload: str, size: str, mode: str, engine: str, launches: int | No
     from dualflow.models.statistic import merge_launches
     from dualflow.models.timing.device import TimingDevice
 
-    config = preset("paper-rtx3080").replace(mode=mode)
+    config = preset("paper-rtx3080").replace(mode=mode, **(settings or {}))
     # load the compiled code (numba's cache: about 0.7 s once per process) before timing anything
     warm = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size), engine=engine)
     run_workload(get_workload("nn"), size="tiny", form=config.mode.form, device=warm)

@@ -286,7 +286,7 @@ class DramConfig(_Described):
         "model's part of first-ready first-come-first-served, docs/memory-system.md) (Accel-Sim SM86 "
         "-gpgpu_dram_scheduler 1 = FR-FCFS); 'queued-frfcfs' and 'queued-fcfs': a controller queue of queue_entries "
         "per channel from which each bank, when free, picks the oldest request to its open row (FR-FCFS) or the "
-        "oldest; a read completes when picked (reference engine only)"))
+        "oldest; a read completes when picked"))
     queue_entries: int = field(default=64, metadata=doc(
         "requests", "queued schedulers: controller queue entries per channel (Accel-Sim SM86 "
         "-gpgpu_frfcfs_dram_sched_queue_size 64)", maximum=1 << 16))

@@ -1,8 +1,11 @@
 """The compiled memory system (models/timing/compiled/memory*.py) equals the reference
 ``MemorySystem`` (models/timing/memory/): every ``Access``, the statistics trees and the whole
-state (cache contents in LRU order, MSHR files, ports, timelines), on random request sequences
-over configurations chosen to force every path, on requests recorded from real runs, and across
-state transfers in both directions."""
+state (cache contents in LRU order, MSHR files, ports, timelines, DRAM queues and events), on
+random request sequences over configurations chosen to force every path, on requests recorded
+from real runs, and across state transfers in both directions. With queued DRAM controllers the
+sequences are closed loops, the memory system's events run between requests as the GPU runs
+them, and every answer must be pending where the reference's is and become known during the
+same ``advance``, with the same value."""
 
 from __future__ import annotations
 
@@ -10,12 +13,20 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from test_dram_queue import TIGHT
 
 from dualflow.experiments.simulate import simulate
 from dualflow.machine.memory import L1Config, L2Config, MemoryConfig
 from dualflow.machine.presets import PRESETS, preset
 from dualflow.models.timing.compiled.memory import CompiledMemory
-from dualflow.models.timing.compiled.memory_log import FLUSH, GLOBAL, MemoryLog, record_memory, replay
+from dualflow.models.timing.compiled.memory_log import (
+    FLUSH,
+    GLOBAL,
+    MemoryLog,
+    record_memory,
+    replay,
+    replay_queued,
+)
 from dualflow.models.timing.compiled.memory_parts import (
     mshr_allocate,
     mshr_reserve,
@@ -23,6 +34,7 @@ from dualflow.models.timing.compiled.memory_parts import (
     timeline_intervals,
     timeline_reserve,
 )
+from dualflow.models.timing.compiled.memory_queue_transfer import _event_of
 from dualflow.models.timing.compiled.memory_state import (
     BANK_ROWS,
     BANK_TIMES,
@@ -33,6 +45,7 @@ from dualflow.models.timing.compiled.memory_state import (
 )
 from dualflow.models.timing.memory.cache import MshrFile
 from dualflow.models.timing.memory.coalescer import LOCAL_BASE, Transaction
+from dualflow.models.timing.memory.pending import Pending
 from dualflow.models.timing.memory.system import MemorySystem
 from dualflow.models.timing.memory.timeline import Timeline
 
@@ -118,7 +131,25 @@ def snapshot(ms: MemorySystem) -> dict:
             "requests": timelines(ms._icnt.request_ports), "replies": timelines(ms._icnt.reply_ports),
             "buses": timelines(ms._dram.buses), "activates": timelines(ms._dram.activates),
             "banks": [[float(x) for x in getattr(ms._dram, name)] for name in BANK_ROWS + BANK_TIMES],
-            "port": list(ms._port), "now": ms._now, "stats": ms.stats()}
+            "port": list(ms._port), "now": ms._now, "stats": ms.stats(), "queues": _queues(ms)}
+
+
+def _queues(ms: MemorySystem) -> dict | None:
+    """The queued DRAM controllers' state (requests, banks' free times, posted decisions, events)."""
+    if not ms.queued:
+        return None
+
+    def requests(rs):
+        return [(float(r.arrive), r.seq, float(r.entered), r.bank, r.row, r.line, r.nbytes, r.write, r.log_index)
+                for r in rs]
+
+    queues = ms._dram_queues
+    channels = [(c.count, None if c.next is None else float(c.next), sorted((b, float(f)) for b, f in c.free.items()),
+                 sorted((b, requests(rs)) for b, rs in c.queued.items()), requests(c.overflow))
+                for c in queues.channels]
+    events = sorted((float(t), seq, _event_of(ms, fn)) for t, seq, fn in ms.events.heap)
+    return {"seq": queues.seq, "event_seq": ms.events.seq, "events": events, "channels": channels,
+            "mshr_pending": [m.pending for m in ms._l1_mshr + ms._l2_mshr]}
 
 
 def _check_replay(log: MemoryLog, cm: CompiledMemory, begin: int = 0) -> None:
@@ -288,3 +319,157 @@ def test_mshr_file_with_many_items():
         assert (list(zip(compiled.release[0, head:head + size], compiled.count[0, head:head + size])) ==
                 sorted(reference.busy)) and compiled.used[0] == reference.used
     assert compiled.release.shape[1] > 5
+
+
+# ------------------------------------------------------------------ queued DRAM controllers
+#: Queued controllers on the presets, and on small systems in which loads wait for MSHR entries,
+#: for room to merge into pending fills and for queue entries (every path of memory_queued*.py).
+QUEUED = {
+    "paper-queued-frfcfs": replace(preset("paper-rtx3080").memory,
+                                   dram=replace(preset("paper-rtx3080").memory.dram, scheduler="queued-frfcfs")),
+    "ampere-queued-fcfs": replace(preset("ampere-rtx3070").memory,
+                                  dram=replace(preset("ampere-rtx3070").memory.dram, scheduler="queued-fcfs")),
+    "tiny-queued-frfcfs": _tiny(dram__scheduler="queued-frfcfs", dram__queue_entries=2, dram__channels=1,
+                                dram__banks=2, dram__row_bytes=256, dram__tras=40, dram__twr=30),
+    "tiny-queued-fcfs": _tiny(dram__scheduler="queued-fcfs", dram__queue_entries=1, dram__channels=2,
+                              dram__banks=2, l1__mshr_entries=4, l1__max_merges=1, l2__mshr_entries=4),
+    "tiny-queued-uncached": _tiny(dram__scheduler="queued-frfcfs", dram__queue_entries=4, l1__caches_global=False,
+                                  l1__caches_local=False, l2__max_merges=2),
+}
+
+
+def _same(ref, got, where: str) -> None:
+    """Two answers agree: ints equal, or both ``Pending``, known alike and to the same value."""
+    assert type(ref) is type(got), f"{where}: {got!r}, reference {ref!r}"
+    if isinstance(ref, Pending):
+        assert ref.value == got.value, f"{where}: pending {got.value}, reference {ref.value}"
+    else:
+        assert ref == got, f"{where}: {got}, reference {ref}"
+
+
+def _queued_session(config: MemoryConfig, num_sms: int, calls: int, seed: int, transfer: bool = True,
+                    quiet: float = 0.02) -> dict:
+    """Random calls on a reference and a compiled queued system, the events run to each call's
+    cycle before it (``advance``), as the GPU loop does: every answer, and after every advance
+    every answer still outstanding, the next event and (often) the statistics must agree. Every
+    so often (probability ``quiet`` per call) both run until nothing is in flight and the whole
+    states must agree; with
+    ``transfer`` one side then continues from a copy of the other (``from_reference`` or
+    ``to_reference``). Returns the reference's statistics."""
+    rng = np.random.default_rng(seed)
+    line_bytes, sectors = config.l1.line_bytes, config.l1.line_bytes // config.l1.sector_bytes
+    pool = [k * line_bytes for k in range(20)] + [LOCAL_BASE + k * line_bytes for k in range(8)]
+    pool += [int(a) * line_bytes for a in rng.integers(0, 1 << 30, 6)]
+    weights = np.arange(1, len(pool) + 1) ** -1.5
+    weights /= weights.sum()
+    pair = [MemorySystem(config, num_sms, 1440.0, record_dram=True), None]
+    pair[1] = CompiledMemory.from_reference(pair[0])
+    answers: list[tuple[str, Pending | int, Pending | int]] = []
+    cycle = 0
+    for k in range(calls):
+        cycle += int(rng.choice([0, 0, 1, 2, 5, 30, 200]))
+        for memory in pair:
+            memory.advance(cycle)
+        assert pair[1].next_event() == pair[0].next_event(), f"call {k}: next event"
+        for where, ref, got in answers:
+            _same(ref, got, f"after the advance before call {k}: {where}")
+        answers = [a for a in answers if isinstance(a[1], Pending) and a[1].value is None]
+        sm = int(rng.integers(num_sms))
+        what = rng.random()
+        if what < 0.85:
+            lines = rng.choice(len(pool), int(rng.integers(1, 5)), replace=False, p=weights)
+            masks = [int(rng.integers(1, 1 << sectors)) for _ in lines]
+            write = bool(rng.random() < 0.25)
+            ref = pair[0].global_access(cycle, sm, [Transaction(pool[i], m, 4) for i, m in zip(lines, masks)],
+                                        write=write)
+            got = pair[1].global_access(cycle, sm, np.array([pool[i] for i in lines], np.int64),
+                                        np.array(masks, np.int64), write=write)
+        elif what < 0.97:
+            degree = int(rng.integers(0, 4))
+            ref, got = pair[0].shared_access(cycle, sm, degree), pair[1].shared_access(cycle, sm, degree)
+        else:
+            for memory in pair:
+                memory.flush_l1(cycle)
+            continue
+        for which, r, g in (("port_free", ref.port_free, got[0]), ("done", ref.done, got[1])):
+            _same(r, g, f"call {k}: {which}")
+            answers.append((f"call {k} {which}", r, g))
+        if rng.random() < 0.1:
+            assert pair[1].stats() == pair[0].stats(), f"statistics after call {k}"
+        if rng.random() < quiet or k == calls - 1:
+            while any(r.value is None for _, r, _ in answers if isinstance(r, Pending)):
+                event = pair[0].next_event()
+                for memory in pair:
+                    memory.advance(event)
+            for where, ref, got in answers:
+                _same(ref, got, f"quiet after call {k}: {where}")
+            answers = []
+            assert snapshot(pair[1].to_reference()) == snapshot(pair[0]), f"state after call {k}"
+            assert pair[1].dram_requests() == pair[0].dram_requests()
+            q = pair[1].state.q
+            assert (q.pend_live, q.waiter_live) == (0, 0), "pending cycles or waiters left"
+            if transfer and rng.random() < 0.5:
+                pair[1] = CompiledMemory.from_reference(pair[0])
+            elif transfer:
+                pair[0] = pair[1].to_reference()
+    return pair[0].stats()
+
+
+@pytest.mark.parametrize("name", list(QUEUED))
+def test_queued_random_requests(name):
+    for seed in range(2):  # the presets' whole states are large: compared less often
+        _queued_session(QUEUED[name], 3, 1500, seed, quiet=0.02 if name.startswith("tiny") else 0.003)
+
+
+def test_queued_random_requests_reach_every_path():
+    """The small queued configurations make loads wait for MSHR releases and fills at the L1 and
+    the L2, and the controllers reorder hits ahead of older requests."""
+    totals: dict[str, int] = {}
+    for name in ("tiny-queued-frfcfs", "tiny-queued-fcfs"):
+        stats = _queued_session(QUEUED[name], 3, 1500, 0, transfer=False)
+        for group in ("l1", "l2", "dram"):
+            for key, leaf in stats[group].items():
+                if "value" in leaf:
+                    totals[f"{group}.{key}"] = totals.get(f"{group}.{key}", 0) + leaf["value"]
+    for key in ("l1.mshr_full_stalls", "l1.merge_limit_stalls", "l1.mshr_merges", "l2.mshr_merges",
+                "l2.merge_limit_stalls", "l2.mshr_full_stalls", "l2.writebacks", "dram.writes",
+                "dram.reordered_hits", "dram.row_conflicts"):
+        assert totals[key] > 0, key
+
+
+def test_queued_state_with_accesses_in_flight_does_not_cross():
+    """A state crosses between engines only between launches, when no access is in flight."""
+    ms = MemorySystem(QUEUED["tiny-queued-fcfs"], 2, 1440.0)
+    access = ms.global_access(0, 0, [Transaction(0, 1, 4)], write=False)
+    assert isinstance(access.done, Pending)
+    with pytest.raises(ValueError, match="in flight"):
+        CompiledMemory.from_reference(ms)
+    cm = CompiledMemory(QUEUED["tiny-queued-fcfs"], 2, 1440.0)
+    port_free, done = cm.global_access(0, 0, np.array([0], np.int64), np.array([1], np.int64), write=False)
+    assert isinstance(done, Pending) and done.value is None
+    with pytest.raises(ValueError, match="in flight"):
+        cm.to_reference()
+    cm.advance(10 ** 6)
+    assert done.value is not None
+    cm.to_reference()  # nothing in flight any more
+
+
+@pytest.mark.parametrize("machine, mode, workloads", [
+    ("paper", "base", ("hotspot", "bfs", "pathfinder")),
+    ("l1", "dflow", ("hotspot", "nw")),
+    ("l2", "base", ("pathfinder", "bfs")),
+])
+def test_queued_replay_of_real_runs(machine, mode, workloads):
+    """Requests recorded from the reference engine's queued runs (the paper preset, and the tight
+    machines of test_dram_queue.py), replayed: every answer, pending where the reference's was and
+    known during the same call."""
+    changes = {} if machine == "paper" else TIGHT[machine]
+    config = preset("paper-rtx3080").replace(mode=mode, **{"memory.dram.scheduler": "queued-frfcfs", **changes})
+    waited = 0
+    for workload in workloads:
+        with record_memory() as logs:
+            simulate(workload, config, size="tiny", engine="reference")
+        for log in logs:
+            replay_queued(log, CompiledMemory(log.config, log.num_sms, log.core_clock_mhz))
+            waited += int((log.port_when >= 0).sum() + (log.done_when >= 0).sum())
+    assert waited > 100  # answers that were pending and became known in a later call

@@ -2,15 +2,22 @@
 ``queued-fcfs``; models/timing/memory/dram_queue.py): answers pending until a bank picks the read,
 the same cycles as the reservation model where nothing waits in a queue, a row hit served ahead
 of an older miss (FR-FCFS only), MSHR files and slice inputs that wait for pending fills, and the
-reference engine's GPU loop running the memory system's events."""
+reference engine's GPU loop running the memory system's events. Then the compiled engine against
+the reference on whole workloads (every workload on the paper preset in both modes, the DRAM-bound
+ones on the SM86 preset, and two tightened machines on which every waiting path runs) and across
+a launch that falls back to the reference engine; tests/test_compiled_memory.py holds the
+compiled memory system to the reference request by request."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from test_timing_compiled import _PRIVATE, _RACY, assert_same, devices, run_both
 from test_timing_memory import line_tx, small
 
 from dualflow.errors import ConfigError
-from dualflow.kernels.registry import get_workload
+from dualflow.isa.convert import convert_kernel
+from dualflow.kernels.registry import WORKLOADS, get_workload
 from dualflow.kernels.workload import run_workload
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.memory import DramConfig
@@ -137,12 +144,6 @@ def test_queue_entries_are_checked():
         DramConfig(scheduler="fifo")
 
 
-def test_the_compiled_engine_refuses_a_queued_scheduler():
-    config = preset("paper-rtx3080").replace(**{"memory.dram.scheduler": "queued-frfcfs"})
-    with pytest.raises(ConfigError, match="run it with the reference engine"):
-        TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size))
-
-
 @pytest.mark.parametrize("mode", ["base", "dflow"])
 def test_whole_workloads_run_deterministically_on_the_reference_engine(mode):
     config = preset("paper-rtx3080").replace(mode=mode, **{"memory.dram.scheduler": "queued-frfcfs"})
@@ -207,3 +208,80 @@ def test_random_traffic_resolves_every_answer_and_keeps_the_invariants():
     for seed in range(12):
         assert run(seed) == run(seed)
     assert all(seen.values()), seen  # every waiting path ran
+
+
+# ---------------------------------------------------------------- both engines
+def queued(preset_name: str, mode: str, **changes):
+    """``preset_name`` in ``mode`` with the queued FR-FCFS controller (and ``changes``)."""
+    return preset(preset_name).replace(mode=mode, **{"memory.dram.scheduler": "queued-frfcfs", **changes})
+
+
+#: Machines on which accesses wait wherever they can: 1 DRAM channel of 2 banks with 256 B rows
+#: and a 2-entry queue behind a 2 KB L2 with 8 MSHR entries and one merge per sector. ``l1``: one
+#: SM with an 8-entry L1 MSHR file (its port waits for releases and for fills to merge into);
+#: ``l2``: two SMs whose loads bypass the L1 (the L2 slices wait for releases and fills).
+_TIGHT = {"memory.l2.slices": 2, "memory.l2.ways": 2, "memory.l2.size_bytes": 2 * 4 * 2 * 128,
+          "memory.l2.slice_hash": "linear", "memory.l2.mshr_entries": 8, "memory.l2.max_merges": 1,
+          "memory.dram.channels": 1, "memory.dram.banks": 2, "memory.dram.row_bytes": 256,
+          "memory.dram.queue_entries": 2}
+TIGHT = {"l1": {**_TIGHT, "num_sms": 1, "memory.l1.mshr_entries": 8, "memory.l1.max_merges": 1},
+         "l2": {**_TIGHT, "num_sms": 2, "memory.l1.mshr_entries": 64, "memory.l1.caches_global": False}}
+
+
+@pytest.mark.parametrize("mode", ["base", "dflow"])
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_compiled_equals_reference_on_the_paper_preset(name, mode):
+    run_both(name, queued("paper-rtx3080", mode))
+
+
+@pytest.mark.parametrize("mode", ["base", "dflow"])
+@pytest.mark.parametrize("name", ["bfs", "hotspot", "nw", "pathfinder"])
+def test_compiled_equals_reference_on_the_sm86_preset(name, mode):
+    run_both(name, queued("ampere-rtx3070", mode))
+
+
+@pytest.mark.parametrize("mode", ["base", "dflow"])
+@pytest.mark.parametrize("tight", list(TIGHT))
+@pytest.mark.parametrize("name", ["hotspot", "pathfinder", "bfs"])
+def test_compiled_equals_reference_on_tight_machines(name, tight, mode):
+    run_both(name, queued("paper-rtx3080", mode, **TIGHT[tight]))
+
+
+def test_tight_machines_reach_every_waiting_path():
+    """On the tight machines the compiled engine's ports wait for MSHR releases and for pending
+    fills to merge into, at the L1 and at the L2, and the controller reorders row hits."""
+    totals: dict[str, int] = {}
+    for tight in TIGHT:
+        config = queued("paper-rtx3080", "dflow", **TIGHT[tight])
+        device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size))
+        run_workload(get_workload("hotspot"), size="tiny", form=config.mode.form, seed=1, device=device)
+        for timing in device.timing:
+            for group, key in (("l1", "mshr_full_stalls"), ("l1", "merge_limit_stalls"), ("l2", "mshr_full_stalls"),
+                               ("l2", "merge_limit_stalls"), ("dram", "reordered_hits"), ("dram", "writes")):
+                totals[f"{group}.{key}"] = totals.get(f"{group}.{key}", 0) + timing.memory[group][key]["value"]
+    assert all(totals.values()), totals
+
+
+@pytest.mark.parametrize("mode", ["base", "dflow"])
+def test_queued_state_carries_across_a_fallback(mode):
+    """A racy launch between others falls back to the reference engine; DRAM writes still queued
+    at its start and end (and the events that serve them) cross both ways, and every launch's
+    timing, the cycle, the issue log and memory end as the reference engine's."""
+    config = queued("paper-rtx3080", mode, **{**TIGHT["l1"], "num_sms": 4})
+    devs = devices(config)
+    kernels = [convert_kernel(k)[0] if mode == "dflow" else k for k in (_PRIVATE, _RACY, _PRIVATE)]
+    for dev in devs.values():
+        out = dev.upload(np.zeros(4096, dtype=np.uint32))
+        for i, k in enumerate((*kernels, kernels[1], kernels[0])):
+            dev.launch(k, grid=8, block=96, params=[out])
+            if i == 0:  # writes the L2 evicted wait in the controller when the racy launch starts
+                assert dev.gpu.memory.next_event() is not None
+    assert_same(devs["reference"], devs["compiled"])
+    assert devs["compiled"].gpu._reference is not None  # the racy launches did fall back
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["base", "dflow"])
+@pytest.mark.parametrize("name", ["hotspot", "pathfinder", "nw", "bfs"])
+def test_compiled_equals_reference_at_size_small(name, mode):
+    run_both(name, queued("paper-rtx3080", mode), size="small")

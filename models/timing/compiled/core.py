@@ -70,7 +70,9 @@ ST_WIDTH = ST_UNIQ + MAX_SOURCES
 
 # --- per-SM scalars: columns of ``SmState.sv`` -----------------------------------------------
 (SV_FETCH_RR, SV_WAITING_CUS, SV_SEQ, SV_WARP_AGE, SV_LAST_CYCLE, SV_NWARPS, SV_NCU, SV_NCOMP, SV_NWAKE,
- SV_NCTAS, SV_CTA_WARPS, SV_SHARED, SV_REGS, SV_FINISHED_CTAS, SV_STAMP, SV_WIDTH) = range(16)
+ SV_NCTAS, SV_CTA_WARPS, SV_SHARED, SV_REGS, SV_FINISHED_CTAS, SV_STAMP, SV_MEMORY_WAITS, SV_WIDTH) = range(17)
+#: A pipeline's busy-until while the memory system has not said when its port frees (``sm.BLOCKED``).
+BLOCKED = 1 << 62
 
 # --- per-warp scalars: columns of ``SmState.wv`` (one row per warp slot) ---------------------
 (W_RESIDENT, W_G, W_BLOCK, W_WID, W_CTA, W_AGE, W_SCHED, W_FETCH_PC, W_FETCH_STALLED, W_INFLIGHT,
@@ -81,7 +83,7 @@ ST_WIDTH = ST_UNIQ + MAX_SOURCES
 M_ACTIVE, M_BARRIERS, M_BUSY, M_RESIDENT, M_CONFLICTS, M_FLUSHES, M_WIDTH = range(7)
 
 # --- error codes in ``SmState.err[0]`` (the rest of ``err`` says where) ----------------------
-ERR_NONE, ERR_ORDER, ERR_ORDER_FAR, ERR_DEADLOCK, ERR_PC, ERR_PAST_END = range(6)
+ERR_NONE, ERR_ORDER, ERR_ORDER_FAR, ERR_DEADLOCK, ERR_PC, ERR_PAST_END, ERR_MEMORY_DEADLOCK = range(7)
 COMPLETION_WIDTH = 6  # (done, seq, kind, slot, dest, pc)
 
 Settings = namedtuple("Settings", [
@@ -235,12 +237,14 @@ class HeapsType(_Fields):
 class Heaps(structref.StructRefProxy):
     """Per SM, the completion heap (``completions[sm, :SV_NCOMP]``, rows of (done, seq, kind,
     slot, dest, pc)) and the wake heap (``wake[sm, :SV_NWAKE]``); the issue log
-    (``log[:log_n]``, rows of (cycle, block, warp, pc)). The three are borrowed views
-    (borrowed.py) of the ``*_memory`` fields, which own them; a heap grows by replacing both
-    (``completion_push``, ``wake_push``, ``log_issue``)."""
+    (``log[:log_n]``, rows of (cycle, block, warp, pc)); with a queued DRAM controller, the
+    wake-ups of SMs for the GPU loop to schedule (``woken[:woken_n]``, rows of (sm, cycle):
+    ``Sm.on_wake``'s calls, in order). The arrays are borrowed views (borrowed.py) of the
+    ``*_memory`` fields, which own them; one grows by replacing both (``completion_push``,
+    ``wake_push``, ``log_issue``, ``woken_push``)."""
 
-    def __new__(cls, completions, wake, log):
-        return _heaps(completions, wake, log)
+    def __new__(cls, completions, wake, log, woken):
+        return _heaps(completions, wake, log, woken)
 
     @property
     def log(self) -> np.ndarray:
@@ -252,15 +256,16 @@ def _heaps_log(heaps):
     return heaps.log_memory
 
 
-structref.define_constructor(Heaps, HeapsType, ["completions", "wake", "log", "completions_memory", "wake_memory",
-                                                "log_memory"])
+structref.define_constructor(Heaps, HeapsType, ["completions", "wake", "log", "woken", "woken_n",
+                                                "completions_memory", "wake_memory", "log_memory", "woken_memory"])
 structref.define_boxing(HeapsType, Heaps)
 structref.define_attributes(HeapsType)
 
 
 @njit(cache=True)
-def _heaps(completions, wake, log):
-    return Heaps(borrowed_view(completions), borrowed_view(wake), borrowed_view(log), completions, wake, log)
+def _heaps(completions, wake, log, woken):
+    b = borrowed_view
+    return Heaps(b(completions), b(wake), b(log), b(woken), 0, completions, wake, log, woken)
 
 
 def make_sm_state(s: Settings, pipe_count: int, heap_capacity: int = 64) -> SmState:
@@ -293,7 +298,7 @@ def make_sm_state(s: Settings, pipe_count: int, heap_capacity: int = 64) -> SmSt
         cta_block=np.full((n, s.max_ctas), -1, dtype=i64), cta_left=z(n, s.max_ctas),
         cta_slots=z(n, s.max_ctas, s.max_warps),  # the widest block: one state serves every launch
         heaps=Heaps(z(n, heap_capacity, COMPLETION_WIDTH), z(n, heap_capacity),
-                    z(1024 if s.record_issue else 1, 4)),
+                    z(1024 if s.record_issue else 1, 4), z(16, 2)),
         log_n=z(1), err=z(8))
 
 
@@ -564,3 +569,17 @@ def log_issue(state, t, block, wid, pc):
         log = state.heaps.log = borrowed_view(grown)
     log[n, 0], log[n, 1], log[n, 2], log[n, 3] = t, block, wid, pc
     state.log_n[0] = n + 1
+
+
+@njit(cache=True)
+def woken_push(state, sm, cycle):
+    """Sm.on_wake(sm, cycle): the GPU loop schedules the SM then (``Heaps.woken``)."""
+    heaps = state.heaps
+    n = heaps.woken_n
+    if n == heaps.woken.shape[0]:
+        grown = np.zeros((2 * n, 2), dtype=np.int64)
+        grown[:n] = heaps.woken
+        heaps.woken_memory = grown
+        heaps.woken = borrowed_view(grown)
+    heaps.woken[n, 0], heaps.woken[n, 1] = sm, cycle
+    heaps.woken_n = n + 1

@@ -43,7 +43,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from dualflow.errors import ConfigError, DualflowError
+from dualflow.errors import DualflowError
 from dualflow.isa import Kernel, Opcode
 from dualflow.machine import Scheduler
 from dualflow.machine.config import GpuConfig
@@ -61,6 +61,7 @@ from ..stats import STALL_REASONS, DeferredTree, SmCounters, TimingStats, sm_tot
 from ..streams import Executors, LaunchStreams, build_streams
 from .core import (
     ERR_DEADLOCK,
+    ERR_MEMORY_DEADLOCK,
     ERR_ORDER,
     ERR_ORDER_FAR,
     IDLE,
@@ -170,10 +171,6 @@ class CompiledGpu:
     def __init__(self, config: GpuConfig, *, record_issue: bool = False, record_dram: bool = False):
         """``record_issue``: keep every issue as (cycle, block, warp, pc) in ``issue_log``;
         ``record_dram``: every DRAM request (``memory.dram_requests()``)."""
-        if config.memory.dram.scheduler.startswith("queued-"):
-            raise ConfigError(f"the compiled timing engine does not model memory.dram.scheduler "
-                              f"{config.memory.dram.scheduler!r} yet; run it with the reference engine "
-                              "(--engine reference)")
         self.config = config
         self.memory = CompiledMemory(config.memory, config.num_sms, config.core_clock_mhz, record_dram=record_dram)
         self.cycle = 0  # where the next launch starts
@@ -268,6 +265,9 @@ class CompiledGpu:
             raise DualflowError(f"kernel {kernel.name!r}, {name}: pc {int(state.err[4])} would pass pc "
                                 f"{int(state.err[3])}, more than 63 memory accesses back, which the compiled "
                                 "engine cannot check; run it with the reference engine")
+        if code == ERR_MEMORY_DEADLOCK:
+            raise DualflowError(f"timing model deadlock in launch of {kernel.name!r}: SMs wait for the memory "
+                                "system, which has nothing left to do")
         if code == ERR_DEADLOCK:
             rec = int(state.wv[sm, slot, W_REC])
             raise DualflowError(f"timing model deadlock on SM {sm} at cycle {int(state.err[3])}: {name} at pc "

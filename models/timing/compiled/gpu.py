@@ -2,6 +2,8 @@
 
 SMs advance in global cycle order (a heap of (next cycle, SM index): ties go to the lower SM);
 blocks are placed in order, one per SM per pass at the start, then wherever a block finishes.
+With a queued DRAM controller the memory system's events run first in their cycle; what they
+make known reaches the SMs (``sm_waits.apply_notes``), which the loop schedules then.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ import numpy as np
 from numba import njit
 
 from .borrowed import borrow, borrowed_view, keep_alive
-from .core import IDLE, SV_FINISHED_CTAS, SV_LAST_CYCLE
+from .core import ERR_MEMORY_DEADLOCK, IDLE, SV_FINISHED_CTAS, SV_LAST_CYCLE
+from .memory_machine import advance, next_event
 from .sm import tick
+from .sm_waits import apply_notes, memory_waiting
 from .warps import add_cta, fits
 
 
@@ -63,6 +67,22 @@ def _pop(heap, n):
 
 
 @njit(cache=True)
+def _schedule_woken(state, heap_memory, nheap, scheduled):
+    """``schedule(sm, cycle)`` of every ``Sm.on_wake`` call recorded (``Heaps.woken``), in order:
+    the SM heap's array and size after them."""
+    heaps = state.heaps
+    for k in range(heaps.woken_n):
+        sm, cycle = heaps.woken[k, 0], heaps.woken[k, 1]
+        if scheduled[sm] == -1 or cycle < scheduled[sm]:
+            scheduled[sm] = cycle
+            heap_memory = _room(heap_memory, nheap)
+            _push(heap_memory, nheap, cycle, sm)
+            nheap += 1
+    heaps.woken_n = 0
+    return heap_memory, nheap
+
+
+@njit(cache=True)
 def run_launch(state, s, code, streams, mem, start):
     """The block dispatch and event loop of ``Gpu.run`` from cycle ``start``: the last cycle
     simulated (``end``), or -1 on an error (``state.err``). Charges idle SMs to the end.
@@ -96,8 +116,21 @@ def _run_launch(state, s, code, streams, mem, start):
                         heap = borrowed_view(heap_memory)
                     _push(heap, nheap, start, sm)
                     nheap += 1
+    queued = mem.queued
+    state.heaps.woken_n = 0
     end = start
-    while nheap:
+    while nheap or (queued and memory_waiting(state, nsms)):
+        if queued:  # the memory system's own events come first in their cycle
+            event = next_event(mem)
+            if event != -1 and (nheap == 0 or event <= heap[0, 0]):
+                advance(mem, event)
+                apply_notes(state, code, mem)
+                heap_memory, nheap = _schedule_woken(state, heap_memory, nheap, scheduled)
+                heap = borrowed_view(heap_memory)
+                continue
+            if nheap == 0:  # SMs wait for the memory system, which has nothing left to do
+                state.err[0] = ERR_MEMORY_DEADLOCK
+                return -1
         cycle, i = _pop(heap, nheap)
         nheap -= 1
         if scheduled[i] != cycle:
@@ -106,6 +139,9 @@ def _run_launch(state, s, code, streams, mem, start):
         nxt = tick(state, s, code, streams, mem, i, cycle)
         if state.err[0]:
             return -1
+        if queued:  # the tick's on_wake calls schedule before its own next cycle does
+            heap_memory, nheap = _schedule_woken(state, heap_memory, nheap, scheduled)
+            heap = borrowed_view(heap_memory)
         end = max(end, cycle)
         if state.sv[i, SV_FINISHED_CTAS]:
             state.sv[i, SV_FINISHED_CTAS] = 0

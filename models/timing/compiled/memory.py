@@ -5,11 +5,16 @@
 ``flush_l1`` do, operation for operation: the same ``Access`` results and the same statistics
 for any sequence of requests (``tests/test_compiled_memory.py`` checks this against the
 reference on random and recorded request sequences). The reference is the specification; a
-change there must be made here too, and those tests fail until it is.
+change there must be made here too, and those tests fail until it is. With a queued DRAM
+controller (``memory.dram.scheduler`` ``queued-*``) the calls are ``queued_global_access`` and
+``queued_shared_access`` (``memory_queued.py``), which answer with handles of cycles that may be
+pending, and the memory system has events of its own (``next_event``, ``advance``:
+``memory_machine.py``); ``flush_l1`` serves both.
 
 ``CompiledMemory`` wraps a state for Python callers: construction from a configuration or from
 a reference ``MemorySystem`` (exact state transfer, ``memory_transfer.py``), the other direction
-(``store_into``), ``stats()``, ``snapshot()`` and ``flush_l1``.
+(``store_into``), ``stats()``, ``snapshot()``, ``flush_l1``, and with a queued controller
+``advance`` and ``next_event``, its answers ``Pending`` where the reference's are.
 """
 
 from __future__ import annotations
@@ -21,69 +26,54 @@ import numpy as np
 
 from dualflow.machine.memory import MemoryConfig
 from dualflow.models.timing.memory.dram import row_hit_latency
+from dualflow.models.timing.memory.pending import Pending
 from dualflow.models.timing.memory.statistics import build_tree, launch_tree, snapshot
 from dualflow.models.timing.memory.system import MemorySystem
 
-from .memory_hierarchy import l1_load, l1_store, l1_write_back
+from .memory_hierarchy import check_order, l1_load, l1_write_back, shared_port, store_port
+from .memory_machine import advance, next_event, take_notes
 from .memory_parts import cache_clear, cache_next_lru
-from .memory_state import (
-    L1_FLUSHES,
-    L1_LOAD_TX,
-    L1_STORE_TX,
-    LINE_DIRTY,
-    LOAD_LATENCY,
-    LOADS,
-    SMEM_ACCESSES,
-    SMEM_CONFLICT_ROUNDS,
-    SMEM_ROUNDS,
-    MemoryState,
-)
+from .memory_pending import known, release, value_of
+from .memory_queue_state import N_ARG, N_VALUE
+from .memory_queued import queued_global_access, queued_shared_access, then_note
+from .memory_state import L1_FLUSHES, L1_LOAD_TX, LINE_DIRTY, LOAD_LATENCY, LOADS, MemoryState
 from .memory_transfer import counter_arrays, counters_into_reference, state_from_reference, state_into_reference
 
 
 # ---------------------------------------------------------------------- public njit API
 @numba.njit(cache=True)
-def _check_order(st, cycle):
-    if cycle < st.now:
-        raise ValueError("memory requests must come in cycle order")
-    st.now = cycle
-
-
-@numba.njit(cache=True)
 def global_access(st, cycle, sm, tx_line, tx_sectors, first, n, write):
     """``MemorySystem.global_access`` of the transactions ``tx_line[first:first + n]`` (line byte
-    addresses) with sector masks ``tx_sectors[first:first + n]``; ``(port_free, done)``.
+    addresses) with sector masks ``tx_sectors[first:first + n]``; ``(port_free, done)``
+    (reservation schedulers; ``queued_global_access`` for the queued ones).
 
     Raises ``ValueError`` if ``cycle`` is before an earlier request's.
     """
-    _check_order(st, cycle)
+    check_order(st, cycle)
+    st.now = cycle
     start = st.port[sm]
     if start < cycle:
         start = cycle
     st.sm_accesses[sm] += 1
     if not n:
         return start, start
+    if write:
+        port_free = store_port(st, sm, start, tx_line, tx_sectors, first, n)
+        return port_free, port_free
     st.sm_transactions[sm] += n
     counts = st.counts
+    counts[L1_LOAD_TX] += n
     tpc = st.tpc
     delay = 0
     done = start
-    if write:
-        counts[L1_STORE_TX] += n
-        for i in range(n):
-            l1_store(st, sm, start + delay + i // tpc, tx_line[first + i], tx_sectors[first + i])
-    else:
-        counts[L1_LOAD_TX] += n
-        for i in range(n):
-            c = start + delay + i // tpc
-            c_after, ready = l1_load(st, sm, c, tx_line[first + i], tx_sectors[first + i])
-            delay += c_after - c
-            if ready > done:
-                done = ready
+    for i in range(n):
+        c = start + delay + i // tpc
+        c_after, ready = l1_load(st, sm, c, tx_line[first + i], tx_sectors[first + i])
+        delay += c_after - c
+        if ready > done:
+            done = ready
     port_free = start + delay + -(-n // tpc)
     st.port[sm] = port_free
-    if write:
-        return port_free, port_free
     counts[LOADS] += 1
     counts[LOAD_LATENCY] += done - cycle
     return port_free, done
@@ -92,20 +82,15 @@ def global_access(st, cycle, sm, tx_line, tx_sectors, first, n, write):
 @numba.njit(cache=True)
 def shared_access(st, cycle, sm, degree):
     """``MemorySystem.shared_access``: a shared-memory access of conflict degree ``degree``;
-    ``(port_free, done)``."""
-    _check_order(st, cycle)
+    ``(port_free, done)`` (reservation schedulers)."""
+    check_order(st, cycle)
+    st.now = cycle
     start = st.port[sm]
     if start < cycle:
         start = cycle
     if degree <= 0:
         return start, start
-    counts = st.counts
-    counts[SMEM_ACCESSES] += 1
-    counts[SMEM_ROUNDS] += degree
-    # rounds beyond one per part: a warp served in half-warps needs two rounds without conflict
-    counts[SMEM_CONFLICT_ROUNDS] += degree - min(degree, st.smem_parts)
-    port_free = start + degree * st.smem_interval
-    st.port[sm] = port_free
+    port_free = shared_port(st, sm, start, degree)
     return port_free, port_free - 1 + st.smem_latency
 
 
@@ -113,7 +98,10 @@ def shared_access(st, cycle, sm, degree):
 def flush_l1(st, cycle):
     """``MemorySystem.flush_l1``: invalidate every L1 at ``cycle``, writing dirty lines back to L2
     cache by cache, set by set, each set in LRU order (the reference's dict order)."""
-    _check_order(st, cycle)
+    check_order(st, cycle)
+    if st.queued:  # the events up to the flush run first (at the old current cycle)
+        advance(st, cycle)
+    st.now = cycle
     l1 = st.l1
     for row in range(l1.tag.shape[0]):
         if not l1.lines[row]:
@@ -139,10 +127,13 @@ class CompiledMemory:
     Members
     -------
     state : MemoryState
-        The numba state: pass it to ``global_access``, ``shared_access`` and ``flush_l1``.
+        The numba state: pass it to ``global_access``, ``shared_access`` and ``flush_l1`` (the
+        ``queued_*`` calls and ``advance`` with a queued DRAM controller).
     config : MemoryConfig
     num_sms : int
     core_clock_mhz : float
+    queued : bool
+        Whether DRAM requests wait in controller queues (``MemorySystem.queued``).
     """
 
     def __init__(self, config: MemoryConfig, num_sms: int, core_clock_mhz: float, *, record_dram: bool = False):
@@ -163,6 +154,9 @@ class CompiledMemory:
         self._counters = SimpleNamespace(_icnt=SimpleNamespace(), _dram=SimpleNamespace(),
                                          _smem_interval=int(self.state.smem_interval))
         self._counter_arrays = counter_arrays(self.state)
+        self.queued = ms._queued
+        self._waiting: dict[int, Pending] = {}  # note token -> the answer given to Python
+        self._tokens = 0
 
     def store_into(self, ms: MemorySystem) -> None:
         """Put this state into the reference ``ms`` (same configuration), replacing its own."""
@@ -194,19 +188,61 @@ class CompiledMemory:
         log = st.dram_log
         return [tuple(row) for row in log[:int(st.dram_logged)].tolist()] if log.shape[0] else None
 
-    def global_access(self, cycle: int, sm: int, tx_line, tx_sectors, *, write: bool) -> tuple[int, int]:
-        """``global_access`` of all of ``tx_line``/``tx_sectors`` (int64 arrays), from Python."""
+    def global_access(self, cycle: int, sm: int, tx_line, tx_sectors, *,
+                      write: bool) -> tuple[int | Pending, int | Pending]:
+        """``global_access`` of all of ``tx_line``/``tx_sectors`` (int64 arrays), from Python:
+        ``(port_free, done)``, ``Pending`` where the reference's answers are (queued DRAM)."""
+        if self.queued:
+            port_free, done = queued_global_access(self.state, cycle, sm, tx_line, tx_sectors, 0, len(tx_line), write)
+            return self._answer(port_free), self._answer(done)
         port_free, done = global_access(self.state, cycle, sm, tx_line, tx_sectors, 0, len(tx_line), write)
         return int(port_free), int(done)
 
-    def shared_access(self, cycle: int, sm: int, degree: int) -> tuple[int, int]:
+    def shared_access(self, cycle: int, sm: int, degree: int) -> tuple[int | Pending, int | Pending]:
         """``shared_access`` from Python."""
+        if self.queued:
+            port_free, done = queued_shared_access(self.state, cycle, sm, degree)
+            return self._answer(port_free), self._answer(done)
         port_free, done = shared_access(self.state, cycle, sm, degree)
         return int(port_free), int(done)
 
     def flush_l1(self, cycle: int) -> None:
         """``MemorySystem.flush_l1``."""
         flush_l1(self.state, cycle)
+        self._take_notes()
+
+    def next_event(self) -> int | None:
+        """``MemorySystem.next_event``: the first cycle at which the memory system has something to
+        do by itself (None: nothing)."""
+        cycle = int(next_event(self.state))
+        return None if cycle < 0 else cycle
+
+    def advance(self, cycle: int) -> None:
+        """``MemorySystem.advance``: run the memory system's events up to ``cycle``; the answers
+        they make known are resolved."""
+        if self.queued:
+            advance(self.state, cycle)
+            self._take_notes()
+
+    def _answer(self, h: int) -> int | Pending:
+        """A handle as the reference's answer: an int, or a ``Pending`` (resolved if it is known)."""
+        if h >= 0:
+            return int(h)
+        answer = Pending()
+        q = self.state.q
+        if known(q, h):
+            answer.resolve(int(value_of(q, h)))
+            release(q, h)
+        else:
+            self._tokens += 1
+            self._waiting[self._tokens] = answer
+            then_note(self.state, h, 0, self._tokens, 0, 0, 0)
+        return answer
+
+    def _take_notes(self) -> None:
+        if self.queued:
+            for row in take_notes(self.state).tolist():
+                self._waiting.pop(row[N_ARG]).resolve(row[N_VALUE])
 
     def stats(self) -> dict:
         """Exactly ``MemorySystem.stats()`` of the reference in this state."""

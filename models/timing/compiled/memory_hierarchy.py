@@ -1,20 +1,21 @@
-"""The memory hierarchy below the SM port, compiled: L1 paths, L2 slices, interconnect, DRAM.
+"""The memory hierarchy below the SM port, compiled: L1 paths, L2 slices, interconnect.
 
-Each function is the array form of the ``MemorySystem`` method (or ``Interconnect`` / ``Dram``
-method) its docstring names and does the same operations in the same order, including the DRAM
-float arithmetic, so that its results and counters equal the reference's
-(``tests/test_compiled_memory.py``). ``memory.py`` builds the public calls on them.
+Each function is the array form of the ``MemorySystem`` method (or ``Interconnect`` method) its
+docstring names, or of a part of one, and does the same operations in the same order, so that
+its results and counters equal the reference's (``tests/test_compiled_memory.py``). ``memory.py``
+builds the public calls of the reservation schedulers on them; the queued ones
+(``memory_queued*.py``) share the parts (lookups, merges, misses, writes). DRAM is
+``memory_dram.py`` (the device) and ``memory_dram_queue.py`` (the queued controllers).
 """
 
 from __future__ import annotations
 
-import math
-
 import numba
-import numpy as np
 
 from dualflow.models.timing.memory.coalescer import LOCAL_BASE
 
+from .memory_dram import dram_read, dram_write
+from .memory_dram_queue import submit
 from .memory_parts import (
     cache_insert,
     cache_lookup,
@@ -22,27 +23,9 @@ from .memory_parts import (
     mshr_reserve,
     popcount,
     timeline_block,
-    timeline_first_fit,
     timeline_reserve,
 )
 from .memory_state import (
-    BANK_ACTIVATED,
-    BANK_COL_READY,
-    BANK_OPEN,
-    BANK_PRE_READY,
-    BANK_PREV,
-    BANK_PREV_CLOSE,
-    BANK_PREV_COL_READY,
-    DRAM_BUSY,
-    DRAM_READ_BYTES,
-    DRAM_READS,
-    DRAM_REORDERED_HITS,
-    DRAM_ROW_CONFLICTS,
-    DRAM_ROW_HITS,
-    DRAM_ROW_MISSES,
-    DRAM_WAIT,
-    DRAM_WRITE_BYTES,
-    DRAM_WRITES,
     ICNT_REPLIES,
     ICNT_REPLY_FLITS,
     ICNT_REQUEST_FLITS,
@@ -60,6 +43,7 @@ from .memory_state import (
     L1_SECTOR_MISSES,
     L1_STORE_HITS,
     L1_STORE_MISSES,
+    L1_STORE_TX,
     L1_WRITEBACK_SECTORS,
     L1_WRITEBACKS,
     L2_MERGE_STALLS,
@@ -78,12 +62,51 @@ from .memory_state import (
     LINE_LATEST,
     LINE_READY,
     LINE_VALID,
+    SMEM_ACCESSES,
+    SMEM_CONFLICT_ROUNDS,
+    SMEM_ROUNDS,
 )
+
+
+# ---------------------------------------------------------------------- the SM port
+@numba.njit(cache=True)
+def check_order(st, cycle):
+    """Requests come in cycle order (``ValueError`` otherwise)."""
+    if cycle < st.now:
+        raise ValueError("memory requests must come in cycle order")
+
+
+@numba.njit(cache=True)
+def shared_port(st, sm, start, degree):
+    """A shared-memory access of conflict degree ``degree`` (> 0) holds SM ``sm``'s port from
+    ``start``: counted, the port's next free cycle set and returned."""
+    counts = st.counts
+    counts[SMEM_ACCESSES] += 1
+    counts[SMEM_ROUNDS] += degree
+    # rounds beyond one per part: a warp served in half-warps needs two rounds without conflict
+    counts[SMEM_CONFLICT_ROUNDS] += degree - min(degree, st.smem_parts)
+    port_free = start + degree * st.smem_interval
+    st.port[sm] = port_free
+    return port_free
+
+
+@numba.njit(cache=True)
+def store_port(st, sm, start, tx_line, tx_sectors, first, n):
+    """A warp's ``n`` (> 0) store transactions pass SM ``sm``'s port from ``start`` (they never
+    wait): counted, the port's next free cycle set and returned."""
+    st.sm_transactions[sm] += n
+    st.counts[L1_STORE_TX] += n
+    tpc = st.tpc
+    for i in range(n):
+        l1_store(st, sm, start + i // tpc, tx_line[first + i], tx_sectors[first + i])
+    port_free = start + -(-n // tpc)
+    st.port[sm] = port_free
+    return port_free
 
 
 # ---------------------------------------------------------------------- interconnect
 @numba.njit(cache=True)
-def _icnt_request(st, cycle, slice_index, flits):
+def icnt_request(st, cycle, slice_index, flits):
     """``Interconnect.request``: the cycle a packet of ``flits`` sent at ``cycle`` reaches the slice."""
     want = cycle + st.icnt_latency
     arrive = int(timeline_reserve(st.requests, slice_index, want, -(-flits // st.flits_per_cycle), st.now))
@@ -95,7 +118,7 @@ def _icnt_request(st, cycle, slice_index, flits):
 
 
 @numba.njit(cache=True)
-def _icnt_reply(st, cycle, slice_index, flits):
+def icnt_reply(st, cycle, slice_index, flits):
     """``Interconnect.reply``: the cycle a reply of ``flits`` ready at ``cycle`` reaches the SM."""
     leave = int(timeline_reserve(st.replies, slice_index, cycle, -(-flits // st.flits_per_cycle), st.now))
     counts = st.counts
@@ -105,141 +128,11 @@ def _icnt_reply(st, cycle, slice_index, flits):
     return leave + st.icnt_latency
 
 
-# ---------------------------------------------------------------------- DRAM
+# ---------------------------------------------------------------------- lines
 @numba.njit(cache=True)
-def _dram_earlier_hit(st, b, channel, arrive, occupancy, lat, write):
-    """``Dram._earlier_hit``: serve a request to bank ``b``'s previous row before that row's
-    committed precharge if all of it fits there; the end of its burst, or -1.0."""
-    bt = st.bank_times
-    cas = bt[b, BANK_PREV_COL_READY]
-    if cas < arrive:
-        cas = arrive
-    want = cas + lat
-    start = timeline_first_fit(st.buses, channel, want, occupancy)
-    issued = start - lat
-    end = start + occupancy
-    done = end + st.twr if write else issued + st.trtp
-    if done > bt[b, BANK_PREV_CLOSE]:
-        return -1.0
-    timeline_reserve(st.buses, channel, start, occupancy, st.now)  # the gap just found: books exactly there
-    st.counts[DRAM_ROW_HITS] += 1
-    st.counts[DRAM_REORDERED_HITS] += 1
-    st.dram_cycles[DRAM_WAIT] += start - want
-    st.dram_cycles[DRAM_BUSY] += occupancy
-    bt[b, BANK_PREV_COL_READY] = issued + st.tccd
-    return end
-
-
-@numba.njit(cache=True)
-def _dram_access(st, cycle, line_index, nbytes, write):
-    """``Dram.serve`` of a request the L2 makes at ``cycle``: the (fractional) end of its burst."""
-    arrive = cycle + st.dram_latency
-    channel = line_index % st.channels
-    local = line_index // st.channels
-    b = channel * st.banks + local % st.banks
-    row = local // st.banks // st.lines_per_row
-    occupancy = nbytes * st.cycles_per_byte
-    lat = st.twl if write else st.tcl
-    rows, bt, counts = st.bank_rows, st.bank_times, st.counts
-    if row == rows[b, BANK_OPEN]:
-        counts[DRAM_ROW_HITS] += 1
-        cas = bt[b, BANK_COL_READY]
-        if cas < arrive:
-            cas = arrive
-    else:
-        if st.frfcfs and row == rows[b, BANK_PREV] and arrive < bt[b, BANK_PREV_CLOSE]:
-            end = _dram_earlier_hit(st, b, channel, arrive, occupancy, lat, write)
-            if end >= 0:
-                return end
-        counts[DRAM_ROW_MISSES] += 1
-        if rows[b, BANK_OPEN] < 0:
-            act = bt[b, BANK_ACTIVATED] + st.trc
-            if act < arrive:
-                act = arrive
-            rows[b, BANK_PREV] = -1
-            bt[b, BANK_PREV_CLOSE] = -np.inf
-        else:
-            counts[DRAM_ROW_CONFLICTS] += 1
-            pre = bt[b, BANK_PRE_READY]
-            if pre < arrive:
-                pre = arrive
-            act = pre + st.trp
-            if act < bt[b, BANK_ACTIVATED] + st.trc:
-                act = bt[b, BANK_ACTIVATED] + st.trc
-            rows[b, BANK_PREV] = rows[b, BANK_OPEN]
-            bt[b, BANK_PREV_COL_READY] = bt[b, BANK_COL_READY]
-            bt[b, BANK_PREV_CLOSE] = pre
-        act = timeline_reserve(st.activates, channel, act, st.trrd, st.now)
-        rows[b, BANK_OPEN] = row
-        bt[b, BANK_ACTIVATED] = act
-        bt[b, BANK_PRE_READY] = act + st.tras
-        cas = act + st.trcd
-    want = cas + lat
-    start = timeline_reserve(st.buses, channel, want, occupancy, st.now)
-    st.dram_cycles[DRAM_WAIT] += start - want
-    st.dram_cycles[DRAM_BUSY] += occupancy
-    issued = start - lat  # a busy bus delays the column command with it
-    end = start + occupancy
-    bt[b, BANK_COL_READY] = issued + st.tccd
-    done = end + st.twr if write else issued + st.trtp
-    if done > bt[b, BANK_PRE_READY]:
-        bt[b, BANK_PRE_READY] = done
-    return end
-
-
-@numba.njit(cache=True)
-def _dram_log(st, cycle, line_index, nbytes, write, done):
-    """Append a request to ``st.dram_log`` if it records (``Dram.log``), growing it when full."""
-    log = st.dram_log
-    if not log.shape[0]:
-        return
-    n = st.dram_logged
-    if n == log.shape[0]:
-        grown = np.empty((2 * n, log.shape[1]), np.int64)
-        grown[:n] = log
-        st.dram_log = grown
-        log = grown
-    log[n, 0], log[n, 1], log[n, 2], log[n, 3], log[n, 4], log[n, 5] = cycle, line_index, nbytes, write, st.now, done
-    st.dram_logged = n + 1
-
-
-@numba.njit(cache=True)
-def _dram_read(st, cycle, line_index, nbytes):
-    """``Dram.read``: the cycle all ``nbytes`` are back."""
-    end = _dram_access(st, cycle, line_index, nbytes, False)
-    st.counts[DRAM_READS] += 1
-    st.counts[DRAM_READ_BYTES] += nbytes
-    done = math.ceil(end - 1e-9)
-    _dram_log(st, cycle, line_index, nbytes, 0, done)
-    return done
-
-
-@numba.njit(cache=True)
-def _dram_write(st, cycle, line_index, nbytes):
-    """``Dram.write``: occupy the bank and the channel (nobody waits for a write)."""
-    _dram_access(st, cycle, line_index, nbytes, True)
-    st.counts[DRAM_WRITES] += 1
-    st.counts[DRAM_WRITE_BYTES] += nbytes
-    _dram_log(st, cycle, line_index, nbytes, 1, -1)
-
-
-# ---------------------------------------------------------------------- L2
-@numba.njit(cache=True)
-def _slice(st, index):
-    """``MemorySystem._slice``: the L2 slice of line ``index``."""
-    if not st.use_ipoly:
-        return index % st.slices
-    if index >> 48:
-        raise ValueError("line index beyond the 48 bits the slice hash covers")
-    t = st.ipoly
-    return (t[0, index & 255] ^ t[1, index >> 8 & 255] ^ t[2, index >> 16 & 255]
-            ^ t[3, index >> 24 & 255] ^ t[4, index >> 32 & 255] ^ t[5, index >> 40 & 255])
-
-
-@numba.njit(cache=True)
-def _in_flight(c, row, way, sectors, cycle):
+def in_flight(c, row, way, sectors, cycle):
     """Of the valid ``sectors`` of a line, those still in flight after ``cycle`` and the latest of
-    their fills: (pending mask, wait)."""
+    their fills: (pending mask, wait; ``IN_FLIGHT`` if a fill is pending)."""
     pending = 0
     wait = 0
     line = c.line
@@ -256,7 +149,18 @@ def _in_flight(c, row, way, sectors, cycle):
 
 
 @numba.njit(cache=True)
-def _try_merge(c, row, way, pending):
+def probe(c, row, index, sectors, cycle):
+    """Look line ``index`` up in set row ``row`` (LRU update) for ``sectors`` at ``cycle``: (way or
+    -1, missing sectors, sectors in flight after ``cycle``, the latest of those fills)."""
+    way = cache_lookup(c, row, index)
+    if way < 0:
+        return way, sectors, 0, 0
+    pending, wait = in_flight(c, row, way, sectors, cycle)
+    return way, sectors & ~c.line[row, way, LINE_VALID], pending, wait
+
+
+@numba.njit(cache=True)
+def try_merge(c, row, way, pending):
     """Merge a request into the in-flight fills of ``pending`` sectors if every entry has room."""
     line, limit, sectors = c.line, c.max_merges, c.sectors
     merges = LINE_READY + sectors
@@ -270,7 +174,7 @@ def _try_merge(c, row, way, pending):
 
 
 @numba.njit(cache=True)
-def _fill(c, row, way, missing, fill):
+def fill_sectors(c, row, way, missing, fill):
     """Mark the ``missing`` sectors of a line as arriving at ``fill``."""
     line, sectors = c.line, c.sectors
     for k in range(sectors):
@@ -295,67 +199,105 @@ def _write_sectors(c, row, way, sectors, t):
         line[row, way, LINE_LATEST] = t
 
 
+# ---------------------------------------------------------------------- L2
+@numba.njit(cache=True)
+def l2_slice(st, index):
+    """``MemorySystem._slice``: the L2 slice of line ``index``."""
+    if not st.use_ipoly:
+        return index % st.slices
+    if index >> 48:
+        raise ValueError("line index beyond the 48 bits the slice hash covers")
+    t = st.ipoly
+    return (t[0, index & 255] ^ t[1, index >> 8 & 255] ^ t[2, index >> 16 & 255]
+            ^ t[3, index >> 24 & 255] ^ t[4, index >> 32 & 255] ^ t[5, index >> 40 & 255])
+
+
+@numba.njit(cache=True, inline="always")
+def l2_row(st, slice_index, index):
+    """The set row of line ``index`` in its slice's tag array."""
+    return slice_index * st.l2.sets + (index // st.slices) % st.l2.sets
+
+
+@numba.njit(cache=True)
+def dram_write_request(st, cycle, index, nbytes):
+    """``MemorySystem._dram_write``: a write of a dirty L2 line, to the queue or the device."""
+    if st.queued:
+        submit(st, cycle, index, nbytes, True)
+    else:
+        dram_write(st, cycle, index, nbytes)
+
+
+@numba.njit(cache=True)
+def l2_merge_stall(st, slice_index, arrive, t, wait):
+    """No room to merge into a fill known to come at ``wait``: the request blocks the slice's
+    input until the fill, then it hits."""
+    counts = st.counts
+    counts[L2_MERGE_STALLS] += 1
+    counts[L2_STALL_CYCLES] += wait - t
+    counts[L2_READ_HITS] += 1
+    timeline_block(st.requests, slice_index, arrive, wait - st.l2_hit)
+
+
+@numba.njit(cache=True)
+def l2_miss(st, slice_index, arrive, t, issue, row, way, index, count):
+    """An L2 read miss of ``count`` sectors whose MSHRs are free at ``issue``: stall the slice's
+    input until then, allocate the line (a dirty victim goes to DRAM) and count it; its way."""
+    counts = st.counts
+    if issue > t:
+        # MSHRs full: the request blocks the slice's input until one frees
+        counts[L2_MSHR_STALLS] += 1
+        counts[L2_STALL_CYCLES] += issue - t
+        timeline_block(st.requests, slice_index, arrive, issue - st.l2_hit)
+    if way < 0:
+        way, victim_index, victim_dirty = cache_insert(st.l2, row, index)
+        if victim_index >= 0 and victim_dirty:
+            counts[L2_WRITEBACKS] += 1
+            dram_write_request(st, issue, victim_index, popcount(victim_dirty) * st.sector_bytes)
+    counts[L2_READ_MISSES] += 1
+    counts[L2_MISSED_SECTORS] += count
+    return way
+
+
 @numba.njit(cache=True)
 def _l2_read(st, c, index, sectors):
     """``MemorySystem._l2_read``: the cycle the data of an L1 miss leaving the SM at ``c`` is back."""
     counts = st.counts
-    slice_index = _slice(st, index)
-    arrive = _icnt_request(st, c, slice_index, st.read_flits)
+    slice_index = l2_slice(st, index)
+    arrive = icnt_request(st, c, slice_index, st.read_flits)
     t = arrive + st.l2_hit
     l2 = st.l2
-    row = slice_index * l2.sets + (index // st.slices) % l2.sets
-    way = cache_lookup(l2, row, index)
-    wait = pending = 0
-    if way < 0:
-        missing = sectors
-    else:
-        missing = sectors & ~l2.line[row, way, LINE_VALID]
-        pending, wait = _in_flight(l2, row, way, sectors, t)
+    row = l2_row(st, slice_index, index)
+    way, missing, pending, wait = probe(l2, row, index, sectors, t)
     counts[L2_READS] += 1
     if not missing:
         if not pending:
             counts[L2_READ_HITS] += 1
             data = t
         else:
-            if _try_merge(l2, row, way, pending):
+            if try_merge(l2, row, way, pending):
                 counts[L2_MERGES] += 1
             else:
-                # no room to merge: the request blocks the slice's input until the fill
-                counts[L2_MERGE_STALLS] += 1
-                counts[L2_STALL_CYCLES] += wait - t
-                counts[L2_READ_HITS] += 1
-                timeline_block(st.requests, slice_index, arrive, wait - st.l2_hit)
+                l2_merge_stall(st, slice_index, arrive, t, wait)
             data = wait
     else:
         count = popcount(missing)
         issue = mshr_reserve(st.l2_mshr, slice_index, t, count)
-        if issue > t:
-            # MSHRs full: the request blocks the slice's input until one frees
-            counts[L2_MSHR_STALLS] += 1
-            counts[L2_STALL_CYCLES] += issue - t
-            timeline_block(st.requests, slice_index, arrive, issue - st.l2_hit)
-        if way < 0:
-            way, victim_index, victim_dirty = cache_insert(l2, row, index)
-            if victim_index >= 0 and victim_dirty:
-                counts[L2_WRITEBACKS] += 1
-                _dram_write(st, issue, victim_index, popcount(victim_dirty) * st.sector_bytes)
-        fill = _dram_read(st, issue, index, count * st.sector_bytes)
-        _fill(l2, row, way, missing, fill)
+        way = l2_miss(st, slice_index, arrive, t, issue, row, way, index, count)
+        fill = dram_read(st, issue, index, count * st.sector_bytes)
+        fill_sectors(l2, row, way, missing, fill)
         mshr_allocate(st.l2_mshr, slice_index, fill, count)
-        counts[L2_READ_MISSES] += 1
-        counts[L2_MISSED_SECTORS] += count
         data = fill if fill > wait else wait
-    return _icnt_reply(st, data, slice_index, st.data_flits[popcount(sectors)])
+    return icnt_reply(st, data, slice_index, st.data_flits[popcount(sectors)])
 
 
 @numba.njit(cache=True)
 def _l2_write(st, c, index, sectors):
     """``MemorySystem._l2_write``: write ``sectors`` of line ``index`` leaving an SM at ``c``."""
     counts = st.counts
-    slice_index = _slice(st, index)
-    t = _icnt_request(st, c, slice_index, st.data_flits[popcount(sectors)]) + st.l2_hit
+    slice_index = l2_slice(st, index)
+    t = icnt_request(st, c, slice_index, st.data_flits[popcount(sectors)]) + st.l2_hit
     l2 = st.l2
-    row = slice_index * l2.sets + (index // st.slices) % l2.sets
+    row = l2_row(st, slice_index, index)
     way = cache_lookup(l2, row, index)
     counts[L2_WRITES] += 1
     if way < 0:
@@ -363,7 +305,7 @@ def _l2_write(st, c, index, sectors):
         way, victim_index, victim_dirty = cache_insert(l2, row, index)
         if victim_index >= 0 and victim_dirty:
             counts[L2_WRITEBACKS] += 1
-            _dram_write(st, t, victim_index, popcount(victim_dirty) * st.sector_bytes)
+            dram_write_request(st, t, victim_index, popcount(victim_dirty) * st.sector_bytes)
     else:
         counts[L2_WRITE_HITS] += 1
     _write_sectors(l2, row, way, sectors, t)
@@ -378,20 +320,69 @@ def l1_write_back(st, c, index, dirty):
     _l2_write(st, c, index, dirty)
 
 
+@numba.njit(cache=True, inline="always")
+def l1_bypassed(st, line_addr):
+    """Whether the L1 does not cache the space of ``line_addr`` (``l1.caches_global``/``caches_local``)."""
+    return st.bypass_local if line_addr >= LOCAL_BASE else st.bypass_global
+
+
+@numba.njit(cache=True, inline="always")
+def l1_row(st, sm, index):
+    """The set row of line ``index`` in SM ``sm``'s L1."""
+    return sm * st.l1.sets + index % st.l1.sets
+
+
+@numba.njit(cache=True)
+def l1_mshr_stall(st, c, issue):
+    """Count the port's stall from ``c`` to ``issue`` for free MSHRs."""
+    if issue > c:
+        st.counts[L1_MSHR_STALLS] += 1
+        st.counts[L1_MSHR_STALL_CYCLES] += issue - c
+
+
+@numba.njit(cache=True)
+def l1_counted_miss(st, count, bypassed):
+    """Count an L1 load miss of ``count`` sectors (``bypassed``: of a space the L1 does not cache)."""
+    counts = st.counts
+    counts[L1_MISSES] += 1
+    if bypassed:
+        counts[L1_BYPASSED] += 1
+    counts[L1_MISSED_SECTORS] += count
+
+
+@numba.njit(cache=True)
+def l1_merge_stall(st, c, wait):
+    """The in-flight entries cannot take another request: the port stalls from ``c`` until the
+    fill at ``wait``, then the transaction hits; (port cycle after, data back)."""
+    counts = st.counts
+    counts[L1_MERGE_STALLS] += 1
+    counts[L1_MERGE_STALL_CYCLES] += wait - c
+    counts[L1_HITS] += 1
+    return wait, wait + st.l1_hit
+
+
+@numba.njit(cache=True)
+def l1_allocate(st, row, way, index, issue):
+    """A missing line ``index`` (way -1) is allocated at ``issue`` (a dirty victim is written back);
+    a resident one counts a sector miss; its way."""
+    if way < 0:
+        way, victim_index, victim_dirty = cache_insert(st.l1, row, index)
+        if victim_index >= 0 and victim_dirty:
+            l1_write_back(st, issue, victim_index, victim_dirty)
+    else:
+        st.counts[L1_SECTOR_MISSES] += 1
+    return way
+
+
 @numba.njit(cache=True)
 def _l1_uncached_load(st, sm, c, index, sectors):
     """``MemorySystem._l1_uncached_load``: straight to L2, holding MSHRs; (port cycle after, data back)."""
-    counts = st.counts
     count = popcount(sectors)
     issue = mshr_reserve(st.l1_mshr, sm, c, count)
-    if issue > c:
-        counts[L1_MSHR_STALLS] += 1
-        counts[L1_MSHR_STALL_CYCLES] += issue - c
+    l1_mshr_stall(st, c, issue)
     fill = _l2_read(st, issue, index, sectors)
     mshr_allocate(st.l1_mshr, sm, fill, count)
-    counts[L1_MISSES] += 1
-    counts[L1_BYPASSED] += 1
-    counts[L1_MISSED_SECTORS] += count
+    l1_counted_miss(st, count, True)
     return issue, fill
 
 
@@ -400,46 +391,28 @@ def l1_load(st, sm, c, line_addr, sectors):
     """``MemorySystem._l1_load``: one load transaction passing the port at ``c``; (the cycle the
     port moves on from it, data-back cycle)."""
     index = line_addr >> st.line_shift
-    if st.bypass_local if line_addr >= LOCAL_BASE else st.bypass_global:
+    if l1_bypassed(st, line_addr):
         return _l1_uncached_load(st, sm, c, index, sectors)
     counts = st.counts
     l1 = st.l1
-    row = sm * l1.sets + index % l1.sets
-    way = cache_lookup(l1, row, index)
-    wait = pending = 0
-    if way < 0:
-        missing = sectors
-    else:
-        missing = sectors & ~l1.line[row, way, LINE_VALID]
-        pending, wait = _in_flight(l1, row, way, sectors, c)
+    row = l1_row(st, sm, index)
+    way, missing, pending, wait = probe(l1, row, index, sectors, c)
     if not missing:
         if not pending:
             counts[L1_HITS] += 1
             return c, c + st.l1_hit
-        if _try_merge(l1, row, way, pending):
+        if try_merge(l1, row, way, pending):
             counts[L1_MERGES] += 1
             return c, max(wait, c + st.l1_hit)
-        # the entry cannot take another request: the port stalls until the fill, then it hits
-        counts[L1_MERGE_STALLS] += 1
-        counts[L1_MERGE_STALL_CYCLES] += wait - c
-        counts[L1_HITS] += 1
-        return wait, wait + st.l1_hit
+        return l1_merge_stall(st, c, wait)
     count = popcount(missing)
     issue = mshr_reserve(st.l1_mshr, sm, c, count)
-    if issue > c:
-        counts[L1_MSHR_STALLS] += 1
-        counts[L1_MSHR_STALL_CYCLES] += issue - c
-    if way < 0:
-        way, victim_index, victim_dirty = cache_insert(l1, row, index)
-        if victim_index >= 0 and victim_dirty:
-            l1_write_back(st, issue, victim_index, victim_dirty)
-    else:
-        counts[L1_SECTOR_MISSES] += 1
+    l1_mshr_stall(st, c, issue)
+    way = l1_allocate(st, row, way, index, issue)
     fill = _l2_read(st, issue, index, missing)
-    _fill(l1, row, way, missing, fill)
+    fill_sectors(l1, row, way, missing, fill)
     mshr_allocate(st.l1_mshr, sm, fill, count)
-    counts[L1_MISSES] += 1
-    counts[L1_MISSED_SECTORS] += count
+    l1_counted_miss(st, count, False)
     return issue, max(fill, wait, issue + st.l1_hit)
 
 
@@ -448,7 +421,7 @@ def l1_store(st, sm, c, line_addr, sectors):
     """``MemorySystem._l1_store``: one store transaction passing the port at ``c``."""
     index = line_addr >> st.line_shift
     l1 = st.l1
-    row = sm * l1.sets + index % l1.sets
+    row = l1_row(st, sm, index)
     way = cache_lookup(l1, row, index)
     if way >= 0:
         st.counts[L1_STORE_HITS] += 1

@@ -194,8 +194,8 @@ def _make_room(m, f):
 
 
 @numba.njit(cache=True)
-def mshr_allocate(m, f, release, count):
-    """``MshrFile.allocate`` of file ``f``: hold ``count`` entries until ``release``."""
+def mshr_insert(m, f, release, count):
+    """``heapq.heappush(MshrFile.busy, (release, count))`` of file ``f`` (entries counted apart)."""
     if m.head[f] + m.size[f] == m.release.shape[1]:
         _make_room(m, f)
     rel, cnt = m.release, m.count
@@ -207,7 +207,26 @@ def mshr_allocate(m, f, release, count):
         i -= 1
     rel[f, i], cnt[f, i] = release, count
     m.size[f] += 1
+
+
+@numba.njit(cache=True)
+def mshr_allocate(m, f, release, count):
+    """``MshrFile.allocate`` of file ``f``: hold ``count`` entries until ``release``."""
+    mshr_insert(m, f, release, count)
     m.used[f] += count
+
+
+@numba.njit(cache=True)
+def mshr_room(m, f, cycle, needed):
+    """``MshrFile.room`` of file ``f``: whether ``needed`` entries are free at ``cycle`` as far as
+    is known now (forgetting the releases by then)."""
+    head, size, used = m.head[f], m.size[f], m.used[f]
+    while size and m.release[f, head] <= cycle:
+        used -= m.count[f, head]
+        head += 1
+        size -= 1
+    m.head[f], m.size[f], m.used[f] = head, size, used
+    return used + needed <= m.entries
 
 
 # ---------------------------------------------------------------------- SectorCache
@@ -255,6 +274,9 @@ def cache_insert(c, row, index):
     for k in range(LINE_READY, LINE_READY + sectors):
         line[row, way, k] = INVALID
         line[row, way, k + sectors] = 0
+    if c.fill.shape[0]:  # queued DRAM: a new line has no pending fill (the victim's may still come)
+        for k in range(sectors):
+            c.fill[row, way, k] = -1
     return way, victim_index, victim_dirty
 
 
@@ -274,4 +296,7 @@ def cache_clear(c, row):
     """Empty set row ``row`` (``OrderedDict.clear``)."""
     for w in range(c.ways):
         c.tag[row, w] = -1
+        if c.fill.shape[0]:
+            for k in range(c.sectors):
+                c.fill[row, w, k] = -1
     c.lines[row] = 0

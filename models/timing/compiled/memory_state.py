@@ -29,6 +29,7 @@ from numba.core import types
 from numba.experimental import structref
 
 from .borrowed import borrowed_view, keep
+from .memory_queue_state import queue_type
 
 _I1 = types.int64[::1]
 _I2 = types.int64[:, ::1]
@@ -70,6 +71,9 @@ class CacheArrays(structref.StructRefProxy):
         then ``ready`` of each sector from ``LINE_READY``, then ``merges`` of each sector.
     lines : int64[rows]
         Lines resident in each set.
+    fill : int64[rows, ways, sectors]
+        Queued DRAM only (else no rows): per sector whose ``ready`` is ``IN_FLIGHT``, the pending
+        cycle of its fill (``Line.fills``), -1 for none.
     clock : int64
         The last use stamp given.
     sets, ways, sectors, max_merges : int64
@@ -110,7 +114,7 @@ class MemoryState(structref.StructRefProxy):
     """Everything the compiled memory system knows (see ``MEMORY_FIELDS`` for the members)."""
 
 
-CACHE_FIELDS = (("tag", _I2), ("lru", _I2), ("line", _I3), ("lines", _I1), ("clock", types.int64),
+CACHE_FIELDS = (("tag", _I2), ("lru", _I2), ("line", _I3), ("lines", _I1), ("fill", _I3), ("clock", types.int64),
                 ("sets", types.int64), ("ways", types.int64), ("sectors", types.int64),
                 ("max_merges", types.int64))
 MSHR_FIELDS = (("release", _I2), ("count", _I2), ("head", _I1), ("size", _I1), ("used", _I1),
@@ -125,7 +129,9 @@ timeline_type = _TimelineType(list(TIMELINE_FIELDS))
 #: attributes; ``counts`` holds the integer statistics (``memory_counters.COUNTERS``),
 #: ``dram_cycles`` the float ones (DRAM busy and wait cycles); ``bank_rows`` and ``bank_times``
 #: the DRAM banks (``Dram``'s per-bank lists, columns ``BANK_*``); ``dram_log`` the first
-#: ``dram_logged`` rows of it are ``Dram.log``'s tuples (no rows at all: not recording).
+#: ``dram_logged`` rows of it are ``Dram.log``'s tuples (no rows at all: not recording);
+#: ``queued``: DRAM requests wait in controller queues, whose state is ``q``
+#: (``memory_queue_state.py``; the DRAM device then has ``frfcfs`` False, as the reference's).
 MEMORY_FIELDS = (
     ("l1", cache_type), ("l2", cache_type), ("l1_mshr", mshr_type), ("l2_mshr", mshr_type),
     ("requests", timeline_type), ("replies", timeline_type), ("buses", timeline_type),
@@ -142,6 +148,7 @@ MEMORY_FIELDS = (
     ("tcl", types.float64), ("twl", types.float64), ("trcd", types.float64), ("trp", types.float64),
     ("tras", types.float64), ("trc", types.float64), ("trrd", types.float64), ("trtp", types.float64),
     ("twr", types.float64), ("tccd", types.float64), ("dram_log", _I2), ("dram_logged", types.int64),
+    ("queued", types.boolean), ("q", queue_type),
 )
 state_type = _StateType(list(MEMORY_FIELDS))
 
@@ -164,11 +171,11 @@ for _cls, _fields in ((CacheArrays, CACHE_FIELDS), (MshrFiles, MSHR_FIELDS), (Ti
 
 
 @numba.njit(cache=True)
-def _new_cache(tag, lru, line, lines, clock, sets, ways, sectors, max_merges):
+def _new_cache(tag, lru, line, lines, fill, clock, sets, ways, sectors, max_merges):
     """A ``CacheArrays`` of the given members (in ``CACHE_FIELDS`` order)."""
     c = structref.new(cache_type)
     b = borrowed_view
-    c.tag, c.lru, c.line, c.lines, c.clock = b(tag), b(lru), b(line), b(lines), clock
+    c.tag, c.lru, c.line, c.lines, c.fill, c.clock = b(tag), b(lru), b(line), b(lines), b(fill), clock
     c.sets, c.ways, c.sectors, c.max_merges = sets, ways, sectors, max_merges
     return c
 
@@ -195,7 +202,8 @@ def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, activates, ba
               sm_accesses, sm_transactions, counts, dram_cycles, ipoly, data_flits, now, line_shift, sector_bytes,
               tpc, bypass_global, bypass_local, l1_hit, slices, use_ipoly, l2_hit, icnt_latency, flits_per_cycle,
               read_flits, smem_latency, smem_interval, smem_parts, channels, dram_latency, cycles_per_byte, banks,
-              lines_per_row, frfcfs, tcl, twl, trcd, trp, tras, trc, trrd, trtp, twr, tccd, dram_log, dram_logged):
+              lines_per_row, frfcfs, tcl, twl, trcd, trp, tras, trc, trrd, trtp, twr, tccd, dram_log, dram_logged,
+              queued, q):
     """A ``MemoryState`` of the given members (in ``MEMORY_FIELDS`` order)."""
     s = structref.new(state_type)
     s.l1, s.l2, s.l1_mshr, s.l2_mshr = l1, l2, l1_mshr, l2_mshr
@@ -215,6 +223,7 @@ def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, activates, ba
     s.tcl, s.twl, s.trcd, s.trp, s.tras = tcl, twl, trcd, trp, tras
     s.trc, s.trrd, s.trtp, s.twr, s.tccd = trc, trrd, trtp, twr, tccd
     s.dram_log, s.dram_logged = b(dram_log), dram_logged
+    s.queued, s.q = queued, q
     return s
 
 

@@ -4,7 +4,8 @@ The compiled engine runs a launch on the reference engine when it cannot pre-run
 races); the memory system's state must cross over and back unchanged: every cached line with
 its place in the LRU order and its per-sector ready/merges, valid and dirty masks, the MSHR
 files, the SM ports, the interconnect and DRAM timelines, the DRAM banks, the counters and the
-current cycle.
+current cycle, and with queued DRAM controllers what they still have to do
+(``memory_queue_transfer.py``; between launches, when no access is in flight).
 The configuration-derived scalars are read from the reference as well, so the compiled system
 uses the reference's own rules for them (DRAM latency rounding, flit counts, IPOLY tables).
 
@@ -23,6 +24,7 @@ from dualflow.models.timing.memory.system import MemorySystem
 from dualflow.models.timing.memory.timeline import Timeline
 
 from .memory_parts import timeline_intervals
+from .memory_queue_transfer import queue_from_reference, queue_into_reference
 from .memory_state import (
     BANK_ROWS,
     BANK_TIMES,
@@ -49,9 +51,11 @@ _TIMELINE_CAPACITY = 16
 _DRAM_LOG_CAPACITY = 1024
 
 
-def _cache_from(caches: list[SectorCache], max_merges: int) -> CacheArrays:
+def _cache_from(caches: list[SectorCache], max_merges: int, queued: bool) -> CacheArrays:
     sets, ways, sectors = caches[0].num_sets, caches[0].ways, caches[0].sectors
     rows = len(caches) * sets
+    # no fill is pending between launches (memory_queue_transfer.py refuses a state with one)
+    fill = np.full((rows, ways, sectors) if queued else (0, 0, 0), -1, np.int64)
     tag = np.full((rows, ways), -1, np.int64)
     lru = np.zeros((rows, ways), np.int64)
     record = np.zeros((rows, ways, LINE_READY + 2 * sectors), np.int64)
@@ -67,7 +71,7 @@ def _cache_from(caches: list[SectorCache], max_merges: int) -> CacheArrays:
                 tag[row, way], lru[row, way] = index, clock
                 record[row, way, [LINE_VALID, LINE_DIRTY, LINE_LATEST]] = line.valid, line.dirty, line.latest
                 record[row, way, LINE_READY:] = line.ready + line.merges
-    return new_cache(tag, lru, record, lines, clock, sets, ways, sectors, max_merges)
+    return new_cache(tag, lru, record, lines, fill, clock, sets, ways, sectors, max_merges)
 
 
 def _mshrs_from(files: list[MshrFile]) -> MshrFiles:
@@ -102,7 +106,7 @@ def state_from_reference(ms: MemorySystem) -> MemoryState:
     icnt, dram = ms._icnt, ms._dram
     ipoly = np.array(ms._ipoly if ms._ipoly is not None else np.zeros((6, 256)), np.int64)
     return new_state(
-        _cache_from(ms._l1, ms._l1_merges), _cache_from(ms._l2, ms._l2_merges),
+        _cache_from(ms._l1, ms._l1_merges, ms._queued), _cache_from(ms._l2, ms._l2_merges, ms._queued),
         _mshrs_from(ms._l1_mshr), _mshrs_from(ms._l2_mshr),
         _timelines_from(icnt.request_ports), _timelines_from(icnt.reply_ports), _timelines_from(dram.buses),
         _timelines_from(dram.activates),
@@ -116,7 +120,8 @@ def state_from_reference(ms: MemorySystem) -> MemoryState:
         ms._slices, ms._ipoly is not None, ms._l2_hit, icnt.latency, icnt.flits_per_cycle, ms._read_flits,
         ms._smem_latency, ms._smem_interval, ms._smem_parts, dram.channels, dram.latency, dram.cycles_per_byte,
         dram.banks, dram.lines_per_row, dram.frfcfs, dram.tcl, dram.twl, dram.trcd, dram.trp, dram.tras, dram.trc,
-        dram.trrd, dram.trtp, dram.twr, dram.tccd, *_dram_log_from(dram.log))
+        dram.trrd, dram.trtp, dram.twr, dram.tccd, *_dram_log_from(dram.log), ms._queued,
+        queue_from_reference(ms))
 
 
 def _dram_log_from(log: list[tuple[int, ...]] | None) -> tuple[np.ndarray, int]:
@@ -198,3 +203,4 @@ def state_into_reference(st: MemoryState, ms: MemorySystem) -> None:
     log = st.dram_log
     ms._dram.log = [tuple(row) for row in log[:int(st.dram_logged)].tolist()] if log.shape[0] else None
     counters_into_reference(st, ms)
+    queue_into_reference(st.q, ms)

@@ -20,6 +20,7 @@ from numba import njit
 
 from .collector import claim_bank, collector_remove, read_operands, register_bank
 from .core import (
+    BLOCKED,
     COMPLETION_WIDTH,
     DONE,
     ERR_DEADLOCK,
@@ -43,6 +44,7 @@ from .core import (
     ST_UNIT,
     SV_FETCH_RR,
     SV_LAST_CYCLE,
+    SV_MEMORY_WAITS,
     SV_NCOMP,
     SV_NCU,
     SV_NWAKE,
@@ -67,6 +69,8 @@ from .core import (
 )
 from .issue import issue
 from .memory import global_access, shared_access
+from .memory_queued import queued_global_access, queued_shared_access
+from .sm_waits import wait_memory
 from .warps import dirty, next_pc, retire_warp
 
 
@@ -120,7 +124,7 @@ def tick(state, s, code, streams, mem, sm, t):
         return t + 1
     if sv[sm, SV_NWAKE]:
         return state.heaps.wake[sm, 0]
-    if sv[sm, SV_NWARPS]:
+    if sv[sm, SV_NWARPS] and not sv[sm, SV_MEMORY_WAITS]:
         slot = state.warps[sm, 0]
         state.err[0], state.err[1], state.err[2], state.err[3] = ERR_DEADLOCK, sm, slot, t
         return -1
@@ -243,7 +247,8 @@ def dispatch(state, s, code, streams, mem, sm, t):
                 if pipes[p] < free_at:
                     free_at, pipe = pipes[p], p
             if free_at > t:
-                wake_push(state, sm, free_at)
+                if free_at < BLOCKED:  # else the memory system wakes the SM when it frees
+                    wake_push(state, sm, free_at)
                 ready = False
         if not ready:
             wv[sm, slot, W_MARK] = stamp
@@ -270,7 +275,18 @@ def start(state, s, code, streams, mem, sm, u, t, cls, pipe):
             done = t + latency + s.const_latency
         else:
             a = streams.access[state.cu_rec[sm, u]]
-            if space == SPACE_SHARED:
+            if mem.queued:  # the answers may be pending: handles (memory_pending.py)
+                if space == SPACE_SHARED:
+                    port_free, ready = queued_shared_access(mem, t, sm, streams.degree[a])
+                else:
+                    port_free, ready = queued_global_access(mem, t, sm, streams.tx_line, streams.tx_sectors,
+                                                            streams.tx_first[a], streams.tx_count[a],
+                                                            st[pc, ST_IS_STORE] != 0)
+                if port_free < 0 or (space != SPACE_SHARED and ready < 0):  # behind or waiting for DRAM
+                    wait_memory(state, code, mem, sm, cls, pipe, busy_until, slot, state.cu_dest[sm, u], pc,
+                                port_free, ready)
+                    return
+            elif space == SPACE_SHARED:
                 port_free, ready = shared_access(mem, t, sm, streams.degree[a])
             else:  # global or local (addresses already mapped by the streams)
                 port_free, ready = global_access(mem, t, sm, streams.tx_line, streams.tx_sectors, streams.tx_first[a],
