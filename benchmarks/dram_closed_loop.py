@@ -2,13 +2,13 @@
 model's ``frfcfs`` against ``queued-frfcfs`` (docs/memory-system.md, "Queued controllers").
 
 Each workload runs whole on ``paper-rtx3080`` in both modes twice: with the preset's reservation
-``frfcfs`` (compiled engine) and with ``memory.dram.scheduler=queued-frfcfs`` (reference engine,
-the only one that models it yet; hours at the largest inputs, minutes for most). The table gives
+``frfcfs`` and with ``memory.dram.scheduler=queued-frfcfs`` (``--engine``: compiled by default,
+which gives the reference engine's results). The table gives
 per run the cycles, the mean latency of a DRAM read from its controller (core cycles, from the
 recorded requests), the row-hit rate and the requests served ahead of an older one of their bank;
 then D-FLOW's speedup over BASE under each scheduler.
 
-    python benchmarks/dram_closed_loop.py [--size paper] [--jobs 2] [workload ...]
+    python benchmarks/dram_closed_loop.py [--size paper] [--jobs 2] [--engine compiled] [workload ...]
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from dualflow.machine.presets import preset
 from dualflow.models.timing.device import TimingDevice
 
 WORKLOADS = ("gaussian", "lud", "pathfinder", "nn", "bfs", "hotspot", "nw", "divloop", "reduce", "vadd")
-SCHEDULERS = {"frfcfs": "compiled", "queued-frfcfs": "reference"}
+SCHEDULERS = ("frfcfs", "queued-frfcfs")
 
 
-def run(workload: str, size: str, mode: str, scheduler: str) -> dict:
+def run(workload: str, size: str, mode: str, scheduler: str, engine: str = "compiled") -> dict:
     """One whole run: cycles, DRAM read latency from the controller, row-hit rate, reorders."""
     config = preset("paper-rtx3080").replace(mode=mode, **{"memory.dram.scheduler": scheduler})
     device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size), record_dram=True,
-                          engine=SCHEDULERS[scheduler])
+                          engine=engine)
     run_workload(get_workload(workload), size=size, form=config.mode.form, device=device)
     latency = config.memory.dram.latency
     waits = [done - cycle - latency for cycle, _, _, write, _, done in device.gpu.memory.dram_requests() if not write]
@@ -49,11 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("workloads", nargs="*", default=WORKLOADS)
     parser.add_argument("--size", default="paper")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--engine", default="compiled", choices=("compiled", "reference"))
     args = parser.parse_args(argv)
     keys = [(w, m, s) for w in args.workloads for m in ("base", "dflow") for s in SCHEDULERS]
     results = {}
     with ProcessPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(run, w, args.size, m, s): (w, m, s) for w, m, s in keys}
+        futures = {pool.submit(run, w, args.size, m, s, args.engine): (w, m, s) for w, m, s in keys}
         for future in as_completed(futures):  # progress, as runs finish
             results[futures[future]] = future.result()
             print("done:", *futures[future], results[futures[future]]["cycles"], file=sys.stderr, flush=True)
