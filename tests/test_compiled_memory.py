@@ -410,6 +410,7 @@ def _queued_session(config: MemoryConfig, num_sms: int, calls: int, seed: int, t
             assert (q.pend_live, q.waiter_live) == (0, 0), "pending cycles or waiters left"
             if transfer and rng.random() < 0.5:
                 pair[1] = CompiledMemory.from_reference(pair[0])
+                assert snapshot(pair[1].to_reference()) == snapshot(pair[0]), f"transfer after call {k}"
             elif transfer:
                 pair[0] = pair[1].to_reference()
     return pair[0].stats()

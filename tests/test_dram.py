@@ -195,7 +195,8 @@ def test_presets_device_timing():
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda: DramConfig(scheduler="fifo"), "DramConfig.scheduler must be one of fcfs, frfcfs, queued-fcfs, queued-frfcfs, not 'fifo'"),
+    (lambda: DramConfig(scheduler="fifo"),
+     "DramConfig.scheduler must be one of fcfs, frfcfs, queued-fcfs, queued-frfcfs, not 'fifo'"),
     (lambda: DramConfig(row_bytes=1000), "DramConfig.row_bytes must be a power of two, not 1000"),
     (lambda: DramConfig(banks=0), "DramConfig.banks must be a positive integer, not 0"),
     (lambda: DramConfig(trcd=-1), "DramConfig.trcd must be a non-negative integer, not -1"),

@@ -267,17 +267,21 @@ def test_queued_state_carries_across_a_fallback(mode):
     """A racy launch between others falls back to the reference engine; DRAM writes still queued
     at its start and end (and the events that serve them) cross both ways, and every launch's
     timing, the cycle, the issue log and memory end as the reference engine's."""
+    from test_compiled_memory import snapshot  # (it imports this module)
+
     config = queued("paper-rtx3080", mode, **{**TIGHT["l1"], "num_sms": 4})
     devs = devices(config)
     kernels = [convert_kernel(k)[0] if mode == "dflow" else k for k in (_PRIVATE, _RACY, _PRIVATE)]
     for dev in devs.values():
-        out = dev.upload(np.zeros(4096, dtype=np.uint32))
+        out = dev.upload(np.zeros(8192, dtype=np.uint32))
         for i, k in enumerate((*kernels, kernels[1], kernels[0])):
-            dev.launch(k, grid=8, block=96, params=[out])
+            dev.launch(k, grid=16, block=96, params=[out])
             if i == 0:  # writes the L2 evicted wait in the controller when the racy launch starts
                 assert dev.gpu.memory.next_event() is not None
     assert_same(devs["reference"], devs["compiled"])
     assert devs["compiled"].gpu._reference is not None  # the racy launches did fall back
+    # the memory systems end in the same state, queued writes and events included
+    assert snapshot(devs["compiled"].gpu.memory.to_reference()) == snapshot(devs["reference"].gpu.memory)
 
 
 @pytest.mark.slow

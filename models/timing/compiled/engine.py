@@ -11,9 +11,11 @@ warps run in (a fault, the instruction budget, a data race between warps), ``bui
 undoes it and returns None, and the launch runs on a reference ``Gpu`` kept for that purpose.
 What one launch leaves for the next must then carry across exactly, in both directions:
 
-- the memory system's state (caches, MSHRs, interconnect and DRAM timelines, port cycles, and
-  the cumulative counters its statistics are differences of): copied into the reference
-  ``MemorySystem`` before the launch and back after it;
+- the memory system's state (caches, MSHRs, interconnect and DRAM timelines, port cycles, the
+  cumulative counters its statistics are differences of, and with a queued DRAM controller the
+  writes still queued and the memory system's events: between launches no access is in flight,
+  memory_queue_transfer.py): copied into the reference ``MemorySystem`` before the launch and
+  back after it;
 - ``cycle`` (where the next launch starts);
 - per SM: the fetch round-robin pointer (``fetch_rr``, which persists across launches), the
   pipelines' busy-until cycles and the register banks' last-granted cycles (these two lie in
@@ -29,7 +31,8 @@ resident in the same launch (``last_issued``, ``sched_clean_until``, ``last_reas
 statistics are differences of counters, so each engine's own counters serve.
 
 Errors. A deadlock raises the reference's ``DualflowError`` (its message names the SM, cycle,
-warp and pc; the reference also appends a line trace of its state). A D-FLOW memory-ordering
+warp and pc; the reference also appends a line trace of its state; with a queued DRAM
+controller, SMs left waiting for a memory system with no event left raise its message too). A D-FLOW memory-ordering
 violation raises the reference's ``MemoryOrderViolation`` with the same message (the streams
 say which older access the younger one conflicts with: ``order_conflict``); memory and the
 per-pc counts then hold the whole launch's functional effects, where the reference stops at

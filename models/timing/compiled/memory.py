@@ -30,6 +30,7 @@ from dualflow.models.timing.memory.pending import Pending
 from dualflow.models.timing.memory.statistics import build_tree, launch_tree, snapshot
 from dualflow.models.timing.memory.system import MemorySystem
 
+from .borrowed import borrow
 from .memory_hierarchy import check_order, l1_load, l1_write_back, shared_port, store_port
 from .memory_machine import advance, next_event, take_notes
 from .memory_parts import cache_clear, cache_next_lru
@@ -97,7 +98,15 @@ def shared_access(st, cycle, sm, degree):
 @numba.njit(cache=True)
 def flush_l1(st, cycle):
     """``MemorySystem.flush_l1``: invalidate every L1 at ``cycle``, writing dirty lines back to L2
-    cache by cache, set by set, each set in LRU order (the reference's dict order)."""
+    cache by cache, set by set, each set in LRU order (the reference's dict order). The state is
+    borrowed (borrowed.py), as ``run_launch`` borrows it: the memory system below is then the
+    code compiled for the launches, not a second copy of it (numba compiles a function per
+    argument type)."""
+    _flush_l1(borrow(st), cycle)
+
+
+@numba.njit(cache=True)
+def _flush_l1(st, cycle):
     check_order(st, cycle)
     if st.queued:  # the events up to the flush run first (at the old current cycle)
         advance(st, cycle)
@@ -118,6 +127,27 @@ def flush_l1(st, cycle):
                 way = cache_next_lru(l1, row, l1.lru[row, way])
         cache_clear(l1, row)
     st.counts[L1_FLUSHES] += 1
+
+
+# Python's calls on a queued system borrow the state, as ``flush_l1`` does.
+@numba.njit(cache=True)
+def _queued_global(st, cycle, sm, tx_line, tx_sectors, write):
+    return queued_global_access(borrow(st), cycle, sm, tx_line, tx_sectors, 0, len(tx_line), write)
+
+
+@numba.njit(cache=True)
+def _queued_shared(st, cycle, sm, degree):
+    return queued_shared_access(borrow(st), cycle, sm, degree)
+
+
+@numba.njit(cache=True)
+def _advance(st, cycle):
+    advance(borrow(st), cycle)
+
+
+@numba.njit(cache=True)
+def _next_event(st):
+    return next_event(borrow(st))
 
 
 # ---------------------------------------------------------------------- Python wrapper
@@ -193,7 +223,7 @@ class CompiledMemory:
         """``global_access`` of all of ``tx_line``/``tx_sectors`` (int64 arrays), from Python:
         ``(port_free, done)``, ``Pending`` where the reference's answers are (queued DRAM)."""
         if self.queued:
-            port_free, done = queued_global_access(self.state, cycle, sm, tx_line, tx_sectors, 0, len(tx_line), write)
+            port_free, done = _queued_global(self.state, cycle, sm, tx_line, tx_sectors, write)
             return self._answer(port_free), self._answer(done)
         port_free, done = global_access(self.state, cycle, sm, tx_line, tx_sectors, 0, len(tx_line), write)
         return int(port_free), int(done)
@@ -201,7 +231,7 @@ class CompiledMemory:
     def shared_access(self, cycle: int, sm: int, degree: int) -> tuple[int | Pending, int | Pending]:
         """``shared_access`` from Python."""
         if self.queued:
-            port_free, done = queued_shared_access(self.state, cycle, sm, degree)
+            port_free, done = _queued_shared(self.state, cycle, sm, degree)
             return self._answer(port_free), self._answer(done)
         port_free, done = shared_access(self.state, cycle, sm, degree)
         return int(port_free), int(done)
@@ -214,14 +244,14 @@ class CompiledMemory:
     def next_event(self) -> int | None:
         """``MemorySystem.next_event``: the first cycle at which the memory system has something to
         do by itself (None: nothing)."""
-        cycle = int(next_event(self.state))
+        cycle = int(_next_event(self.state))
         return None if cycle < 0 else cycle
 
     def advance(self, cycle: int) -> None:
         """``MemorySystem.advance``: run the memory system's events up to ``cycle``; the answers
         they make known are resolved."""
         if self.queued:
-            advance(self.state, cycle)
+            _advance(self.state, cycle)
             self._take_notes()
 
     def _answer(self, h: int) -> int | Pending:

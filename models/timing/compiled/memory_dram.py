@@ -156,7 +156,9 @@ def dram_log(st, cycle, line_index, nbytes, write, done):
 @numba.njit(cache=True)
 def dram_read(st, cycle, line_index, nbytes):
     """``Dram.read`` (reservation schedulers): the cycle all ``nbytes`` are back."""
-    done = dram_account(st, nbytes, False, dram_serve(st, cycle + st.dram_latency, line_index, nbytes, False, st.now))
+    # (float cycles, as the queued controllers' decisions pass: one compiled ``dram_serve``)
+    end = dram_serve(st, float(cycle + st.dram_latency), line_index, nbytes, False, float(st.now))
+    done = dram_account(st, nbytes, False, end)
     dram_log(st, cycle, line_index, nbytes, 0, done)
     return done
 
@@ -164,5 +166,6 @@ def dram_read(st, cycle, line_index, nbytes):
 @numba.njit(cache=True)
 def dram_write(st, cycle, line_index, nbytes):
     """``Dram.write`` (reservation schedulers): occupy the bank and the channel (nobody waits for a write)."""
-    dram_account(st, nbytes, True, dram_serve(st, cycle + st.dram_latency, line_index, nbytes, True, st.now))
+    dram_account(st, nbytes, True, dram_serve(st, float(cycle + st.dram_latency), line_index, nbytes, True,
+                                              float(st.now)))
     dram_log(st, cycle, line_index, nbytes, 1, -1)

@@ -140,11 +140,11 @@ def _run_waiter(st, w, pid, value):
         _resolve(q, a, icnt_reply(st, value, b, c))
     elif kind == K_FORWARD:
         _resolve(q, a, value)
-    elif kind == K_RESUME_SLICE:
-        resume_slice(st, a, value, False)
+    elif kind == K_RESUME_SLICE:  # (a float cycle, as an event's: one compiled resume_*)
+        resume_slice(st, a, float(value), False)
         push_frame(q, F_SLICE, a, 0, 0, 0.0)
     elif kind == K_RESUME_PORT:
-        resume_port(st, a, b, value, False)
+        resume_port(st, a, b, float(value), False)
     else:
         raise AssertionError("unknown waiter kind")
 
