@@ -16,7 +16,7 @@ import pytest
 from test_dram_queue import TIGHT
 
 from dualflow.experiments.simulate import simulate
-from dualflow.machine.memory import L1Config, L2Config, MemoryConfig
+from dualflow.machine.memory import DramConfig, L1Config, L2Config, MemoryConfig
 from dualflow.machine.presets import PRESETS, preset
 from dualflow.models.timing.compiled.memory import CompiledMemory
 from dualflow.models.timing.compiled.memory_log import (
@@ -51,7 +51,14 @@ from dualflow.models.timing.memory.timeline import Timeline
 
 _TINY = MemoryConfig(
     l1=L1Config(size_bytes=4 * 128 * 2, ways=2, mshr_entries=6, max_merges=2, hit_latency=5),
-    l2=L2Config(size_bytes=2 * 4 * 2 * 128, slices=2, ways=2, mshr_entries=5, max_merges=1, hit_latency=20))
+    l2=L2Config(size_bytes=2 * 4 * 2 * 128, slices=2, ways=2, mshr_entries=5, max_merges=1, hit_latency=20),
+    dram=DramConfig(scheduler="frfcfs"))
+
+
+def _reservation(config: MemoryConfig) -> MemoryConfig:
+    """``config`` with the reservation DRAM model (answers at once: the open-loop sequences below;
+    the queued controllers, the presets' own, have the closed-loop sessions further down)."""
+    return replace(config, dram=replace(config.dram, scheduler="frfcfs"))
 
 
 def _tiny(**changes) -> MemoryConfig:
@@ -65,7 +72,7 @@ def _tiny(**changes) -> MemoryConfig:
 
 #: name -> memory configuration: the presets, and small ones that evict, merge and stall often.
 CONFIGS = {
-    **{name: preset(name).memory for name in PRESETS},
+    **{name: _reservation(preset(name).memory) for name in PRESETS},
     "tiny": _TINY,
     "tiny-linear3": _tiny(l2__slices=3, l2__slice_hash="linear", l2__size_bytes=3 * 4 * 2 * 128),
     "tiny-ipoly8": _tiny(l2__slices=8, l2__size_bytes=8 * 2 * 2 * 128, dram__channels=3),
@@ -192,7 +199,8 @@ def test_random_requests_reach_every_path():
 
 def _real_logs(workload: str, preset_name: str, mode: str) -> list[MemoryLog]:
     with record_memory() as logs:
-        simulate(workload, preset(preset_name).replace(mode=mode), size="tiny", engine="reference")
+        simulate(workload, preset(preset_name).replace(mode=mode, **{"memory.dram.scheduler": "frfcfs"}),
+                 size="tiny", engine="reference")
     return logs
 
 

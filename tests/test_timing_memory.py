@@ -34,6 +34,11 @@ LINE = 128
 TIMINGS = ("tcl", "twl", "trcd", "trp", "tras", "trc", "trrd", "trtp", "twr", "tccd")
 
 
+#: The reservation DRAM model, whose answers come at once: the by-hand timings below are its
+#: (the presets' queued controller answers later, tests/test_dram_queue.py).
+RESERVATION = DramConfig(scheduler="frfcfs")
+
+
 def small(l1: dict | None = None, l2: dict | None = None, dram: dict | None = None,
           icnt: dict | None = None, sms: int = 2) -> MemorySystem:
     """A memory system with round numbers, so timings can be computed by hand.
@@ -47,7 +52,7 @@ def small(l1: dict | None = None, l2: dict | None = None, dram: dict | None = No
     l2_cfg = L2Config(**{"size_bytes": 64 * 1024, "slices": 1, "hit_latency": 20, "slice_hash": "linear",
                          **(l2 or {})})
     dram_cfg = DramConfig(**{"clock_mhz": 1000.0, "latency": 100, "channels": 1, "bytes_per_cycle": 32,
-                             **dict.fromkeys(TIMINGS, 0), **(dram or {})})
+                             "scheduler": "frfcfs", **dict.fromkeys(TIMINGS, 0), **(dram or {})})
     icnt_cfg = InterconnectConfig(**{"latency": 10, **(icnt or {})})
     return MemorySystem(MemoryConfig(l1=l1_cfg, l2=l2_cfg, dram=dram_cfg, interconnect=icnt_cfg), sms, 1000.0)
 
@@ -154,7 +159,7 @@ def test_miss_then_hit_timing_by_hand():
 
 
 def test_default_config_miss_by_hand():
-    mem = MemorySystem(MemoryConfig(), 68, 1440.0)
+    mem = MemorySystem(MemoryConfig(dram=RESERVATION), 68, 1440.0)
     ratio = 1440 / 1523  # core cycles per DRAM cycle
     burst = 128 / 49.9 * ratio  # 2.43 core cycles
     # a row hit: 82 core cycles + tCL 11 DRAM cycles + the burst = 94.83 -> 95 core cycles = 100 DRAM cycles
@@ -433,7 +438,7 @@ def test_ipoly_hash_spreads_a_power_of_two_stride():
 def random_run(seed: int, n: int = 1200) -> tuple[list[Access], dict]:
     rng = random.Random(seed)
     mem = MemorySystem(MemoryConfig(l1=L1Config(size_bytes=4096, ways=4, mshr_entries=16),
-                                    l2=L2Config(size_bytes=64 * 1024, slices=4)), 4, 1440.0)
+                                    l2=L2Config(size_bytes=64 * 1024, slices=4), dram=RESERVATION), 4, 1440.0)
     out, cycle = [], 0
     for _ in range(n):
         cycle += rng.randrange(3)
@@ -522,6 +527,7 @@ def test_config_validation(make, message):
 
 
 def test_linear_l2_with_any_slice_count():
-    mem = MemorySystem(MemoryConfig(l2=L2Config(slices=48, size_bytes=48 * 65536, slice_hash="linear")), 1, 1440.0)
+    mem = MemorySystem(MemoryConfig(l2=L2Config(slices=48, size_bytes=48 * 65536, slice_hash="linear"),
+                                    dram=RESERVATION), 1, 1440.0)
     assert mem.global_access(0, 0, line_tx(47), write=False).done > 0
     assert mem.l2_resident(47 * LINE)
