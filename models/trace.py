@@ -8,6 +8,10 @@ File format (JSON lines): the first line is the header, a JSON object naming the
 version, the record fields in order and the configuration; every further line is one record
 as a JSON array in that field order. Per-lane lists always have ``warp_size`` entries; lanes
 outside the active mask hold 0 and must be ignored by a comparator.
+
+A kernel of the DFLOW ``hands`` variant (several rings, one RP each) adds a field ``hand`` after
+the others (``HAND_FIELDS``): its records' ``rp`` and ``dst`` are the RP and the slot of that hand.
+Traces of every other kernel have no such field (their files are as before).
 """
 
 from __future__ import annotations
@@ -35,12 +39,15 @@ class TraceRecord:
     seq: retirement index within this warp (0, 1, 2, ...).
     pc: instruction index.
     op: opcode mnemonic (with its .mod suffix, as disassembled).
-    rp: DFLOW: the warp's register pointer when the instruction issued; REG: None.
+    rp: DFLOW: the warp's register pointer when the instruction issued (``hands``: RP of ``hand``); REG: None.
     mask: active mask, bit i = lane i.
-    dst: REG: destination register; DFLOW: ring slot written (rp mod ring); None if nothing is written.
+    dst: REG: destination register; DFLOW: ring slot written (rp mod ring; ``hands``: the slot of
+        ``hand``'s ring); None if nothing is written.
     values: per-lane values written (uint32 bit patterns), or None.
     addrs: per-lane byte addresses of a load or store, or None.
     data: per-lane store data, or None.
+    hand: DFLOW ``hands`` variant only: the hand the instruction writes (a producer) or advances
+        (``rpinc``, a reserving ``ssy``), 0 (hand s) for the others; None in every other kernel.
     """
 
     block: int
@@ -54,9 +61,13 @@ class TraceRecord:
     values: tuple[int, ...] | None
     addrs: tuple[int, ...] | None
     data: tuple[int, ...] | None
+    hand: int | None = None
 
 
-FIELDS = tuple(f.name for f in fields(TraceRecord))
+#: Fields of a record in a file: ``FIELDS`` (no ``hand``), or ``HAND_FIELDS`` for a kernel of the
+#: ``hands`` variant (``Trace.fields``).
+HAND_FIELDS = tuple(f.name for f in fields(TraceRecord))
+FIELDS = HAND_FIELDS[:-1]
 
 
 class TraceFileError(DualflowError):
@@ -73,8 +84,13 @@ class Trace:
     config: dict = field(default_factory=dict)
     records: list[TraceRecord] = field(default_factory=list)
 
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields of its records in a file: ``HAND_FIELDS`` when they name hands."""
+        return HAND_FIELDS if any(rec.hand is not None for rec in self.records) else FIELDS
+
     def header(self) -> dict:
-        return {"format": FORMAT, "version": VERSION, "fields": list(FIELDS), "kernel": self.kernel,
+        return {"format": FORMAT, "version": VERSION, "fields": list(self.fields), "kernel": self.kernel,
                 "form": self.form, "warp_size": self.warp_size, "config": self.config}
 
     def by_warp(self) -> dict[tuple[int, int], list[TraceRecord]]:
@@ -88,7 +104,8 @@ class Trace:
 
     def write(self, path: str | Path) -> None:
         """Write as JSON lines, atomically."""
-        lines = (json.dumps([getattr(rec, f) for f in FIELDS], separators=(",", ":")) + "\n" for rec in self.records)
+        names = self.fields
+        lines = (json.dumps([getattr(rec, f) for f in names], separators=(",", ":")) + "\n" for rec in self.records)
         atomic_write(path, itertools.chain([json.dumps(self.header()) + "\n"], lines))
 
     @classmethod
@@ -117,8 +134,9 @@ class Trace:
         header = parse(1, src.readline())
         if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION:
             raise bad(1, f"not a {FORMAT} v{VERSION} file")
-        if header.get("fields") != list(FIELDS):
+        if header.get("fields") not in (list(FIELDS), list(HAND_FIELDS)):
             raise bad(1, f"record fields {header.get('fields')!r:.80} are not {list(FIELDS)}")
+        names = tuple(header["fields"])
         kernel, form, warp_size, config = (header.get(k) for k in ("kernel", "form", "warp_size", "config"))
         if not (isinstance(kernel, str) and isinstance(form, str) and type(warp_size) is int
                 and isinstance(config, dict)):
@@ -126,11 +144,11 @@ class Trace:
         records = []
         for lineno, line in enumerate(src, 2):
             row = parse(lineno, line)
-            if not isinstance(row, list) or len(row) != len(FIELDS):
-                raise bad(lineno, f"a record is a list of the {len(FIELDS)} fields {', '.join(FIELDS)}")
-            rec = dict(zip(FIELDS, row))
-            ints = [rec[k] for k in ("block", "warp", "seq", "pc", "mask")] + [rec[k] for k in ("rp", "dst")
-                                                                               if rec[k] is not None]
+            if not isinstance(row, list) or len(row) != len(names):
+                raise bad(lineno, f"a record is a list of the {len(names)} fields {', '.join(names)}")
+            rec = dict(zip(names, row))
+            ints = [rec[k] for k in ("block", "warp", "seq", "pc", "mask")] + [rec[k] for k in ("rp", "dst", "hand")
+                                                                               if rec.get(k) is not None]
             lanes = [rec[k] for k in ("values", "addrs", "data") if rec[k] is not None]
             if (any(type(v) is not int for v in ints) or not isinstance(rec["op"], str)
                     or any(not isinstance(v, list) or any(type(x) is not int for x in v) for v in lanes)):
