@@ -495,3 +495,18 @@ def test_rtl_does_not_implement_hands():
     from dualflow.rtl.decode import VARIANTS
 
     assert Variant.HANDS not in VARIANTS
+
+
+def test_cli_asm_disasm_and_refusals(tmp_path, capsys):
+    from dualflow.cli import main
+
+    src = tmp_path / "h.s"
+    src.write_text(disassemble(Module({"k": _DIVERGENT})))
+    assert main(["asm", str(src), "-o", str(tmp_path / "h.bin")]) == 0
+    assert "rings 16 16, dmax 8" in capsys.readouterr().out
+    assert main(["disasm", str(tmp_path / "h.bin")]) == 0
+    assert assemble(capsys.readouterr().out).only.code == _DIVERGENT.code
+    for command in (["cosim", str(src), "--mode", "dflow"], ["sim", str(src), "--mode", "dflow"]):
+        assert main(command + ["--value", "out=0"]) == 1
+        err = capsys.readouterr().err
+        assert ".variant hands" in err and "Traceback" not in err
