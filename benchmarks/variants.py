@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 
 from dualflow.isa import DEFAULT_RING, Form, Module, Variant
+from dualflow.isa.convert import VARIANTS as CONVERTER_VARIANTS
 from dualflow.isa.convert import convert_module
 from dualflow.isa.convert.codegen import MIN_DMAX
 from dualflow.kernels.registry import WORKLOADS
@@ -34,7 +35,8 @@ from dualflow.models.timing.device import TimingDevice
 
 #: The columns after BASE: the original form, each variant alone, then all of them together.
 VARIANTS: tuple[tuple[str, frozenset[Variant]], ...] = (
-    ("original", frozenset()), *((v.value, frozenset({v})) for v in Variant), ("all", frozenset(Variant)))
+    ("original", frozenset()), *((v.value, frozenset({v})) for v in Variant if v in CONVERTER_VARIANTS),
+    ("all", CONVERTER_VARIANTS))
 #: Width of a column's cycle count (its header: the column's label and " cycles").
 CYCLES_WIDTH = max(len(label) for label, _ in VARIANTS) + 9
 

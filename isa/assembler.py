@@ -8,6 +8,7 @@ Syntax (see docs/isa.md)::
     .shared BYTES / .local BYTES ; shared memory per block / local memory per thread
     .regs N                      ; REG: registers per thread (default: highest used + 1)
     .ring N / .dmax N            ; DFLOW: ring entries per warp / largest distance
+                                 ; (.variant hands: .ring N0 N1 .. one size per hand)
     .variant NAME [NAME ...]     ; DFLOW: variants of the form the kernel uses (docs/isa.md)
     LABEL:
         iadd r3, r1, r2          ; REG form: destination first
@@ -16,6 +17,7 @@ Syntax (see docs/isa.md)::
                                  ; uniform special register
         isetp.lt r4, r3, 100     ; .mod suffix: comparison, vote mode or memory color
         ldg.c2 r5, [r3+16]       ; memory: [base+offset], signed 16-bit offset
+        iadd |1|, |v2| -> t      ; DFLOW, .variant hands: source on hand v, writes hand t
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from dualflow.errors import AsmError, DualflowError
 
-from .encoding import IMM16_MAX, IMM16_MIN, MAX_REGS, OPERAND_MAX, UNIFORM_FLAG, Instruction
+from .encoding import HAND_FIELDS, IMM16_MAX, IMM16_MIN, MAX_REGS, OPERAND_MAX, UNIFORM_FLAG, Instruction
 from .kernel import (
     DEFAULT_DMAX,
     DEFAULT_RING,
@@ -41,6 +43,8 @@ from .kernel import (
 )
 from .opcodes import (
     BY_MNEMONIC,
+    HAND_NAMES,
+    MAX_HANDS,
     SPECS,
     UNIFORM_PARAM_WORDS,
     UNIFORM_SREGS,
@@ -58,7 +62,10 @@ from .opcodes import (
 _COMMENT = re.compile(r"(;|//|#).*$")
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][\w.$]*)\s*:")
 _REG = re.compile(r"^r(\d{1,10})$")  # longer numbers are bad operands, not huge integers to convert
-_DIST = re.compile(r"^\|\s*(\d{1,10})\s*\|$")
+#: ``|d|``, or ``|hd|`` naming hand h (Variant.HANDS): group 1 the hand letter (empty: s), 2 the distance
+_DIST = re.compile(r"^\|\s*([stuv]?)\s*(\d{1,10})\s*\|$")
+#: The written hand after the operands, ``-> t`` (Variant.HANDS): group 1 the operands, 2 the hand
+_WRITTEN_HAND = re.compile(r"^(.*?)\s*->\s*(\S*)\s*$")
 #: A uniform parameter-word operand: ``c[word]`` or ``c[name]`` (Variant.UNIFORM_OPERANDS).
 _PARAM_WORD = re.compile(r"^c\[\s*([^\]]*?)\s*\]$")
 #: ``[base+offset]``; the base may be a uniform ``c[...]``, whose brackets the offset cannot hold.
@@ -104,6 +111,7 @@ class _Line:
     lineno: int
     mnemonic: _Token
     operands: list[_Token]
+    hand: _Token | None = None  # the written hand, ``-> t`` (Variant.HANDS)
 
 
 @dataclass
@@ -116,7 +124,7 @@ class _KernelDraft:
     shared: int = 0
     local: int = 0
     regs: int | None = None
-    ring: int = DEFAULT_RING
+    rings: list[int] = field(default_factory=lambda: [DEFAULT_RING])
     dmax: int = DEFAULT_DMAX
     variants: frozenset[Variant] = frozenset()
     lines: list[_Line] = field(default_factory=list)
@@ -215,17 +223,19 @@ class Assembler:
                              f"{draft.directive_at[name][0]})")
         draft.directive_at.setdefault(name, (lineno, col))
 
-        def number(limit: int) -> int:
-            if len(args) != 1:
-                raise self.error(lineno, col, f"{name} needs one number")
+        def number(limit: int, arg: str | None = None) -> int:
+            if arg is None:
+                if len(args) != 1:
+                    raise self.error(lineno, col, f"{name} needs one number")
+                arg = args[0]
             try:
-                value = int(args[0], 0)
+                value = int(arg, 0)
             except ValueError:
-                raise self.error(lineno, col, f"{name}: bad number {quote(args[0])}") from None
+                raise self.error(lineno, col, f"{name}: bad number {quote(arg)}") from None
             if value < 0:
                 raise self.error(lineno, col, f"{name}: must not be negative")
             if value > limit:
-                raise self.error(lineno, col, f"{name} {shorten(args[0])}: at most {limit}")
+                raise self.error(lineno, col, f"{name} {shorten(arg)}: at most {limit}")
             return value
 
         if name == ".form":
@@ -249,8 +259,8 @@ class Assembler:
             setattr(draft, name[1:], value)
         elif name == ".regs":
             draft.regs = number(MAX_REGS)
-        elif name == ".ring":
-            draft.ring = number(MAX_RING)
+        elif name == ".ring":  # one size per hand (Variant.HANDS: checked once .variant is known)
+            draft.rings = [number(MAX_RING, arg) for arg in args] if len(args) > 1 else [number(MAX_RING)]
         elif name == ".dmax":
             draft.dmax = number(MAX_MEMORY_BYTES)
             if not 1 <= draft.dmax <= OPERAND_MAX:
@@ -273,11 +283,20 @@ class Assembler:
                 raise self.error(*draft.directive_at[name],
                                  f"{name} is for {form.value.upper()}-form kernels; kernel {quote(draft.name)} "
                                  f"is {draft.form.value.upper()} form ({other} do not apply)")
-        if draft.form is Form.DFLOW and draft.ring <= draft.dmax:
+        if draft.form is Form.DFLOW and len(draft.rings) > 1:
+            hands = Variant.HANDS in draft.variants
+            if not hands or len(draft.rings) > MAX_HANDS:
+                raise self.error(*draft.directive_at[".ring"],
+                                 f".ring takes one size per hand, 1 to {MAX_HANDS} hands with .variant "
+                                 f"{Variant.HANDS.value}" + ("" if hands else "; without it, one number"))
+        if draft.form is Form.DFLOW and max(draft.rings) <= draft.dmax:
             at = max((draft.directive_at[d] for d in (".ring", ".dmax") if d in draft.directive_at),
                      default=(draft.lineno, draft.col))
-            raise self.error(*at, f".ring {draft.ring} must exceed .dmax {draft.dmax}, or a value at the "
-                             "largest distance would already be overwritten")
+            if len(draft.rings) == 1:
+                raise self.error(*at, f".ring {draft.rings[0]} must exceed .dmax {draft.dmax}, or a value at the "
+                                 "largest distance would already be overwritten")
+            raise self.error(*at, f"the largest .ring ({max(draft.rings)}) must exceed .dmax {draft.dmax}, or a "
+                             "value at the largest distance would already be overwritten")
 
     def _pass1(self) -> list[_KernelDraft]:
         drafts: list[_KernelDraft] = []
@@ -310,7 +329,11 @@ class Assembler:
                 raise self.error(lineno, col, "instruction before any .kernel")
             mnemonic, ops = (body.split(None, 1) + [""])[:2]
             ops_col = col + body.index(ops) if ops else col + len(body)
-            draft.lines.append(_Line(lineno, _Token(mnemonic, col), self._split_operands(ops, ops_col)))
+            hand = None
+            if m := _WRITTEN_HAND.match(ops):
+                hand = _Token(m.group(2), ops_col + m.start(2))
+                ops = m.group(1)
+            draft.lines.append(_Line(lineno, _Token(mnemonic, col), self._split_operands(ops, ops_col), hand))
         if not drafts:
             raise self.error(1, 1, "no .kernel in file")
         for d in drafts:
@@ -354,7 +377,9 @@ class Assembler:
             fields[name] = self._uniform(tok, draft, lineno)
             fields["uniform"] = fields.get("uniform", 0) | UNIFORM_FLAG[name]
         else:
-            fields[name] = self._source(tok, draft, lineno, used)
+            fields[name], hand = self._source(tok, draft, lineno, used)
+            if hand:
+                fields["dst"] = fields.get("dst", 0) | hand << (HAND_FIELDS[name][0] - HAND_FIELDS["write"][0])
 
     def _uniform(self, tok: _Token, draft: _KernelDraft, lineno: int) -> int:
         """The field of a uniform operand: ``c[word]`` or ``c[name]`` (a kernel parameter word),
@@ -391,10 +416,25 @@ class Assembler:
                              f"operand (read it with s2r; uniform: {', '.join(s.asm_name for s in UNIFORM_SREGS)})")
         return field
 
-    def _source(self, tok: _Token, draft: _KernelDraft, lineno: int, used: list[int]) -> int:
+    def _hand(self, letter: str, draft: _KernelDraft, lineno: int, col: int, what: str) -> int:
+        """Hand ``letter`` (``s t u v``) of a kernel that declares ``Variant.HANDS`` and that hand."""
+        if draft.form is not Form.DFLOW:
+            raise self.error(lineno, col, f"{what} in a REG-form kernel (hands are of the DFLOW form: "
+                             f".variant {Variant.HANDS.value})")
+        self._require_variant(draft, Variant.HANDS, lineno, col, what)
+        if letter not in HAND_NAMES:
+            raise self.error(lineno, col, f"bad hand {quote(letter)}: one of {' '.join(HAND_NAMES)}")
+        hand = HAND_NAMES.index(letter)
+        if hand >= len(draft.rings):
+            raise self.error(lineno, col, f"hand {letter} is not declared (.ring declares {len(draft.rings)} "
+                             f"hand{'s' if len(draft.rings) > 1 else ''}: {' '.join(HAND_NAMES[:len(draft.rings)])})")
+        return hand
+
+    def _source(self, tok: _Token, draft: _KernelDraft, lineno: int, used: list[int]) -> tuple[int, int]:
+        """The field of a register or distance operand, and the hand it reads (DFLOW; else 0)."""
         text = tok.text.replace(" ", "")
         if text == "rz":
-            return 0
+            return 0, 0
         if draft.form is Form.REG:
             m = _REG.match(text)
             if not m:
@@ -406,17 +446,21 @@ class Assembler:
             if reg >= MAX_REGS:
                 raise self.error(lineno, tok.col, f"register r{reg} out of range r0..r{MAX_REGS - 1}")
             used.append(reg)
-            return reg + 1
+            return reg + 1, 0
         m = _DIST.match(text)
         if not m:
             if _REG.match(text):
                 raise self.error(lineno, tok.col,
                                  f"register operand {text} in a DFLOW-form kernel: name sources by |distance|")
             raise self.error(lineno, tok.col, f"bad distance operand {quote(tok.text)}")
-        dist = int(m.group(1))
+        dist = int(m.group(2))
+        hand = self._hand(m.group(1), draft, lineno, tok.col, f"hand operand {text}") if m.group(1) else 0
         if not 1 <= dist <= draft.dmax:
             raise self.error(lineno, tok.col, f"distance {dist} outside 1..{draft.dmax} (.dmax)")
-        return dist
+        if Variant.HANDS in draft.variants and dist >= draft.rings[hand]:
+            raise self.error(lineno, tok.col, f"distance {dist} on hand {HAND_NAMES[hand]} must be below its ring "
+                             f"of {draft.rings[hand]} entries")
+        return dist, hand
 
     def _immediate(self, tok: _Token, lineno: int) -> int:
         try:
@@ -526,6 +570,13 @@ class Assembler:
                 if value:
                     self._require_variant(draft, Variant.RESERVED_SSY, line.lineno, tok.col, "a reserved advance")
                 fields["a"] = value
+        if line.hand is not None:
+            what = f"a written hand (-> {line.hand.text})"
+            hand = self._hand(line.hand.text, draft, line.lineno, line.hand.col, what)
+            if not (spec.produces or op is Opcode.RPINC or (op is Opcode.SSY and fields.get("a"))):
+                raise self.error(line.lineno, line.hand.col, f"{spec.mnemonic} writes and advances no hand: "
+                                 "-> names the hand of a producer, rpinc or ssy with a reserved advance")
+            fields["dst"] = fields.get("dst", 0) | hand
         return Instruction(**fields)
 
     def assemble(self) -> Module:
@@ -551,7 +602,7 @@ class Assembler:
             try:
                 kernels[draft.name] = Kernel(
                     name=draft.name, form=draft.form, code=code, params=draft.params,
-                    shared_bytes=draft.shared, local_bytes=draft.local, regs=regs, ring=draft.ring,
+                    shared_bytes=draft.shared, local_bytes=draft.local, regs=regs, rings=tuple(draft.rings),
                     dmax=draft.dmax, variants=draft.variants, labels={pc: lab for lab, pc in draft.labels.items()},
                     locations={pc: SourceLocation(self.path, ln.lineno) for pc, ln in enumerate(draft.lines)})
             except DualflowError as exc:

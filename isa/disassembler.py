@@ -7,7 +7,7 @@ import struct
 from .assembler import parse_immediate
 from .encoding import Instruction
 from .kernel import Kernel, Module
-from .opcodes import SPECS, Form, ModKind, SpecialReg, UnitClass, mod_names, uniform_operand
+from .opcodes import HAND_NAMES, SPECS, Form, ModKind, SpecialReg, UnitClass, mod_names, uniform_operand
 
 
 def _float_text(bits: int) -> str:
@@ -22,11 +22,11 @@ def _float_text(bits: int) -> str:
     return f"0f{bits:08x}"
 
 
-def source_text(field: int, form: Form) -> str:
-    """Operand field as text: ``rz``, ``rN`` (REG) or ``|N|`` (DFLOW)."""
+def source_text(field: int, form: Form, hand: int = 0) -> str:
+    """Operand field as text: ``rz``, ``rN`` (REG) or ``|N|`` (DFLOW; ``|tN|`` on hand t, ``Variant.HANDS``)."""
     if field == 0:
         return "rz"
-    return f"r{field - 1}" if form is Form.REG else f"|{field}|"
+    return f"r{field - 1}" if form is Form.REG else f"|{HAND_NAMES[hand] if hand else ''}{field}|"
 
 
 def uniform_text(field: int, params: list[str] | None = None) -> str:
@@ -51,7 +51,9 @@ def format_instruction(ins: Instruction, form: Form, labels: dict[int, str] | No
 
     def operand(name: str) -> str:
         value = getattr(ins, name)
-        return uniform_text(value, params) if ins.is_uniform(name) else source_text(value, form)
+        if ins.is_uniform(name):
+            return uniform_text(value, params)
+        return source_text(value, form, ins.hand_of(name) if form is Form.DFLOW else 0)
 
     if spec.produces and form is Form.REG:
         ops.append(source_text(ins.dst, form))
@@ -80,7 +82,10 @@ def format_instruction(ins: Instruction, form: Form, labels: dict[int, str] | No
             ops.append(str(ins.imm))
         elif item == "advance" and ins.a:
             ops.append(str(ins.a))
-    return f"{mnemonic} {', '.join(ops)}".rstrip()
+    text = f"{mnemonic} {', '.join(ops)}".rstrip()
+    if form is Form.DFLOW and ins.dst_hand:  # the written hand (Variant.HANDS); hand s is not written out
+        text += f" -> {HAND_NAMES[ins.dst_hand]}"
+    return text
 
 
 def disassemble_kernel(kernel: Kernel) -> str:
@@ -103,7 +108,7 @@ def disassemble_kernel(kernel: Kernel) -> str:
     if kernel.form is Form.REG:
         lines.append(f".regs {kernel.regs}")
     else:
-        lines.append(f".ring {kernel.ring}")
+        lines.append(".ring " + " ".join(map(str, kernel.rings)))
         lines.append(f".dmax {kernel.dmax}")
         if kernel.variants:
             lines.append(".variant " + " ".join(sorted(v.value for v in kernel.variants)))

@@ -8,7 +8,8 @@ One layout serves both operand forms; only the meaning of the operand fields dif
     11:9    uniform  one flag per source field (bit 9: a, 10: b, 11: c): the field names a
                    uniform operand, not a register or distance (``Variant.UNIFORM_OPERANDS``)
     15:12   mod    comparison, special register, vote mode or memory color (``ModKind``)
-    23:16   dst    REG: destination register + 1 (0: none / rz); DFLOW: zero (implicit)
+    23:16   dst    REG: destination register + 1 (0: none / rz); DFLOW: four 2-bit hand
+                   selectors (``HAND_FIELDS``, ``Variant.HANDS``), zero in the original form
     31:24   a      source A
     39:32   b      source B           (when bimm = 0)
     47:40   c      source C           (when bimm = 0)
@@ -20,6 +21,11 @@ Operand fields ``a``, ``b``, ``c`` read the same way in both forms where 0 means
 A field whose uniform flag is set (DFLOW form, with the variant declared) instead names a value
 held once per warp (``opcodes.uniform_operand``): 0..63 a kernel parameter word, 64 + k the k-th
 of ``UNIFORM_SREGS``.
+
+DFLOW form, ``Variant.HANDS``: the dst field holds four 2-bit hand selectors (``HAND_FIELDS``):
+bits 17:16 the hand a producer writes (also ``rpinc``'s and a reserving ``ssy``'s hand), 19:18
+the hand source A reads, 21:20 B's, 23:22 C's; hand 0 (``s``) when zero, so the original form's
+words are the all-zero case.
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ from dataclasses import dataclass
 from dualflow.errors import DualflowError
 
 from .opcodes import (
+    HAND_NAMES,
     SPECS,
     UNIFORM_PARAM_WORDS,
     UNIFORM_SREGS,
+    Form,
     ModKind,
     Opcode,
     OpSpec,
@@ -54,6 +62,17 @@ FIELDS: dict[str, tuple[int, int]] = {
     "imm16": (48, 16),
     "imm32": (32, 32),
 }
+
+#: DFLOW form, ``Variant.HANDS``: the hand selectors the dst field holds, name -> (least
+#: significant bit in the word, width), as ``FIELDS``: "write" the hand a producer (or ``rpinc``,
+#: or ``ssy`` with a reserved advance) writes or advances, "a", "b", "c" the hand each source reads.
+HAND_FIELDS: dict[str, tuple[int, int]] = {
+    "write": (16, 2),
+    "a": (18, 2),
+    "b": (20, 2),
+    "c": (22, 2),
+}
+assert all(FIELDS["dst"][0] <= lsb and lsb + width <= sum(FIELDS["dst"]) for lsb, width in HAND_FIELDS.values())
 
 WORD_BITS = 64
 OPERAND_MAX = (1 << FIELDS["a"][1]) - 1  #: largest operand field value (255)
@@ -101,6 +120,37 @@ class Instruction:
         """Whether source field ``name`` ("a", "b", "c") names a uniform operand."""
         return bool(self.uniform & UNIFORM_FLAG[name])
 
+    def hand_of(self, name: str) -> int:
+        """DFLOW form: the hand selector ``name`` ("write", "a", "b", "c") of the dst field
+        (``HAND_FIELDS``; 0, hand s, in the original form). Meaningless in REG form."""
+        lsb, width = HAND_FIELDS[name]
+        return (self.dst >> (lsb - FIELDS["dst"][0])) & ((1 << width) - 1)
+
+    @property
+    def dst_hand(self) -> int:
+        """DFLOW form: the hand this instruction writes (a producer) or advances (``rpinc``,
+        ``ssy`` with a reserved advance): its written-hand selector."""
+        return self.hand_of("write")
+
+    @property
+    def names_written_hand(self) -> bool:
+        """Whether the written-hand selector may be non-zero: a producer, ``rpinc``, or ``ssy``
+        with a reserved advance."""
+        return self.spec.produces or self.op is Opcode.RPINC or (self.op is Opcode.SSY and self.a != 0)
+
+    def hand_sources(self) -> list[tuple[int, int]]:
+        """DFLOW form: the source operands as ``(hand, distance)`` pairs, in operand order,
+        leaving out what ``source_fields`` leaves out; in the original form every hand is 0 and
+        the distances are ``source_fields()``."""
+        out = []
+        for name in SPECS[self.op].sources:
+            if (name == "b" and self.bimm) or self.uniform & UNIFORM_FLAG[name]:
+                continue
+            value = getattr(self, name)
+            if value:
+                out.append((self.hand_of(name), value))
+        return out
+
     def source_fields(self) -> list[int]:
         """Raw values of the source operand fields this instruction reads, in operand order,
         leaving out absent ones (field 0: ``rz`` in REG form, no operand in DFLOW form), an
@@ -115,10 +165,14 @@ class Instruction:
                 out.append(value)
         return out
 
-    def variant_uses(self) -> dict[Variant, str]:
+    def variant_uses(self, form: Form | None = None) -> dict[Variant, str]:
         """The DFLOW variants whose fields this instruction uses, each with what uses it (for
-        the message that refuses it in a kernel that does not declare the variant)."""
+        the message that refuses it in a kernel that does not declare the variant). The dst
+        field's hand selectors are seen only when ``form`` is DFLOW (in REG form it names a
+        register)."""
         out = {}
+        if form is Form.DFLOW and self.dst:
+            out[Variant.HANDS] = f"a hand selector (dst field {self.dst})"
         if self.op is Opcode.SSY and self.a:
             out[Variant.RESERVED_SSY] = f"ssy with a reserved advance ({self.a})"
         if self.uniform:
@@ -139,7 +193,11 @@ class Instruction:
         if self.mod not in legal_mod:
             raise EncodingError(f"{name}: mod={self.mod} is not a valid {spec.mod.value} value")
         if self.dst and not spec.produces:
-            raise EncodingError(f"{name} writes no value but dst={self.dst}")
+            if not self.names_written_hand:
+                raise EncodingError(f"{name} writes no value but dst={self.dst}")
+            if self.dst >> HAND_FIELDS["write"][1]:  # rpinc, ssy with an advance: DFLOW only
+                raise EncodingError(f"{name}: dst={self.dst}, but only its written-hand selector "
+                                    f"(bits 17:16, .variant {Variant.HANDS.value}) may be set")
         if self.a and not ("a" in items or "mem" in items or "advance" in items):
             raise EncodingError(f"{name} has no source A but a={self.a}")
         if self.c and "c" not in items:
@@ -162,6 +220,41 @@ class Instruction:
                 raise EncodingError(f"{name}: uniform operand {field}={getattr(self, field)} names nothing "
                                     f"(0..{UNIFORM_PARAM_WORDS - 1}: parameter words, "
                                     f"{UNIFORM_PARAM_WORDS}..{UNIFORM_MAX}: uniform special registers)")
+
+    def check_form(self, form: Form, hands: int | None = None) -> None:
+        """The checks of fields whose meaning depends on the operand form (``check_fields`` is
+        form-agnostic): in DFLOW form, the dst field's hand selectors (``Variant.HANDS``). A source
+        selector is legal only on a field the opcode reads as a ring source (present, not ``rz``,
+        not uniform, not B when it is a 32-bit immediate); a written-hand selector only where
+        ``names_written_hand``; with ``hands`` (the hands the kernel declares), only hands below it."""
+        if form is not Form.DFLOW or not self.dst:
+            return
+        spec = self.spec
+        name = spec.mnemonic
+        write = self.dst_hand
+        if write and not self.names_written_hand:
+            raise EncodingError(f"{name}: written-hand selector (hand {HAND_NAMES[write]}) on an instruction "
+                                "that writes and advances no hand")
+        for field in ("a", "b", "c"):
+            hand = self.hand_of(field)
+            if not hand:
+                continue
+            why = None
+            if field not in spec.sources:
+                why = "which it does not read as a source"
+            elif field == "b" and self.bimm:
+                why = "which is a 32-bit immediate"
+            elif self.is_uniform(field):
+                why = "a uniform operand (it reads no hand)"
+            elif not getattr(self, field):
+                why = "which is zero (rz: it reads no hand)"
+            if why:
+                raise EncodingError(f"{name}: hand selector {HAND_NAMES[hand]} on source {field.upper()}, {why}")
+        if hands is not None:
+            for what, hand in (("written", write), *((f"source {f.upper()}", self.hand_of(f)) for f in "abc")):
+                if hand >= hands:
+                    raise EncodingError(f"{name}: {what} hand {HAND_NAMES[hand]} is not declared (the kernel has "
+                                        f"{hands} hand{'s' if hands > 1 else ''}: {' '.join(HAND_NAMES[:hands])})")
 
     def encode(self) -> int:
         for name in ("dst", "a", "b", "c"):
@@ -190,7 +283,8 @@ class Instruction:
         return word
 
     @classmethod
-    def decode(cls, word: int) -> Instruction:
+    def decode(cls, word: int, form: Form | None = None) -> Instruction:
+        """The instruction of a word; with ``form``, also the checks of ``check_form``."""
         if not 0 <= word < (1 << WORD_BITS):
             raise EncodingError(f"word {word:#x} is not a 64-bit value")
         try:
@@ -209,6 +303,8 @@ class Instruction:
                   mod=_get(word, "mod"), bimm=bimm, imm=imm, uniform=_get(word, "uniform"))
         try:
             ins.check_fields()
+            if form is not None:
+                ins.check_form(form)
         except EncodingError as exc:
             raise EncodingError(f"word {word:#018x}: {exc}") from None
         return ins

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from dualflow.errors import DualflowError
 
-from .encoding import MAX_REGS, OPERAND_MAX, Instruction
-from .opcodes import Form, Variant, uniform_operand
+from .encoding import MAX_REGS, OPERAND_MAX, EncodingError, Instruction
+from .opcodes import HAND_NAMES, MAX_HANDS, Form, Variant, uniform_operand
 
 #: Default DFLOW ring entries per warp: 65536 registers / 2048 threads on the paper's SM.
 DEFAULT_RING = 32
@@ -56,8 +56,13 @@ class Kernel:
     shared_bytes: shared memory per block (``.shared``).
     local_bytes: local memory per thread (``.local``).
     regs: REG form: registers per thread (``.regs``).
-    ring: DFLOW form: ring entries per warp (``.ring``).
-    dmax: DFLOW form: largest legal operand distance (``.dmax``), below ``ring``.
+    ring: DFLOW form: ring entries per warp (``.ring``); with ``Variant.HANDS``, hand 0's (s).
+    rings: DFLOW form: the entries of each ring per warp, one per hand (``.ring N0 N1 ...``;
+        more than one only with ``Variant.HANDS``); ``(ring,)`` in the original form. Give
+        either ``ring`` or ``rings``; the other follows. With one ring and both given (as
+        ``dataclasses.replace(kernel, ring=64)`` gives them), ``ring`` is the size.
+    dmax: DFLOW form: largest legal operand distance (``.dmax``), below the largest ring (and
+        each operand's distance below its hand's ring).
     variants: DFLOW form: the ``Variant``s of the form the kernel uses (``.variant``).
     labels: pc -> label name, for disassembly.
     locations: pc -> source location, for error messages (empty for binaries).
@@ -70,14 +75,30 @@ class Kernel:
     shared_bytes: int = 0
     local_bytes: int = 0
     regs: int = 0
-    ring: int = DEFAULT_RING
+    ring: int = None  # type: ignore[assignment]  # rings[0]; DEFAULT_RING when neither is given
     dmax: int = DEFAULT_DMAX
     variants: frozenset[Variant] = frozenset()
     labels: dict[int, str] = field(default_factory=dict)
     locations: dict[int, SourceLocation] = field(default_factory=dict)
+    rings: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.rings == () or (self.ring is not None and isinstance(self.rings, tuple) and len(self.rings) == 1):
+            self.rings = (DEFAULT_RING if self.ring is None else self.ring,)  # one ring: ``ring`` is its size
+        if self.ring is None and isinstance(self.rings, tuple) and self.rings:
+            self.ring = self.rings[0]
         self.validate()
+
+    @property
+    def hands(self) -> bool:
+        """Whether the kernel declares ``Variant.HANDS`` (several rings, one RP each)."""
+        return Variant.HANDS in self.variants
+
+    @property
+    def capacity(self) -> int:
+        """DFLOW form: register-file entries (per lane) one warp holds: the sum of its rings
+        (``ring`` in the original form)."""
+        return sum(self.rings)
 
     def validate(self) -> None:
         """Check that the kernel can run and that its disassembly reassembles to it."""
@@ -106,23 +127,45 @@ class Kernel:
         self._validate_labels(where)
         if self.form is Form.REG and not 0 <= self.regs <= MAX_REGS:
             raise KernelError(f"{where}: .regs {self.regs} outside 0..{MAX_REGS}")
+        if not (isinstance(self.rings, tuple) and self.rings and all(type(r) is int for r in self.rings)):
+            raise KernelError(f"{where}: rings {_shown(self.rings)} is not a tuple of integers")
+        if self.ring != self.rings[0]:
+            raise KernelError(f"{where}: ring {self.ring} is not hand 0's ring of rings {self.rings}")
+        hands = isinstance(self.variants, frozenset) and Variant.HANDS in self.variants
         if self.form is Form.DFLOW:
-            if not 1 <= self.ring <= MAX_RING:
-                raise KernelError(f"{where}: .ring {self.ring} outside 1..{MAX_RING} entries per warp")
+            if len(self.rings) > (MAX_HANDS if hands else 1):
+                raise KernelError(f"{where}: .ring {' '.join(map(str, self.rings))}: one size per hand, 1 to "
+                                  f"{MAX_HANDS} hands with .variant {Variant.HANDS.value}"
+                                  + ("" if hands else " (without it, one ring)"))
+            for ring in self.rings:
+                if not 1 <= ring <= MAX_RING:
+                    raise KernelError(f"{where}: .ring {ring} outside 1..{MAX_RING} entries per warp")
             if not 1 <= self.dmax <= OPERAND_MAX:
                 raise KernelError(f"{where}: .dmax {self.dmax} outside 1..{OPERAND_MAX}")
-            if self.ring <= self.dmax:
+            if max(self.rings) <= self.dmax:
                 raise KernelError(
                     f"{where}: .ring {self.ring} must exceed .dmax {self.dmax}, or a value at the "
-                    "largest distance would already be overwritten")
+                    "largest distance would already be overwritten" if len(self.rings) == 1 else
+                    f"{where}: the largest .ring ({max(self.rings)}) must exceed .dmax {self.dmax}, or a value at "
+                    "the largest distance would already be overwritten")
             for pc, ins in enumerate(self.code):
                 if ins.dst:
-                    raise KernelError(f"{where}, pc {pc}: a DFLOW instruction names no destination "
-                                      f"(dst field {ins.dst})")
+                    if not hands:
+                        raise KernelError(f"{where}, pc {pc}: {ins.variant_uses(self.form)[Variant.HANDS]} needs "
+                                          f".variant {Variant.HANDS.value}")
+                    try:
+                        ins.check_form(self.form, len(self.rings))
+                    except EncodingError as exc:
+                        raise KernelError(f"{where}, pc {pc}: {exc}") from None
                 for name in ins.spec.sources:
                     if not ins.is_uniform(name) and getattr(ins, name) > self.dmax:
                         raise KernelError(f"{where}, pc {pc}: distance {getattr(ins, name)} exceeds "
                                           f".dmax {self.dmax}")
+                if hands:
+                    for hand, dist in ins.hand_sources():
+                        if dist >= self.rings[hand]:
+                            raise KernelError(f"{where}, pc {pc}: distance {dist} on hand {HAND_NAMES[hand]} must "
+                                              f"be below its ring of {self.rings[hand]} entries")
         self._validate_variants(where)
         if self.form is Form.REG:
             for pc, ins in enumerate(self.code):
@@ -154,7 +197,7 @@ class Kernel:
         if self.variants and self.form is not Form.DFLOW:
             raise KernelError(f"{where}: .variant is of the DFLOW form")
         for pc, ins in enumerate(self.code):
-            for variant, what in ins.variant_uses().items():
+            for variant, what in ins.variant_uses(self.form).items():
                 if variant not in self.variants:
                     raise KernelError(f"{where}, pc {pc}: {what} needs .variant {variant.value}"
                                       + (" (a DFLOW-form variant)" if self.form is not Form.DFLOW else ""))
@@ -186,7 +229,10 @@ class Kernel:
         if self.form is Form.REG:
             meta["regs"] = self.regs
         else:
-            meta["ring"], meta["dmax"] = self.ring, self.dmax
+            if self.hands:  # one size per hand; the original form's header keeps its one "ring"
+                meta["rings"], meta["dmax"] = list(self.rings), self.dmax
+            else:
+                meta["ring"], meta["dmax"] = self.ring, self.dmax
             if self.variants:  # absent when none: binaries of the original form stay as they were
                 meta["variants"] = sorted(v.value for v in self.variants)
         return meta
@@ -202,7 +248,9 @@ class Kernel:
             raise KernelError(f"{where}: form {_shown(meta.get('form'))} is not one of "
                               f"{', '.join(f.value for f in Form)}")
         form = Form(meta["form"])
-        extra = ("regs",) if form is Form.REG else ("ring", "dmax")
+        named = meta.get("variants")
+        hands = form is Form.DFLOW and isinstance(named, list) and Variant.HANDS.value in named
+        extra = ("regs",) if form is Form.REG else ("rings", "dmax") if hands else ("ring", "dmax")
         keys = {"name", "form", "params", "shared_bytes", "local_bytes", "labels", "count", *extra}
         if form is Form.DFLOW and "variants" in meta:
             keys.add("variants")
@@ -220,16 +268,23 @@ class Kernel:
         if not isinstance(names, list) or not names and "variants" in meta or not all(n in known for n in names):
             raise KernelError(f"{where}: variants must be a non-empty list of {', '.join(sorted(known))}, "
                               f"not {_shown(names)}")
+        sizes = {}
+        if hands:
+            if not isinstance(meta["rings"], list) or not meta["rings"]:
+                raise KernelError(f"{where}: rings must be a non-empty list of sizes, one per hand, not "
+                                  f"{_shown(meta['rings'])}")
+            sizes["rings"] = tuple(meta["rings"])
         code = []
         for pc, word in enumerate(words):
             try:
-                code.append(Instruction.decode(word))
+                code.append(Instruction.decode(word, form))
             except DualflowError as exc:
                 raise KernelError(f"{where}, pc {pc}: {exc}") from None
         return cls(name=name, form=form, code=code, params=list(meta["params"]),
                    shared_bytes=meta["shared_bytes"], local_bytes=meta["local_bytes"],
                    labels={int(pc): label for pc, label in labels.items()},
-                   variants=frozenset(Variant(n) for n in names), **{key: meta[key] for key in extra})
+                   variants=frozenset(Variant(n) for n in names),
+                   **{key: sizes.get(key, meta[key]) for key in extra})
 
 
 def _shown(value: object, limit: int = 40) -> str:

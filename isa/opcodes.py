@@ -177,6 +177,17 @@ class Variant(enum.Enum):
     #: per warp instead of a distance: a kernel parameter word or a uniform special register
     #: (``uniform_operand``). It takes no ring slot, no register-bank read and no dependency.
     UNIFORM_OPERANDS = "uniform-operands"
+    #: Clockhands-style multiple rings: ``.ring N0 ..`` declares 1 to ``MAX_HANDS`` rings per warp,
+    #: "hands" ``s t u v``, each with its own register pointer. A producer writes the hand its
+    #: written-hand selector names and advances that hand's RP only; a source names a hand and a
+    #: distance back on it (the hand selectors in the dst field, ``encoding.HAND_FIELDS``).
+    HANDS = "hands"
+
+
+#: Most hands (rings per warp) a kernel of ``Variant.HANDS`` declares: a hand selector is 2 bits.
+MAX_HANDS = 4
+#: Assembler names of hands 0..3 (Clockhands's letters): ``|t3|`` reads hand t, ``-> t`` writes it.
+HAND_NAMES = ("s", "t", "u", "v")
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ from .mode import Mode
 
 def entries_per_warp(kernel: Kernel, mode: Mode | str) -> int:
     """Register-file entries (per lane) one warp of ``kernel`` holds: its ring in D-FLOW, its
-    registers in BASE (at least one, so a kernel without registers still takes a slot)."""
-    return kernel.ring if Mode(mode) is Mode.DFLOW else max(kernel.regs, 1)
+    registers in BASE (at least one, so a kernel without registers still takes a slot). With
+    ``Variant.HANDS``, every hand's ring (``Kernel.capacity``)."""
+    return kernel.capacity if Mode(mode) is Mode.DFLOW else max(kernel.regs, 1)
 
 
 def block_registers(kernel: Kernel, mode: Mode | str, warp_size: int, warps: int) -> int:

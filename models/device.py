@@ -175,6 +175,8 @@ class Device:
                   "params": [int(w) for w in words]}
         if kernel.form is Form.DFLOW:
             config.update(ring=kernel.ring, dmax=kernel.dmax)
+            if kernel.hands:  # one ring per hand (Variant.HANDS); absent otherwise, so other traces are unchanged
+                config["rings"] = list(kernel.rings)
         if partial:
             config["partial"] = True  # the launch faulted after these records
         return Trace(kernel.name, kernel.form.value, geo.warp_size, config, records)

@@ -17,6 +17,11 @@ the position (logical RP) it was written at. A read at distance d from RP is leg
 lane's slot holds exactly position RP - d; anything else is reported as an illegal read. A
 uniform operand (``Variant.UNIFORM_OPERANDS``) reads no ring slot: it is the launch's parameter
 word or the warp's special register.
+
+``Variant.HANDS``: the kernel's rings (hands) are stacked in one array of ``capacity`` slots,
+hand h's from ``_hand_base[h]``, and each has its RP (``rps[h]``; ``rp`` is hand s's row). Hands
+kernels take their own reader and writer (no ``_same_rp`` shortcut: every read is the general
+one), and their stack entries hold one RP per hand (a tuple), joined hand by hand.
 """
 
 from __future__ import annotations
@@ -28,12 +33,22 @@ import numpy as np
 
 from dualflow.errors import KernelFault
 from dualflow.isa import SPECS, Form, Instruction, Kernel, Opcode, format_instruction
-from dualflow.isa.opcodes import LOADS, STORES, BranchIf, ModKind, SpecialReg, Syntax, VoteMode, uniform_operand
+from dualflow.isa.opcodes import (
+    HAND_NAMES,
+    LOADS,
+    STORES,
+    BranchIf,
+    ModKind,
+    SpecialReg,
+    Syntax,
+    VoteMode,
+    uniform_operand,
+)
 from dualflow.machine.functional import FunctionalConfig
 
 from . import alu
 from .memory import GlobalMemory
-from .trace import TraceRecord
+from .trace import HandTraceRecord, TraceRecord
 
 U32 = np.uint32
 SYNC_ENTRY, DIV_ENTRY = 0, 1
@@ -67,7 +82,7 @@ class StackEntry:
     kind: int  # SYNC_ENTRY or DIV_ENTRY
     pc: int
     mask: np.ndarray  # bool [lanes]
-    rp: int
+    rp: int | tuple[int, ...]  # DFLOW: the RP; with Variant.HANDS, one per hand
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,7 @@ class BatchExecutor:
         self.mem, self.config, self.trace = memory, config, trace
         self.limit = config.instruction_budget(geometry.num_blocks * geometry.warps_per_block)
         self.dflow = kernel.form is Form.DFLOW
+        self.hands = self.dflow and kernel.hands  # Variant.HANDS: several rings, one RP each
         L = self.L = geometry.warp_size
         wpb = geometry.warps_per_block
         nw = self.nw = len(blocks) * wpb
@@ -117,7 +133,14 @@ class BatchExecutor:
         self.done = np.empty(nw, dtype=bool)
         self.waiting = np.empty(nw, dtype=bool)
         self.seq = np.empty(nw, dtype=np.int64)
-        if self.dflow:
+        if self.hands:
+            self._hand_base = np.concatenate(([0], np.cumsum(kernel.rings)[:-1])).tolist()
+            self.ring = np.zeros((kernel.capacity, nw, L), dtype=U32)
+            self.tag = np.full((kernel.capacity, nw, L), NEVER_WRITTEN, dtype=np.int64)
+            self.rps = np.zeros((len(kernel.rings), nw), dtype=np.int64)
+            self.rp = self.rps[0]  # hand s
+            self._ring_rows, self._tag_rows = self.ring.reshape(-1, L), self.tag.reshape(-1, L)
+        elif self.dflow:
             self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
             self.tag = np.full((kernel.ring, nw, L), NEVER_WRITTEN, dtype=np.int64)
             self.rp = np.zeros(nw, dtype=np.int64)
@@ -142,7 +165,7 @@ class BatchExecutor:
         if self.dflow:
             self.ring.fill(0)
             self.tag.fill(NEVER_WRITTEN)
-            self.rp.fill(0)
+            (self.rps if self.hands else self.rp).fill(0)
         else:
             self.regs.fill(0)
         self.shared.fill(0)
@@ -230,8 +253,8 @@ class BatchExecutor:
         return int(g[row]), int(lane)
 
     # ------------------------------------------------------------------ operands
-    def _reader(self, pc: int, field_value: int,
-                uniform: bool = False) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    def _reader(self, pc: int, field_value: int, uniform: bool = False,
+                hand: int = 0) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         if uniform:
             return self._uniform_reader(field_value)
         if field_value == 0:
@@ -240,6 +263,8 @@ class BatchExecutor:
         if not self.dflow:
             reg = self.regs[field_value - 1]
             return lambda g, mask: reg[warp_rows(g)]  # a view at most until the step's write
+        if self.hands:
+            return self._hand_reader(pc, hand, field_value)
         dist, ring, tag, n, nw, rp = field_value, self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
         uniform = self._uniform_rp
 
@@ -265,6 +290,23 @@ class BatchExecutor:
             bad = mask & (tags != pos[:, None])
             if np.count_nonzero(bad):
                 self._illegal_read(pc, g, bad, tags, pos, dist)
+            return ring[row]
+
+        return read
+
+    def _hand_reader(self, pc: int, hand: int, dist: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """``Variant.HANDS``: the read of ``|hd|``, position RP_h - d of hand h, checked as
+        ``_reader``'s general path checks it."""
+        ring, tag, n, nw, rp = self._ring_rows, self._tag_rows, self.kernel.rings[hand], self.nw, self.rps[hand]
+        base = self._hand_base[hand] * nw
+
+        def read(g: np.ndarray, mask: np.ndarray) -> np.ndarray:
+            pos = rp[g] - dist
+            row = base + pos % n * nw + g
+            tags = tag[row]
+            bad = mask & (tags != pos[:, None])
+            if np.count_nonzero(bad):
+                self._illegal_read(pc, g, bad, tags, pos, dist, hand)
             return ring[row]
 
         return read
@@ -299,7 +341,7 @@ class BatchExecutor:
         self._same_rp = same
         return same
 
-    def _illegal_read(self, pc, g, bad, tags, pos, dist) -> None:
+    def _illegal_read(self, pc, g, bad, tags, pos, dist, hand: int | None = None) -> None:
         warp, lane = self._first(g, bad)
         row = int(np.flatnonzero(g == warp)[0])
         p, t = int(pos[row]), int(tags[row, lane])
@@ -307,11 +349,49 @@ class BatchExecutor:
             why = f"this lane's path never wrote position {p} (nor anything else in that slot)"
         elif t < p:
             why = f"this lane's path never wrote position {p} (the slot last held position {t})"
-        else:
+        elif hand is None:
             why = f"position {p} was overwritten by position {t} (ring of {self.kernel.ring} slots)"
-        raise self.fault(f"illegal DFLOW read of |{dist}| at RP {int(self.rp[warp])}: {why}", pc, warp, lane)
+        else:
+            why = (f"position {p} was overwritten by position {t} (hand {HAND_NAMES[hand]}'s ring of "
+                   f"{self.kernel.rings[hand]} slots)")
+        if hand is None:
+            raise self.fault(f"illegal DFLOW read of |{dist}| at RP {int(self.rp[warp])}: {why}", pc, warp, lane)
+        name = HAND_NAMES[hand]
+        raise self.fault(f"illegal DFLOW read of |{name}{dist}| at RP_{name} {int(self.rps[hand, warp])}: {why}",
+                         pc, warp, lane)
+
+    def _hand_writer(self, hand: int) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
+        """``Variant.HANDS``: a producer's write of hand ``hand`` at its RP, which advances."""
+        ring, tag, n, nw, rp = self._ring_rows, self._tag_rows, self.kernel.rings[hand], self.nw, self.rps[hand]
+        base = self._hand_base[hand] * nw
+
+        def write(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
+            pos = rp[g]
+            row = base + pos % n * nw + g
+            rp[g] = pos + 1
+            if np.count_nonzero(mask) == mask.size:
+                ring[row] = values
+                tag[row] = pos[:, None]
+            else:
+                ring[row] = np.where(mask, values, ring[row])
+                tag[row] = np.where(mask, pos[:, None], tag[row])
+
+        return write
+
+    def _entry_rp(self, w: int, hand: int = 0, advance: int = 0) -> int | tuple[int, ...]:
+        """The rp of a stack entry pushed for warp ``w`` now: its RP (with ``advance`` added to
+        hand ``hand``; one per hand with ``Variant.HANDS``), 0 in REG form."""
+        if not self.dflow:
+            return 0
+        if self.hands:
+            rps = self.rps[:, w].tolist()
+            rps[hand] += advance
+            return tuple(rps)
+        return int(self.rp[w]) + advance
 
     def _writer(self, ins: Instruction) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
+        if self.hands:
+            return self._hand_writer(ins.dst_hand)
         if self.dflow:
             ring, tag, n, nw, rp = self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
@@ -363,7 +443,8 @@ class BatchExecutor:
     def _compile(self, pc: int, ins: Instruction) -> Callable[[np.ndarray, np.ndarray], None]:
         spec = SPECS[ins.op]
         op = ins.op
-        ra, rb, rc = (self._reader(pc, getattr(ins, f), ins.is_uniform(f)) for f in ("a", "b", "c"))
+        ra, rb, rc = (self._reader(pc, getattr(ins, f), ins.is_uniform(f), ins.hand_of(f) if self.hands else 0)
+                      for f in ("a", "b", "c"))
         if ins.bimm and spec.syntax in (Syntax.BI, Syntax.A_BI):
             imm, L = U32(ins.imm), self.L
             if op in _SCALAR_IMMEDIATE:
@@ -533,9 +614,10 @@ class BatchExecutor:
             return nop
         if op is Opcode.RPINC:
             count = ins.imm
+            rp_of_hand = self.rps[ins.dst_hand] if self.hands else self.rp
 
             def rpinc(g, mask):
-                self.rp[g] += count
+                rp_of_hand[g] += count
                 self._same_rp = None
                 self.pc[g] = nxt
             return rpinc
@@ -562,8 +644,7 @@ class BatchExecutor:
                         return
                     self.pc[w] = target
                     if np.count_nonzero(not_taken):
-                        self.stacks[w].append(StackEntry(DIV_ENTRY, nxt, not_taken[0].copy(),
-                                                         int(self.rp[w]) if self.dflow else 0))
+                        self.stacks[w].append(StackEntry(DIV_ENTRY, nxt, not_taken[0].copy(), self._entry_rp(w)))
                         self.active[w] = taken[0]
                     return
                 any_taken = any_of(taken, axis=1)
@@ -571,17 +652,17 @@ class BatchExecutor:
                 self.pc[g] = np.where(any_taken, target, nxt)
                 for row in (any_taken & any_not).nonzero()[0].tolist():
                     w = int(g[row])
-                    self.stacks[w].append(StackEntry(DIV_ENTRY, nxt, not_taken[row].copy(),
-                                                     int(self.rp[w]) if self.dflow else 0))
+                    self.stacks[w].append(StackEntry(DIV_ENTRY, nxt, not_taken[row].copy(), self._entry_rp(w)))
                     self.active[w] = taken[row]
             return branch
         if op is Opcode.SSY:
             target, advance = ins.imm, ins.a  # the reserved advance (Variant.RESERVED_SSY; else 0)
+            hand = ins.dst_hand if self.hands else 0  # the hand it reserves on (Variant.HANDS)
 
             def ssy(g, mask):
                 for w in g.tolist():
                     self.stacks[w].append(StackEntry(SYNC_ENTRY, target, self.active[w].copy(),
-                                                     int(self.rp[w]) + advance if self.dflow else 0))
+                                                     self._entry_rp(w, hand, advance)))
                 self.pc[g] = nxt
             return ssy
         if op is Opcode.SYNC:
@@ -593,7 +674,10 @@ class BatchExecutor:
                     if self.dflow:
                         for e in reversed(stack):
                             if e.kind == SYNC_ENTRY:
-                                e.rp = max(e.rp, int(self.rp[w]))
+                                if self.hands:  # the largest RP of each hand, independently
+                                    e.rp = tuple(map(max, e.rp, self.rps[:, w].tolist()))
+                                else:
+                                    e.rp = max(e.rp, int(self.rp[w]))
                                 break
                     self._resume(w, pc)
             return sync
@@ -647,7 +731,9 @@ class BatchExecutor:
             m = e.mask & alive
             if np.count_nonzero(m):
                 self.pc[w], self.active[w] = e.pc, m
-                if self.dflow:
+                if self.hands:
+                    self.rps[:, w] = e.rp
+                elif self.dflow:
                     self.rp[w] = e.rp
                     self._same_rp = None
                 return
@@ -742,17 +828,19 @@ class BatchExecutor:
     def _traced(self, pc: int, g: np.ndarray, mask: np.ndarray) -> None:
         ins = self.kernel.code[pc]
         spec = SPECS[ins.op]
-        rp_before = self.rp[g].copy() if self.dflow else None
+        hand, ring = (ins.dst_hand, self.kernel.rings[ins.dst_hand]) if self.hands else (None, self.kernel.ring)
+        rp_before = (self.rps[hand] if self.hands else self.rp)[g].copy() if self.dflow else None
         self.last_access = None
         self.handlers[pc](g, mask)
         writes = spec.produces and (self.dflow or ins.dst != 0)
         if writes:
             if self.dflow:
-                slots = rp_before % self.kernel.ring
+                slots = rp_before % ring + (self._hand_base[hand] if self.hands else 0)
                 values = self.ring[slots, g]
             else:
                 values = self.regs[ins.dst - 1][g]
         name = format_instruction(ins, self.kernel.form).split(" ")[0]
+        record, extra = (HandTraceRecord, {"hand": hand}) if self.hands else (TraceRecord, {})
         base = self.blocks.start
         wpb = self.geo.warps_per_block
         for row, w in enumerate(g.tolist()):
@@ -767,9 +855,9 @@ class BatchExecutor:
                 addrs = lanes(self.last_access[0])
                 if self.last_access[1] is not None:
                     data = lanes(self.last_access[1])
-            self.trace.append(TraceRecord(
+            self.trace.append(record(
                 block=base + w // wpb, warp=int(self.wid[w]), seq=int(self.seq[w]), pc=pc, op=name,
                 rp=int(rp_before[row]) if self.dflow else None, mask=bits,
-                dst=(int(rp_before[row] % self.kernel.ring) if self.dflow else ins.dst - 1) if writes else None,
-                values=lanes(values) if writes else None, addrs=addrs, data=data))
+                dst=(int(rp_before[row] % ring) if self.dflow else ins.dst - 1) if writes else None,
+                values=lanes(values) if writes else None, addrs=addrs, data=data, **extra))
             self.seq[w] += 1

@@ -7,7 +7,8 @@ the decoder is purely combinational.
 
 Illegal words (unknown opcode, a field the opcode does not use, an undefined ``mod`` value,
 ``rpinc`` or an ``ssy`` advance in a BASE core, a uniform-operand flag: the core does not implement
-``Variant.UNIFORM_OPERANDS``, see ``VARIANTS``) raise ``illegal``.
+``Variant.UNIFORM_OPERANDS``, see ``VARIANTS``; in a DFLOW core any non-zero dst field: the hand
+selectors of ``Variant.HANDS``, not implemented either) raise ``illegal``.
 """
 
 
@@ -43,7 +44,7 @@ def _hw_enum(name: str, members: dict[str, int], width: int) -> type[enum.Enum]:
 
 #: The DFLOW variants a DFLOW core implements (co-simulation refuses kernels that use others,
 #: testbench/cosim.py ``check_case``; random-program campaigns convert with these only). A word
-#: with a uniform-operand flag is illegal here.
+#: with a uniform-operand flag, or (DFLOW) a hand selector, is illegal here.
 VARIANTS = frozenset({Variant.RESERVED_SSY})
 
 #: Opcodes as an 8-bit Amaranth enum, members named and numbered as ``isa.opcodes.Opcode``.
@@ -156,7 +157,7 @@ class Decoder(wiring.Component):
                     for v in sorted(mods):
                         mod_ok = mod_ok | (raw["mod"] == v)
                     checks = [~mod_ok]
-                    if not spec.produces:
+                    if not spec.produces or self.dflow:  # DFLOW: hand selectors (no Variant.HANDS yet)
                         checks.append(raw["dst"] != 0)
                     if not reads_a and not advance:
                         checks.append(raw["a"] != 0)

@@ -74,8 +74,8 @@ def test_original_form_binaries_carry_no_variants_key():
     (".kernel k\n.form dflow\n.variant reserved-ssy\n    ssy J, 256\nJ:\n    exit\n",
      "reserved advance 256 outside 0..255"),
     (".kernel k\n.variant reserved-ssy\n    exit\n", ".variant is for DFLOW-form kernels"),
-    (".kernel k\n.form dflow\n.variant hands\n    exit\n",
-     ".variant needs distinct names among reserved-ssy, uniform-operands, not 'hands'"),
+    (".kernel k\n.form dflow\n.variant feet\n    exit\n",
+     ".variant needs distinct names among reserved-ssy, uniform-operands, hands, not 'feet'"),
 ])
 def test_assembler_errors(source, message):
     with pytest.raises(AsmError) as info:

@@ -69,9 +69,10 @@ def add_max_instructions(parser) -> None:
 def add_variants(parser) -> None:
     """``--variant NAME`` (repeatable): the DFLOW variants the converter may use (``args.variants``,
     a frozenset of ``Variant``)."""
+    from dualflow.isa.convert import VARIANTS
     from dualflow.isa.opcodes import Variant
 
-    names = [v.value for v in Variant]
+    names = [v.value for v in Variant if v in VARIANTS]  # those the converter uses
     parser.add_argument("--variant", dest="variants", action="append", choices=names, default=[],
                         help=f"DFLOW variant the converter may use (repeatable; docs/isa.md, \"Variants\"): "
                              f"{', '.join(names)}")

@@ -33,7 +33,10 @@ from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
 from .unroll import Loop, unroll, unrollable_loops
 
-__all__ = ["ConvertError", "ConversionReport", "convert_kernel", "convert_module"]
+__all__ = ["ConvertError", "ConversionReport", "VARIANTS", "convert_kernel", "convert_module"]
+
+#: The DFLOW variants the converter can use (``Variant.HANDS`` not yet: it is refused).
+VARIANTS = frozenset({Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS})
 
 #: Rounds of loop-frame refinement (each regenerates the kernel with the frames the latches want).
 REFINE_ROUNDS = 4
@@ -184,6 +187,10 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
     ``variants`` given where they save instructions (the kernel declares those it uses)."""
     if kernel.form is not Form.REG:
         raise ConvertError(f"kernel {kernel.name!r} is already in {kernel.form.value.upper()} form")
+    if variants - VARIANTS:
+        unused = ", ".join(sorted(v.value for v in variants - VARIANTS))
+        raise ConvertError(f"the converter does not use .variant {unused} yet "
+                           f"(it uses {', '.join(sorted(v.value for v in VARIANTS))})")
     if ring <= dmax:
         raise ConvertError(f"ring {ring} must exceed dmax {dmax}")
     if ring > MAX_RING:

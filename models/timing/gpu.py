@@ -14,7 +14,7 @@ import heapq
 import numpy as np
 
 from dualflow.errors import ConfigError, DualflowError, KernelFault
-from dualflow.isa import Kernel
+from dualflow.isa import Form, Kernel, Variant
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import block_registers, entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
@@ -41,6 +41,9 @@ def check_launch(config: GpuConfig, kernel: Kernel, geo: Geometry) -> tuple[int,
     size, a block larger than an empty SM); returns the shared bytes and register-file entries
     one block holds. Both engines call it."""
     want = config.mode.form
+    if kernel.form is Form.DFLOW and kernel.hands:
+        raise ConfigError(f"kernel {kernel.name!r} declares .variant {Variant.HANDS.value} (one ring and RP per "
+                          "hand), which the timing models do not implement yet; run it in the functional model")
     if kernel.form is not want:
         raise ConfigError(f"kernel {kernel.name!r} is in {kernel.form.value.upper()} form; the {config.mode} "
                           f"GPU runs {want.value.upper()} form")
