@@ -71,12 +71,12 @@ def _operand_distances(kernel: Kernel, weights: np.ndarray | None) -> np.ndarray
 
 
 def measure(name: str, size: str = "small", dmax: int = 31, ring: int = 32, seed: int = 1,
-            variants: frozenset[Variant] = frozenset()) -> list[KernelOverhead]:
-    """Run one workload in both forms (DFLOW converted with ``dmax``/``ring`` and ``variants``)
-    and measure."""
+            variants: frozenset[Variant] = frozenset(), rings: tuple[int, ...] | None = None) -> list[KernelOverhead]:
+    """Run one workload in both forms (DFLOW converted with ``dmax``/``ring`` and ``variants``;
+    ``rings``: the hands' rings, with ``Variant.HANDS``) and measure."""
     wl_cls = WORKLOADS[name]
     reg_module = wl_cls().module(Form.REG)
-    dflow_module, reports = convert_module(reg_module, dmax=dmax, ring=ring, variants=variants)
+    dflow_module, reports = convert_module(reg_module, dmax=dmax, ring=ring, variants=variants, rings=rings)
 
     Converted = with_dflow_form(wl_cls, dflow_module)
     reg = run_workload(Converted, size, Form.REG, seed=seed)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dualflow.atomic_write import atomic_write, check_output
 
-from .options import MAX_N, add_max_instructions, add_variants, int_in, seed, variants_of
+from .options import MAX_N, add_max_instructions, add_rings, add_variants, int_in, seed, variants_of
 
 
 def _functional(args):
@@ -118,7 +118,7 @@ def cmd_overhead(args) -> int:
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
         rows.extend(measure(name, args.size, dmax=args.dmax, ring=args.ring, seed=args.seed,
-                            variants=variants_of(args)))
+                            variants=variants_of(args), rings=args.rings))
     summary = summarize(rows)
     variants = ", ".join(args.variants) or "none"
     print(f"DFLOW / REG instruction counts, converted with Dmax {args.dmax}, ring {args.ring}, variants {variants}, "
@@ -145,6 +145,7 @@ def cmd_overhead(args) -> int:
         print(f"{name:<11} " + " ".join(f"{c[min(d, len(c) - 1)]:<6.3f}" for d in CDF_POINTS))
     if args.output is not None:
         config = {"size": args.size, "dmax": args.dmax, "ring": args.ring, "variants": sorted(args.variants),
+                  **({"rings": list(args.rings)} if args.rings else {}),
                   "seed": args.seed, "workloads": names}
         for path in write_results(rows, Path(args.output), config):
             print(f"wrote {path}")
@@ -184,6 +185,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--loops", action="store_true", help="also print, per kernel, the added instructions per loop")
     add_variants(p)
+    add_rings(p)
     p.add_argument("-o", "--output", help="folder for CSV (incl. loops.csv), JSON and the CDF plot")
     p.set_defaults(func=cmd_overhead)
 

@@ -28,6 +28,7 @@ from .breakdown import LoopInfo
 from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
+from .hands import INVARIANT_HAND, assign, split_webs
 from .reserve import reserve_advances
 from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
@@ -35,8 +36,8 @@ from .unroll import Loop, unroll, unrollable_loops
 
 __all__ = ["ConvertError", "ConversionReport", "VARIANTS", "convert_kernel", "convert_module"]
 
-#: The DFLOW variants the converter can use (``Variant.HANDS`` not yet: it is refused).
-VARIANTS = frozenset({Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS})
+#: The DFLOW variants the converter can use.
+VARIANTS = frozenset({Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS, Variant.HANDS})
 
 #: Rounds of loop-frame refinement (each regenerates the kernel with the frames the latches want).
 REFINE_ROUNDS = 4
@@ -172,25 +173,42 @@ class _Plan:
 
 
 def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dmax: int, spill_base: int,
-          uniform: bool) -> _Plan:
+          uniform: bool, hand_limit: int | None = None) -> _Plan:
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
     dropped = use_uniform_operands(cfg) if uniform else set()
     weight = _weights(cfg, origin, unrolled)
+    if hand_limit:  # the hands variant: loop invariants on a hand of their own (hands.py)
+        split_webs(cfg)
+        cfg.hand_plan = assign(cfg, weight, hand_limit)
     gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
     return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled, dropped=dropped)
 
 
 def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
-                   variants: frozenset[Variant] = frozenset()) -> tuple[Kernel, ConversionReport]:
+                   variants: frozenset[Variant] = frozenset(),
+                   rings: tuple[int, ...] | None = None) -> tuple[Kernel, ConversionReport]:
     """Translate one REG-form kernel into an equivalent DFLOW-form kernel, using the DFLOW
-    ``variants`` given where they save instructions (the kernel declares those it uses)."""
+    ``variants`` given where they save instructions (the kernel declares those it uses).
+
+    With ``Variant.HANDS``, ``ring`` is the register-file budget per warp (the sum of the hands'
+    rings): hand t gets what the loop invariants put on it need, hand s the rest (and Dmax no
+    more than its ring less one); ``rings`` (s, t) fixes both sizes instead."""
     if kernel.form is not Form.REG:
         raise ConvertError(f"kernel {kernel.name!r} is already in {kernel.form.value.upper()} form")
     if variants - VARIANTS:
         raise ConvertError(f"the converter does not use .variant {', '.join(sorted(v.value for v in variants - VARIANTS))} "
                            f"yet (it uses {', '.join(sorted(v.value for v in VARIANTS))})")
-    if ring <= dmax:
+    hands = Variant.HANDS in variants
+    if rings is not None:
+        if not hands:
+            raise ConvertError("rings (one size per hand) need the hands variant")
+        if len(rings) != 2 or any(not 1 <= n <= MAX_RING for n in rings):
+            raise ConvertError(f"rings {rings}: the converter uses two hands (s, t), each of 1..{MAX_RING} entries")
+        if rings[0] - 1 < MIN_DMAX:
+            raise ConvertError(f"rings {rings}: hand s's ring must exceed {MIN_DMAX}, the converter's smallest Dmax")
+        ring = sum(rings)
+    if ring <= dmax and not hands:
         raise ConvertError(f"ring {ring} must exceed dmax {dmax}")
     if ring > MAX_RING:
         raise ConvertError(f"ring {ring}: at most {MAX_RING} entries per warp")
@@ -200,7 +218,10 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
     spill_base = kernel.local_bytes
     uniform = Variant.UNIFORM_OPERANDS in variants
     identity: list[int | None] = list(range(len(kernel.code)))
-    best = _plan(kernel, identity, {}, dmax, spill_base, uniform)
+    hand_limit = None
+    if hands:
+        dmax, hand_limit = _split(kernel, identity, dmax, ring, rings, spill_base, uniform)
+    best = _plan(kernel, identity, {}, dmax, spill_base, uniform, hand_limit)
     rounds = best.rounds
     work = float(rounds)  # in generations of the kernel as given (an unrolled one is longer)
     # Loops written twice, one at a time (innermost first; never two that overlap), kept where
@@ -218,7 +239,7 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
             continue
         done = unroll(kernel, others + [lp])
         try:
-            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base, uniform)
+            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base, uniform, hand_limit)
         except ConvertError:  # a shape the code generator refuses once doubled: keep the loop as is
             continue
         rounds += plan.rounds
@@ -259,10 +280,30 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         done_rounds = _try(best, best.choices.but(kind, key, regs))
         rounds += done_rounds
         work += done_rounds * scale
-    out, report = _link(kernel, best, dmax, ring, rounds)
+    out, report = _link(kernel, best, dmax, ring if hand_limit is None else ring - hand_limit - 1
+                        if rings is None else rings[0], rounds, None if rings is None else rings[1])
     if Variant.RESERVED_SSY in variants:
         out, report = reserve_advances(out, report)
     return out, report
+
+
+def _split(kernel: Kernel, identity: list[int | None], dmax: int, ring: int, rings: tuple[int, ...] | None,
+           spill_base: int, uniform: bool) -> tuple[int, int | None]:
+    """The hands variant: hand s's Dmax and the largest distance hand t may need (None: no
+    hand t). With ``rings`` given, from those; else hand t gets what the kernel's invariants need
+    (at most what leaves hand s a ring of MIN_DMAX + 1) out of the budget ``ring``."""
+    if rings is not None:
+        return min(dmax, rings[0] - 1), min(dmax, rings[1] - 1) or None
+    cfg = build_cfg(kernel)
+    isolate_critical_edges(cfg)
+    if uniform:
+        use_uniform_operands(cfg)
+    split_webs(cfg)
+    plan = assign(cfg, _weights(cfg, identity, {}), min(dmax, ring - MIN_DMAX - 2))
+    if plan is None:
+        return min(dmax, ring - 1), None
+    need = plan.max_distance[INVARIANT_HAND]
+    return min(dmax, ring - need - 2), need
 
 
 def _added(gen: CodeGen, blocks) -> int:
@@ -308,7 +349,8 @@ def _generate(cfg, dmax: int, spill_base: int, weight: dict[int, float], origin:
     return best, best_cost, rounds
 
 
-def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tuple[Kernel, ConversionReport]:
+def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int,
+          hand_ring: int | None = None) -> tuple[Kernel, ConversionReport]:
     cfg, gen, origin = plan.cfg, plan.gen, plan.origin
     order = block_code_order(cfg, set(gen.codes))
     owner, emitted = [], []
@@ -331,9 +373,14 @@ def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tup
             labels.setdefault(start[bid], blk.label)
     spill_bytes = 4 * (max(gen.spilled_regs) + 1) if gen.spilled_regs else 0
     variants = frozenset({Variant.UNIFORM_OPERANDS}) if any(ins.uniform for ins in code) else frozenset()
+    rings = (ring,)
+    hands = getattr(cfg, "hand_plan", None)
+    if hands is not None:  # hand s, then hand t as large as asked or as its values need
+        rings = (ring, hand_ring or hands.ring(INVARIANT_HAND))
+        variants |= {Variant.HANDS}
     out = Kernel(name=kernel.name, form=Form.DFLOW, code=code, params=list(kernel.params),
                  shared_bytes=kernel.shared_bytes, local_bytes=kernel.local_bytes + spill_bytes,
-                 ring=ring, dmax=dmax, labels=labels, variants=variants)
+                 rings=rings, dmax=dmax, labels=labels, variants=variants)
     # Source pcs of the kernel as given; the exit branch an unrolled loop gains is overhead.
     source = [None if e.pc is None else origin[e.pc] for e in emitted]
     causes = ["branch" if e.cause == "orig" and src is None else e.cause for e, src in zip(emitted, source)]
@@ -396,9 +443,10 @@ def _loop_infos(kernel: Kernel, plan: _Plan) -> tuple[list[LoopInfo], dict[int, 
 
 
 def convert_module(module: Module, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
-                   variants: frozenset[Variant] = frozenset()) -> tuple[Module, dict[str, ConversionReport]]:
+                   variants: frozenset[Variant] = frozenset(),
+                   rings: tuple[int, ...] | None = None) -> tuple[Module, dict[str, ConversionReport]]:
     """Convert every kernel of a REG-form module."""
     kernels, reports = {}, {}
     for k in module:
-        kernels[k.name], reports[k.name] = convert_kernel(k, dmax=dmax, ring=ring, variants=variants)
+        kernels[k.name], reports[k.name] = convert_kernel(k, dmax=dmax, ring=ring, variants=variants, rings=rings)
     return Module(kernels, module.path), reports
