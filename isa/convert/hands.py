@@ -55,9 +55,15 @@ class HandPlan:
         return self.max_distance.get(h, 0) + 1
 
     @staticmethod
-    def of(cfg: Cfg, regs: dict[int, int]) -> HandPlan | None:
+    def of(cfg: Cfg, regs: dict[int, int], live_in: dict[int, set[int]] | None = None) -> HandPlan | None:
         """The positions of ``regs`` (register -> hand) in ``cfg``; None if some loop would have
-        to pad a hand."""
+        to pad a hand, or an edge would (a block whose successors need different advances).
+
+        Only joins where a value of the hand is live need every path to arrive with the same
+        advance: after another join, values written later are read at distances that do not
+        depend on the path, whatever the advance the join starts from."""
+        if live_in is None:
+            live_in = liveness(cfg)[0]
         order = cfg.rpo()
         index = {b: i for i, b in enumerate(order)}
         hands = sorted(set(regs.values()))
@@ -69,19 +75,29 @@ class HandPlan:
                     writes[b][regs[r]] += 1
         hin = {b: {h: 0 for h in hands} for b in order}
         hout = {b: dict(writes[b]) for b in order}
-        changed = True
+        # Joins that constrain their predecessors, per hand: a value of the hand is live there.
+        bound = {b: {h for h in hands if any(regs.get(r) == h for r in live_in[b])} for b in order}
+        changed, passes = True, 0
         while changed:  # largest advance over incoming paths; a block ends at what its successors need
             changed = False
+            passes += 1
+            if passes > 2 * len(order) + 4:
+                return None  # an edge would need a pad of its own: no fixed point
             for b in order:
                 blk = cfg.blocks[b]
                 for h in hands:
                     preds = [p for p in blk.preds if p in index]
                     new_in = max((hout[p][h] for p in preds), default=0)
-                    new_out = max([new_in + writes[b][h]] + [hin[s][h] for s in blk.succs if s in index])
+                    new_out = max([new_in + writes[b][h]] + [hin[s][h] for s in blk.succs if s in index
+                                                             and h in bound[s]])
                     if new_in != hin[b][h] or new_out != hout[b][h]:
                         hin[b][h], hout[b][h] = new_in, new_out
                         changed = True
         pad = {b: {h: hout[b][h] - hin[b][h] - writes[b][h] for h in hands} for b in order}
+        for b in order:  # every successor that needs it gets exactly the advance the block ends with
+            for s in cfg.blocks[b].succs:
+                if s in index and any(hin[s][h] != hout[b][h] for h in bound[s]):
+                    return None
         for body in natural_loops(cfg).values():
             if any(pad[b][h] or writes[b][h] for b in body for h in hands):
                 return None
@@ -140,8 +156,9 @@ def assign(cfg: Cfg, weight: dict[int, float], limit: int) -> HandPlan | None:
     read on the hand stays at most ``limit``; None if none fits."""
     chosen: dict[int, int] = {}
     plan = None
+    live_in = liveness(cfg)[0]
     for r in invariant_candidates(cfg, weight):
-        trial = HandPlan.of(cfg, {**chosen, r: INVARIANT_HAND})
+        trial = HandPlan.of(cfg, {**chosen, r: INVARIANT_HAND}, live_in)
         if trial is None or trial.max_distance.get(INVARIANT_HAND, 0) > limit:
             continue
         chosen[r] = INVARIANT_HAND
