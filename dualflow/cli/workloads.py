@@ -107,6 +107,7 @@ def cmd_bench_run(args) -> int:
 def cmd_overhead(args) -> int:
     from dualflow.atomic_write import check_folder
     from dualflow.kernels.overhead import CAUSES, CDF_POINTS, MARKER, cdf, measure, summarize, write_results
+    from dualflow.isa.opcodes import Variant
     from dualflow.kernels.registry import WORKLOADS, get_workload
 
     if args.output is not None:
@@ -131,6 +132,10 @@ def cmd_overhead(args) -> int:
         print(f"{name:<11} {w['static_reg']:>5} -> {w['static_dflow']:>5} {w['dynamic_reg']['total']:>9} -> "
               f"{w['dynamic_dflow']['total']:>9} {ratio:>6.3f}  "
               + " ".join(f"{w['added'][c] / base:>10.3f}" for c in CAUSES) + f" {w['removed'] / base:>10.3f}")
+    if Variant.HANDS in variants_of(args):
+        print("\nrings per kernel (hands s, t; their sum is the register file per warp, in entries per lane)")
+        for r in rows:
+            print(f"{r.workload:<11} {r.kernel:<24} {' + '.join(map(str, r.rings))} = {sum(r.rings)}")
     if args.loops:
         from dualflow.isa.convert.breakdown import format_breakdown
 

@@ -39,6 +39,8 @@ __all__ = ["ConvertError", "ConversionReport", "VARIANTS", "convert_kernel", "co
 #: The DFLOW variants the converter can use.
 VARIANTS = frozenset({Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS, Variant.HANDS})
 
+#: The hands variant with a budget: hand t's ring sizes tried, from what the invariants need down.
+HAND_SPLITS = 3
 #: Rounds of loop-frame refinement (each regenerates the kernel with the frames the latches want).
 REFINE_ROUNDS = 4
 #: Weight of an instruction per loop level it sits in, for choosing between rounds.
@@ -215,12 +217,33 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
     if dmax < MIN_DMAX:
         raise ConvertError(f"dmax {dmax} is too small for the converter: it needs at least {MIN_DMAX} (room for "
                            f"a join's values below Dmax - {FRAME_SLACK} plus {MARGIN} positions of headroom)")
+    if hands and rings is None:
+        # Hand t as large as the invariants need, or a little smaller (more reach for hand s, a
+        # value or two left on it): the conversion that costs least (loop-weighted) is kept.
+        need = _hand_need(kernel, dmax, ring, Variant.UNIFORM_OPERANDS in variants)
+        if need is None:  # nothing to put on hand t: the original form, all of the budget one ring
+            return _convert(kernel, min(dmax, ring - 1), ring, variants, None)[:2]
+        best = None
+        for t_ring in range(need + 1, max(1, need - HAND_SPLITS + 1), -1):
+            done = _convert(kernel, dmax, ring, variants, (ring - t_ring, t_ring))
+            if best is None or done[2] < best[2]:
+                best = done
+        return best[:2]
+    return _convert(kernel, dmax, ring, variants, rings)[:2]
+
+
+def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
+             rings: tuple[int, int] | None) -> tuple[Kernel, ConversionReport, float]:
+    """``convert_kernel`` once the rings are known (``rings``: the hands variant's, s and t),
+    with the loop-weighted cost of what it added."""
     spill_base = kernel.local_bytes
     uniform = Variant.UNIFORM_OPERANDS in variants
     identity: list[int | None] = list(range(len(kernel.code)))
     hand_limit = None
-    if hands:
-        dmax, hand_limit = _split(kernel, identity, dmax, ring, rings, spill_base, uniform)
+    declared = dmax
+    if rings is not None:
+        declared = min(dmax, max(rings) - 1)
+        dmax, hand_limit = min(dmax, rings[0] - 1), min(dmax, rings[1] - 1) or None
     best = _plan(kernel, identity, {}, dmax, spill_base, uniform, hand_limit)
     rounds = best.rounds
     work = float(rounds)  # in generations of the kernel as given (an unrolled one is longer)
@@ -280,30 +303,29 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         done_rounds = _try(best, best.choices.but(kind, key, regs))
         rounds += done_rounds
         work += done_rounds * scale
-    out, report = _link(kernel, best, dmax, ring if hand_limit is None else ring - hand_limit - 1
-                        if rings is None else rings[0], rounds, None if rings is None else rings[1])
+    hand_plan = getattr(best.cfg, "hand_plan", None)
+    if rings is None:
+        out, report = _link(kernel, best, dmax, ring, rounds)
+    elif hand_plan is None:  # no value on hand t after all: the original form with hand s's ring
+        out, report = _link(kernel, best, dmax, rings[0], rounds)
+    else:
+        out, report = _link(kernel, best, declared, rings[0], rounds, rings[1])
     if Variant.RESERVED_SSY in variants:
         out, report = reserve_advances(out, report)
-    return out, report
+    return out, report, best.cost
 
 
-def _split(kernel: Kernel, identity: list[int | None], dmax: int, ring: int, rings: tuple[int, ...] | None,
-           spill_base: int, uniform: bool) -> tuple[int, int | None]:
-    """The hands variant: hand s's Dmax and the largest distance hand t may need (None: no
-    hand t). With ``rings`` given, from those; else hand t gets what the kernel's invariants need
-    (at most what leaves hand s a ring of MIN_DMAX + 1) out of the budget ``ring``."""
-    if rings is not None:
-        return min(dmax, rings[0] - 1), min(dmax, rings[1] - 1) or None
+def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool) -> int | None:
+    """The hands variant with a budget of ``ring`` entries: the largest distance hand t needs for
+    the kernel's invariants (as given, not unrolled), leaving hand s at least MIN_DMAX + 1
+    entries; None if nothing goes on hand t."""
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
     if uniform:
         use_uniform_operands(cfg)
     split_webs(cfg)
-    plan = assign(cfg, _weights(cfg, identity, {}), min(dmax, ring - MIN_DMAX - 2))
-    if plan is None:
-        return min(dmax, ring - 1), None
-    need = plan.max_distance[INVARIANT_HAND]
-    return min(dmax, ring - need - 2), need
+    plan = assign(cfg, _weights(cfg, list(range(len(kernel.code))), {}), min(dmax, ring - MIN_DMAX - 2))
+    return None if plan is None else plan.max_distance[INVARIANT_HAND]
 
 
 def _added(gen: CodeGen, blocks) -> int:

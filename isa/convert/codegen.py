@@ -253,9 +253,9 @@ class CodeGen:
         positions are fixed for the whole kernel (hands.py)."""
         h = self.hand_of[reg]
         d = self.hand_plan.hand_in[blk.id][h] + bc.hcur.get(h, 0) - self.hand_plan.pos[reg]
-        if not 1 <= d <= self.dmax:
+        if not 1 <= d <= self.hand_plan.limit:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: distance {d} for r{reg} on hand {h} "
-                               f"outside 1..{self.dmax}")
+                               f"outside 1..{self.hand_plan.limit}")
         return d
 
     def operands(self, bc: BlockCode, fields, blk: Block) -> tuple[dict[str, int], int]:

@@ -44,6 +44,7 @@ class HandPlan:
     hand_in: dict[int, dict[int, int]]  #: block -> hand -> RP advance at its entry
     hand_pad: dict[int, dict[int, int]]  #: block -> hand -> rpinc at its end
     max_distance: dict[int, int] = field(default_factory=dict)  #: hand -> largest distance read
+    limit: int = 0  #: the largest distance allowed on the hands (their rings less one, Dmax)
 
     @property
     def hands(self) -> int:
@@ -163,6 +164,7 @@ def assign(cfg: Cfg, weight: dict[int, float], limit: int) -> HandPlan | None:
             continue
         chosen[r] = INVARIANT_HAND
         plan = trial
+        plan.limit = limit
     return plan
 
 
