@@ -159,3 +159,21 @@ def test_every_workload_converts_and_checks_with_the_variant(name, variants):
         rep = reports[k.name]
         assert all(ins.dst_hand == 0 for ins, at in zip(k.code, rep.loop_of) if at is not None)
         assert all(not (ins.op is Opcode.RPINC and ins.dst_hand) or c == "pad" for ins, c in zip(k.code, rep.causes))
+
+
+def test_the_command_line(tmp_path, capsys):
+    """``dualflow convert --variant hands --rings S,T`` writes a hands kernel with those rings;
+    ``dualflow overhead --variant hands`` prints each kernel's rings."""
+    from dualflow.cli import main
+    from dualflow.isa import assemble_file
+
+    src = tmp_path / "loop.reg.s"
+    src.write_text(LOOP)
+    dst = tmp_path / "loop.dflow.s"
+    assert main(["convert", str(src), "--variant", "hands", "--rings", "20,6", "-o", str(dst)]) == 0
+    k = assemble_file(dst).only
+    assert k.rings == (20, 6) and Variant.HANDS in k.variants and "-> t" in dst.read_text()
+    capsys.readouterr()
+    assert main(["overhead", "reduce", "--size", "tiny", "--variant", "hands"]) == 0
+    out = capsys.readouterr().out
+    assert "rings per kernel" in out and "reduce      reduce" in out
