@@ -143,6 +143,8 @@ def test_rings_are_checked():
         convert_kernel(reg, rings=(20, 12))
     with pytest.raises(ConvertError, match="must exceed"):
         convert_kernel(reg, variants=HANDS, rings=(10, 12))
+    with pytest.raises(ConvertError, match="ring budget 12"):
+        convert_kernel(reg, variants=HANDS, ring=12)
 
 
 @pytest.mark.parametrize("variants", [HANDS, ALL], ids=["hands", "all"])

@@ -213,6 +213,8 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         ring = sum(rings)
     if ring <= dmax and not hands:
         raise ConvertError(f"ring {ring} must exceed dmax {dmax}")
+    if hands and ring <= MIN_DMAX:
+        raise ConvertError(f"ring budget {ring}: hand s's ring must exceed {MIN_DMAX}, the converter's smallest Dmax")
     if ring > MAX_RING:
         raise ConvertError(f"ring {ring}: at most {MAX_RING} entries per warp")
     if dmax < MIN_DMAX:
