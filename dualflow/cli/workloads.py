@@ -106,8 +106,8 @@ def cmd_bench_run(args) -> int:
 
 def cmd_overhead(args) -> int:
     from dualflow.atomic_write import check_folder
-    from dualflow.kernels.overhead import CAUSES, CDF_POINTS, MARKER, cdf, measure, summarize, write_results
     from dualflow.isa.opcodes import Variant
+    from dualflow.kernels.overhead import CAUSES, CDF_POINTS, MARKER, cdf, measure, summarize, write_results
     from dualflow.kernels.registry import WORKLOADS, get_workload
 
     if args.output is not None:
