@@ -47,6 +47,7 @@ class KernelOverhead:
     static_distances: np.ndarray = field(repr=False)
     loops: list[LoopCost] = field(default_factory=list, repr=False)  # where the added instructions ran
     removed: int = 0  # dynamic REG warp-instructions with no translation (uniform-operands)
+    rings: tuple[int, ...] = ()  # the converted kernel's rings (one per hand; their sum: its capacity)
 
     @property
     def ratio(self) -> float:
@@ -71,12 +72,12 @@ def _operand_distances(kernel: Kernel, weights: np.ndarray | None) -> np.ndarray
 
 
 def measure(name: str, size: str = "small", dmax: int = 31, ring: int = 32, seed: int = 1,
-            variants: frozenset[Variant] = frozenset()) -> list[KernelOverhead]:
-    """Run one workload in both forms (DFLOW converted with ``dmax``/``ring`` and ``variants``)
-    and measure."""
+            variants: frozenset[Variant] = frozenset(), rings: tuple[int, ...] | None = None) -> list[KernelOverhead]:
+    """Run one workload in both forms (DFLOW converted with ``dmax``/``ring`` and ``variants``;
+    ``rings``: the hands' rings, with ``Variant.HANDS``) and measure."""
     wl_cls = WORKLOADS[name]
     reg_module = wl_cls().module(Form.REG)
-    dflow_module, reports = convert_module(reg_module, dmax=dmax, ring=ring, variants=variants)
+    dflow_module, reports = convert_module(reg_module, dmax=dmax, ring=ring, variants=variants, rings=rings)
 
     Converted = with_dflow_form(wl_cls, dflow_module)
     reg = run_workload(Converted, size, Form.REG, seed=seed)
@@ -97,7 +98,7 @@ def measure(name: str, size: str = "small", dmax: int = 31, ring: int = 32, seed
             added=added, added_static={c: rep.static_overhead().get(c, 0) for c in CAUSES},
             distances=_operand_distances(kernel, stats.per_pc),
             static_distances=_operand_distances(kernel, None), loops=loop_breakdown(rep, stats.per_pc),
-            removed=sum(int(reg_per_pc[pc]) for pc in rep.removed)))
+            removed=sum(int(reg_per_pc[pc]) for pc in rep.removed), rings=tuple(kernel.rings)))
     return out
 
 

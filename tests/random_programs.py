@@ -90,12 +90,13 @@ def describe_mismatch(ref: np.ndarray, got: np.ndarray, slots: int, pool: list[i
 
 def check_conversion(kernel: Kernel, ref: np.ndarray, dmax: int, ring: int, runner: Callable[[Kernel], np.ndarray],
                      slots: int, pool: list[int] | tuple = (), timeout: float | None = CONVERT_SECONDS,
-                     variants: frozenset = frozenset()):
-    """Convert ``kernel`` at one Dmax (with the DFLOW ``variants`` given), run it with ``runner``
-    and compare with the REG result ``ref``. Returns (Failure or None, the conversion report or None)."""
+                     variants: frozenset = frozenset(), rings: tuple[int, ...] | None = None):
+    """Convert ``kernel`` at one Dmax (with the DFLOW ``variants`` given; ``rings``: the hands'
+    rings), run it with ``runner`` and compare with the REG result ``ref``. Returns (Failure or
+    None, the conversion report or None)."""
     try:
         with time_limit(timeout):
-            dk, report = convert_kernel(kernel, dmax=dmax, ring=ring, variants=variants)
+            dk, report = convert_kernel(kernel, dmax=dmax, ring=ring, variants=variants, rings=rings)
     except ConversionHang as exc:
         return Failure("hang", str(exc), dmax, ring), None
     except ConvertError as exc:
@@ -112,10 +113,11 @@ def check_conversion(kernel: Kernel, ref: np.ndarray, dmax: int, ring: int, runn
 
 
 def check_dmax(prog: Program, kernel: Kernel, ref: np.ndarray, dmax: int, ring: int,
-               timeout: float | None = CONVERT_SECONDS, variants: frozenset = frozenset()):
+               timeout: float | None = CONVERT_SECONDS, variants: frozenset = frozenset(),
+               rings: tuple[int, ...] | None = None):
     """``check_conversion`` for a generated program."""
     return check_conversion(kernel, ref, dmax, ring, lambda k: run_program(prog, k), prog.slots, prog.pool, timeout,
-                            variants)
+                            variants, rings)
 
 
 # ------------------------------------------------------------------------------ shrinking

@@ -40,6 +40,10 @@ from dualflow.testbench.randprog.generator import (
 #: (Dmax, ring): the smallest the converter accepts, two in between, the default, a large one.
 DMAX_RING = [(12, 13), (16, 20), (31, 32), (100, 128)]
 DMAX_IDS = [f"dmax{d}" for d, _ in DMAX_RING]
+#: ``hands``: (Dmax, ring budget, rings or None to let the converter split the budget): hand s at
+#: the converter's smallest ring with hand t of 2 or 4 entries (most invariants stay on hand s:
+#: relays and spills), then budgets the converter splits, from tight to large.
+HANDS_CONFIGS = [(12, 15, (13, 2)), (12, 17, (13, 4)), (16, 24, None), (31, 32, None), (100, 128, None)]
 #: A regression that hangs the converter fails after this long (conversions take a few hundredths).
 REGRESSION_SECONDS = 3
 
@@ -74,7 +78,8 @@ def _reduce(prog: Program, failure: Failure) -> str:
 
 
 def assert_equivalent(prog: Program, reduce: bool = True, variants: frozenset[Variant] = frozenset()) -> None:
-    """The REG kernel and its conversion at every Dmax (with the DFLOW ``variants`` given) write
+    """The REG kernel and its conversion at every Dmax (with ``Variant.HANDS``: every configuration of
+    ``HANDS_CONFIGS``) (with the DFLOW ``variants`` given) write
     identical ``out`` words, and every REG instruction but nops is translated ("orig") at least once,
     or (``uniform-operands``) is an ``ldc`` or ``s2r`` the report names as removed."""
     text = prog.text
@@ -82,8 +87,9 @@ def assert_equivalent(prog: Program, reduce: bool = True, variants: frozenset[Va
     ref = run_program(prog, kernel)  # a generator bug if this faults
     where = f"launch {prog.launch}, n = {prog.n}, input seed {prog.data_seed}"
     nonnop = {pc for pc, ins in enumerate(kernel.code) if ins.op is not Opcode.NOP}
-    for dmax, ring in DMAX_RING:
-        failure, report = check_dmax(prog, kernel, ref, dmax, ring, variants=variants)
+    configs = HANDS_CONFIGS if Variant.HANDS in variants else [(d, r, None) for d, r in DMAX_RING]
+    for dmax, ring, rings in configs:
+        failure, report = check_dmax(prog, kernel, ref, dmax, ring, variants=variants, rings=rings)
         if failure is not None:
             small = _reduce(prog, failure) if reduce and not variants else ""
             raise AssertionError(f"{failure.describe(text)}({where})\n\n{small}")
@@ -179,6 +185,37 @@ def test_converted_kernels_with_uniform_operands_agree_many(prog):
 @given(programs(dataclasses.replace(SHARED_EXITS, min_pool=14, max_pool=30, max_instructions=200)))
 def test_converted_kernels_with_both_variants_agree_many(prog):
     assert_equivalent(prog, variants=RESERVED_SSY | UNIFORM)
+
+
+HANDS = frozenset({Variant.HANDS})
+
+
+@settings(max_examples=30, **_SETTINGS)
+@given(programs())
+def test_converted_kernels_with_hands_agree(prog):
+    """The ``hands`` variant: loop invariants defined outside every loop on hand t, at fixed
+    positions (padded per hand where paths meet), the same results; at small rings too."""
+    assert_equivalent(prog, variants=HANDS)
+
+
+@settings(max_examples=20, **_SETTINGS)
+@given(programs(SHARED_EXITS))
+def test_converted_kernels_with_all_variants_agree(prog):
+    assert_equivalent(prog, variants=HANDS | RESERVED_SSY | UNIFORM)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, **_SETTINGS)
+@given(programs(GenConfig(min_pool=14, max_pool=30, max_instructions=200)))
+def test_converted_kernels_with_hands_agree_many(prog):
+    assert_equivalent(prog, variants=HANDS)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, **_SETTINGS)
+@given(programs(dataclasses.replace(SHARED_EXITS, min_pool=14, max_pool=30, max_instructions=200)))
+def test_converted_kernels_with_all_variants_agree_many(prog):
+    assert_equivalent(prog, variants=HANDS | RESERVED_SSY | UNIFORM)
 
 
 # ------------------------------------------------------------------------------ the generator itself

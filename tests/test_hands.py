@@ -486,12 +486,14 @@ def test_timing_models_refuse_a_hands_kernel(engine):
         dev.launch(_DIVERGENT, grid=1, block=32, params=[out])
 
 
-def test_converter_refuses_hands():
-    from dualflow.isa.convert import ConvertError, convert_kernel
+def test_converter_uses_hands_only_where_a_loop_has_invariants():
+    """The converter uses the variant (tests/test_convert_hands.py); a kernel without loops has
+    nothing to put on hand t and converts in the original form."""
+    from dualflow.isa.convert import convert_kernel
 
     reg = assemble(".kernel k\n    exit\n").only
-    with pytest.raises(ConvertError, match="does not use .variant hands"):
-        convert_kernel(reg, variants=HANDS)
+    k, _ = convert_kernel(reg, variants=HANDS)
+    assert k.rings == (32,) and not k.hands
 
 
 def test_rtl_does_not_implement_hands():

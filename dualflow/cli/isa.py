@@ -10,7 +10,7 @@ from dualflow.atomic_write import atomic_write, check_output
 from dualflow.errors import DualflowError
 from dualflow.isa.kernel import MAX_RING
 
-from .options import add_variants, int_in, variants_of
+from .options import add_rings, add_variants, int_in, variants_of
 
 
 def _load_module(path: str):
@@ -65,7 +65,8 @@ def cmd_convert(args) -> int:
     if args.output is not None:
         check_output(args.output, "-o", inputs=[args.source])
     module = assemble_file(args.source)
-    converted, reports = convert_module(module, dmax=args.dmax, ring=args.ring, variants=variants_of(args))
+    converted, reports = convert_module(module, dmax=args.dmax, ring=args.ring, variants=variants_of(args),
+                                        rings=args.rings)
     for name, rep in reports.items():
         added = rep.static_overhead()
         detail = ", ".join(f"{c} {n}" for c, n in sorted(added.items())) or "none"
@@ -104,4 +105,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ring", type=int_in(2, MAX_RING), default=32,
                    help=f"ring entries per warp (default 32, at most {MAX_RING:,})")
     add_variants(p)
+    add_rings(p)
     p.set_defaults(func=cmd_convert)

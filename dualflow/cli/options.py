@@ -78,6 +78,26 @@ def add_variants(parser) -> None:
                              f"{', '.join(names)}")
 
 
+def _rings(text: str) -> tuple[int, ...]:
+    import argparse
+
+    try:
+        sizes = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: ring sizes S,T (integers, comma-separated)") from None
+    if len(sizes) != 2 or any(n < 1 for n in sizes):
+        raise argparse.ArgumentTypeError(f"{text!r}: two ring sizes S,T (hands s and t), each at least 1")
+    return sizes
+
+
+def add_rings(parser) -> None:
+    """``--rings S,T``: with ``--variant hands``, the ring of each hand the converter uses (s and t)
+    instead of splitting ``--ring`` between them (``args.rings``, None when not given)."""
+    parser.add_argument("--rings", type=_rings, default=None, metavar="S,T",
+                        help="with --variant hands: hand s's and hand t's rings (default: --ring is the budget "
+                             "per warp, hand t gets what the loop invariants need, hand s the rest)")
+
+
 def variants_of(args) -> frozenset:
     """The ``Variant``s named by ``--variant``."""
     from dualflow.isa.opcodes import Variant

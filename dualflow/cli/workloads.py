@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dualflow.atomic_write import atomic_write, check_output
 
-from .options import MAX_N, add_max_instructions, add_variants, int_in, seed, variants_of
+from .options import MAX_N, add_max_instructions, add_rings, add_variants, int_in, seed, variants_of
 
 
 def _functional(args):
@@ -106,6 +106,7 @@ def cmd_bench_run(args) -> int:
 
 def cmd_overhead(args) -> int:
     from dualflow.atomic_write import check_folder
+    from dualflow.isa.opcodes import Variant
     from dualflow.kernels.overhead import CAUSES, CDF_POINTS, MARKER, cdf, measure, summarize, write_results
     from dualflow.kernels.registry import WORKLOADS, get_workload
 
@@ -118,7 +119,7 @@ def cmd_overhead(args) -> int:
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
         rows.extend(measure(name, args.size, dmax=args.dmax, ring=args.ring, seed=args.seed,
-                            variants=variants_of(args)))
+                            variants=variants_of(args), rings=args.rings))
     summary = summarize(rows)
     variants = ", ".join(args.variants) or "none"
     print(f"DFLOW / REG instruction counts, converted with Dmax {args.dmax}, ring {args.ring}, variants {variants}, "
@@ -131,6 +132,10 @@ def cmd_overhead(args) -> int:
         print(f"{name:<11} {w['static_reg']:>5} -> {w['static_dflow']:>5} {w['dynamic_reg']['total']:>9} -> "
               f"{w['dynamic_dflow']['total']:>9} {ratio:>6.3f}  "
               + " ".join(f"{w['added'][c] / base:>10.3f}" for c in CAUSES) + f" {w['removed'] / base:>10.3f}")
+    if Variant.HANDS in variants_of(args):
+        print("\nrings per kernel (hands s, t; their sum is the register file per warp, in entries per lane)")
+        for r in rows:
+            print(f"{r.workload:<11} {r.kernel:<24} {' + '.join(map(str, r.rings))} = {sum(r.rings)}")
     if args.loops:
         from dualflow.isa.convert.breakdown import format_breakdown
 
@@ -145,6 +150,7 @@ def cmd_overhead(args) -> int:
         print(f"{name:<11} " + " ".join(f"{c[min(d, len(c) - 1)]:<6.3f}" for d in CDF_POINTS))
     if args.output is not None:
         config = {"size": args.size, "dmax": args.dmax, "ring": args.ring, "variants": sorted(args.variants),
+                  **({"rings": list(args.rings)} if args.rings else {}),
                   "seed": args.seed, "workloads": names}
         for path in write_results(rows, Path(args.output), config):
             print(f"wrote {path}")
@@ -184,6 +190,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--loops", action="store_true", help="also print, per kernel, the added instructions per loop")
     add_variants(p)
+    add_rings(p)
     p.add_argument("-o", "--output", help="folder for CSV (incl. loops.csv), JSON and the CDF plot")
     p.set_defaults(func=cmd_overhead)
 

@@ -28,6 +28,7 @@ from .breakdown import LoopInfo
 from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
+from .hands import INVARIANT_HAND, assign, split_webs
 from .reserve import reserve_advances
 from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
@@ -35,9 +36,11 @@ from .unroll import Loop, unroll, unrollable_loops
 
 __all__ = ["ConvertError", "ConversionReport", "VARIANTS", "convert_kernel", "convert_module"]
 
-#: The DFLOW variants the converter can use (``Variant.HANDS`` not yet: it is refused).
-VARIANTS = frozenset({Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS})
+#: The DFLOW variants the converter can use.
+VARIANTS = frozenset({Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS, Variant.HANDS})
 
+#: The hands variant with a budget: hand t's ring sizes tried, from what the invariants need down.
+HAND_SPLITS = 3
 #: Rounds of loop-frame refinement (each regenerates the kernel with the frames the latches want).
 REFINE_ROUNDS = 4
 #: Weight of an instruction per loop level it sits in, for choosing between rounds.
@@ -172,36 +175,79 @@ class _Plan:
 
 
 def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dmax: int, spill_base: int,
-          uniform: bool) -> _Plan:
+          uniform: bool, hand_limit: int | None = None) -> _Plan:
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
     dropped = use_uniform_operands(cfg) if uniform else set()
     weight = _weights(cfg, origin, unrolled)
+    if hand_limit:  # the hands variant: loop invariants on a hand of their own (hands.py)
+        split_webs(cfg)
+        cfg.hand_plan = assign(cfg, weight, hand_limit)
     gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
     return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled, dropped=dropped)
 
 
 def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
-                   variants: frozenset[Variant] = frozenset()) -> tuple[Kernel, ConversionReport]:
+                   variants: frozenset[Variant] = frozenset(),
+                   rings: tuple[int, ...] | None = None) -> tuple[Kernel, ConversionReport]:
     """Translate one REG-form kernel into an equivalent DFLOW-form kernel, using the DFLOW
-    ``variants`` given where they save instructions (the kernel declares those it uses)."""
+    ``variants`` given where they save instructions (the kernel declares those it uses).
+
+    With ``Variant.HANDS``, ``ring`` is the register-file budget per warp (the sum of the hands'
+    rings): hand t gets what the loop invariants put on it need, hand s the rest (and Dmax no
+    more than its ring less one); ``rings`` (s, t) fixes both sizes instead."""
     if kernel.form is not Form.REG:
         raise ConvertError(f"kernel {kernel.name!r} is already in {kernel.form.value.upper()} form")
     if variants - VARIANTS:
         unused = ", ".join(sorted(v.value for v in variants - VARIANTS))
         raise ConvertError(f"the converter does not use .variant {unused} yet "
                            f"(it uses {', '.join(sorted(v.value for v in VARIANTS))})")
-    if ring <= dmax:
+    hands = Variant.HANDS in variants
+    if rings is not None:
+        if not hands:
+            raise ConvertError("rings (one size per hand) need the hands variant")
+        if len(rings) != 2 or any(not 1 <= n <= MAX_RING for n in rings):
+            raise ConvertError(f"rings {rings}: the converter uses two hands (s, t), each of 1..{MAX_RING} entries")
+        if rings[0] - 1 < MIN_DMAX:
+            raise ConvertError(f"rings {rings}: hand s's ring must exceed {MIN_DMAX}, the converter's smallest Dmax")
+        ring = sum(rings)
+    if ring <= dmax and not hands:
         raise ConvertError(f"ring {ring} must exceed dmax {dmax}")
+    if hands and ring <= MIN_DMAX:
+        raise ConvertError(f"ring budget {ring}: hand s's ring must exceed {MIN_DMAX}, the converter's smallest Dmax")
     if ring > MAX_RING:
         raise ConvertError(f"ring {ring}: at most {MAX_RING} entries per warp")
     if dmax < MIN_DMAX:
         raise ConvertError(f"dmax {dmax} is too small for the converter: it needs at least {MIN_DMAX} (room for "
                            f"a join's values below Dmax - {FRAME_SLACK} plus {MARGIN} positions of headroom)")
+    if hands and rings is None:
+        # Hand t as large as the invariants need, or a little smaller (more reach for hand s, a
+        # value or two left on it): the conversion that costs least (loop-weighted) is kept.
+        need = _hand_need(kernel, dmax, ring, Variant.UNIFORM_OPERANDS in variants)
+        if need is None:  # nothing to put on hand t: the original form, all of the budget one ring
+            return _convert(kernel, min(dmax, ring - 1), ring, variants, None)[:2]
+        best = None
+        for t_ring in range(need + 1, max(1, need - HAND_SPLITS + 1), -1):
+            done = _convert(kernel, dmax, ring, variants, (ring - t_ring, t_ring))
+            if best is None or done[2] < best[2]:
+                best = done
+        return best[:2]
+    return _convert(kernel, dmax, ring, variants, rings)[:2]
+
+
+def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
+             rings: tuple[int, int] | None) -> tuple[Kernel, ConversionReport, float]:
+    """``convert_kernel`` once the rings are known (``rings``: the hands variant's, s and t),
+    with the loop-weighted cost of what it added."""
     spill_base = kernel.local_bytes
     uniform = Variant.UNIFORM_OPERANDS in variants
     identity: list[int | None] = list(range(len(kernel.code)))
-    best = _plan(kernel, identity, {}, dmax, spill_base, uniform)
+    hand_limit = None
+    declared = dmax
+    if rings is not None:
+        declared = min(dmax, max(rings) - 1)
+        dmax, hand_limit = min(dmax, rings[0] - 1), min(dmax, rings[1] - 1) or None
+    best = _plan(kernel, identity, {}, dmax, spill_base, uniform, hand_limit)
     rounds = best.rounds
     work = float(rounds)  # in generations of the kernel as given (an unrolled one is longer)
     # Loops written twice, one at a time (innermost first; never two that overlap), kept where
@@ -219,7 +265,7 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
             continue
         done = unroll(kernel, others + [lp])
         try:
-            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base, uniform)
+            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base, uniform, hand_limit)
         except ConvertError:  # a shape the code generator refuses once doubled: keep the loop as is
             continue
         rounds += plan.rounds
@@ -260,10 +306,29 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         done_rounds = _try(best, best.choices.but(kind, key, regs))
         rounds += done_rounds
         work += done_rounds * scale
-    out, report = _link(kernel, best, dmax, ring, rounds)
+    hand_plan = getattr(best.cfg, "hand_plan", None)
+    if rings is None:
+        out, report = _link(kernel, best, dmax, ring, rounds)
+    elif hand_plan is None:  # no value on hand t after all: the original form with hand s's ring
+        out, report = _link(kernel, best, dmax, rings[0], rounds)
+    else:
+        out, report = _link(kernel, best, declared, rings[0], rounds, rings[1])
     if Variant.RESERVED_SSY in variants:
         out, report = reserve_advances(out, report)
-    return out, report
+    return out, report, best.cost
+
+
+def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool) -> int | None:
+    """The hands variant with a budget of ``ring`` entries: the largest distance hand t needs for
+    the kernel's invariants (as given, not unrolled), leaving hand s at least MIN_DMAX + 1
+    entries; None if nothing goes on hand t."""
+    cfg = build_cfg(kernel)
+    isolate_critical_edges(cfg)
+    if uniform:
+        use_uniform_operands(cfg)
+    split_webs(cfg)
+    plan = assign(cfg, _weights(cfg, list(range(len(kernel.code))), {}), min(dmax, ring - MIN_DMAX - 2))
+    return None if plan is None else plan.max_distance[INVARIANT_HAND]
 
 
 def _added(gen: CodeGen, blocks) -> int:
@@ -309,7 +374,8 @@ def _generate(cfg, dmax: int, spill_base: int, weight: dict[int, float], origin:
     return best, best_cost, rounds
 
 
-def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tuple[Kernel, ConversionReport]:
+def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int,
+          hand_ring: int | None = None) -> tuple[Kernel, ConversionReport]:
     cfg, gen, origin = plan.cfg, plan.gen, plan.origin
     order = block_code_order(cfg, set(gen.codes))
     owner, emitted = [], []
@@ -332,9 +398,14 @@ def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int) -> tup
             labels.setdefault(start[bid], blk.label)
     spill_bytes = 4 * (max(gen.spilled_regs) + 1) if gen.spilled_regs else 0
     variants = frozenset({Variant.UNIFORM_OPERANDS}) if any(ins.uniform for ins in code) else frozenset()
+    rings = (ring,)
+    hands = getattr(cfg, "hand_plan", None)
+    if hands is not None:  # hand s, then hand t as large as asked or as its values need
+        rings = (ring, hand_ring or hands.ring(INVARIANT_HAND))
+        variants |= {Variant.HANDS}
     out = Kernel(name=kernel.name, form=Form.DFLOW, code=code, params=list(kernel.params),
                  shared_bytes=kernel.shared_bytes, local_bytes=kernel.local_bytes + spill_bytes,
-                 ring=ring, dmax=dmax, labels=labels, variants=variants)
+                 rings=rings, dmax=dmax, labels=labels, variants=variants)
     # Source pcs of the kernel as given; the exit branch an unrolled loop gains is overhead.
     source = [None if e.pc is None else origin[e.pc] for e in emitted]
     causes = ["branch" if e.cause == "orig" and src is None else e.cause for e, src in zip(emitted, source)]
@@ -397,9 +468,10 @@ def _loop_infos(kernel: Kernel, plan: _Plan) -> tuple[list[LoopInfo], dict[int, 
 
 
 def convert_module(module: Module, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
-                   variants: frozenset[Variant] = frozenset()) -> tuple[Module, dict[str, ConversionReport]]:
+                   variants: frozenset[Variant] = frozenset(),
+                   rings: tuple[int, ...] | None = None) -> tuple[Module, dict[str, ConversionReport]]:
     """Convert every kernel of a REG-form module."""
     kernels, reports = {}, {}
     for k in module:
-        kernels[k.name], reports[k.name] = convert_kernel(k, dmax=dmax, ring=ring, variants=variants)
+        kernels[k.name], reports[k.name] = convert_kernel(k, dmax=dmax, ring=ring, variants=variants, rings=rings)
     return Module(kernels, module.path), reports

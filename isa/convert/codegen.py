@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from dualflow.isa.encoding import Instruction
+from dualflow.isa.encoding import FIELDS, HAND_FIELDS, Instruction
 from dualflow.isa.opcodes import SPECS, Opcode
 
 from .cfg import Block, Cfg, ConvertError, natural_loops
@@ -41,6 +41,10 @@ MIN_DMAX = FRAME_SLACK + MARGIN
 RELAY_SHARE = 0.75
 
 _ident = itertools.count()
+
+#: The hands variant: where each source's hand selector sits in the dst field of a DFLOW
+#: instruction (``encoding.HAND_FIELDS`` less the field's own offset); the written hand at 0.
+HAND_SHIFT = {name: lsb - FIELDS["dst"][0] for name, (lsb, _) in HAND_FIELDS.items()}
 
 
 @dataclass
@@ -77,6 +81,7 @@ class BlockCode:
     term: list[Emitted] = field(default_factory=list)
     layout: dict[int, Val] = field(default_factory=dict)
     cur: int = 0  # RP advance from block entry, body + tail
+    hcur: dict[int, int] = field(default_factory=dict)  # hands variant: advance of hands 1.. from entry
     offset0: int | None = None  # offset from the anchor's ssy at cur == 0
     pending: Block | None = None  # terminator not yet emitted (tail decided at the join)
     done: bool = False
@@ -108,6 +113,12 @@ def analyze(cfg: Cfg) -> Analysis:
     rpo_index = {b: i for i, b in enumerate(order)}
     live_in, live_out = liveness(cfg)
     recipes = reaching_recipes(cfg, order, live_in)
+    plan = getattr(cfg, "hand_plan", None)
+    if plan is not None:  # registers on other hands: not hand s's business (hands.py)
+        other = set(plan.hand)
+        live_in = {b: regs - other for b, regs in live_in.items()}
+        live_out = {b: regs - other for b, regs in live_out.items()}
+        recipes = {b: {r: x for r, x in rs.items() if r not in other} for b, rs in recipes.items()}
     loops = natural_loops(cfg)
     loop_defs, parked = {}, {}
     for header, body in loops.items():
@@ -126,6 +137,9 @@ class CodeGen:
                  region_memory: dict[int, set[int]] | None = None,
                  ring_recipes: dict[int, set[int]] | None = None, relay_loops: set[int] = frozenset()):
         self.cfg, self.dmax, self.spill_base = cfg, dmax, spill_base
+        #: the hands variant: registers on hands other than s, with their fixed positions (hands.py)
+        self.hand_plan = getattr(cfg, "hand_plan", None)
+        self.hand_of = self.hand_plan.hand if self.hand_plan is not None else {}
         a = analyze(cfg)
         self.order, self.rpo_index, self.kinds = a.order, a.rpo_index, a.kinds
         self.live_in, self.live_out, self.recipes = a.live_in, a.live_out, a.recipes
@@ -218,6 +232,11 @@ class CodeGen:
 
     def emit(self, bc: BlockCode, ins: Instruction, cause: str, where: list[Emitted], pc=None, target=None):
         where.append(Emitted(ins, cause, pc, target))
+        if ins.dst:  # the hands variant: another hand's RP moves, not hand s's
+            h = ins.dst_hand
+            if h:
+                bc.hcur[h] = bc.hcur.get(h, 0) + (1 if SPECS[ins.op].produces else ins.imm)
+                return
         if SPECS[ins.op].produces:
             bc.cur += 1
         elif ins.op is Opcode.RPINC:
@@ -228,6 +247,28 @@ class CodeGen:
         if not 1 <= d <= self.dmax:
             raise ConvertError(f"{self.cfg.where(blk)}: internal: distance {d} for r{reg} outside 1..{self.dmax}")
         return d
+
+    def hand_distance(self, bc: BlockCode, reg: int, blk: Block) -> int:
+        """The hands variant: the distance of ``reg``'s value on its hand (other than s), whose
+        positions are fixed for the whole kernel (hands.py)."""
+        h = self.hand_of[reg]
+        d = self.hand_plan.hand_in[blk.id][h] + bc.hcur.get(h, 0) - self.hand_plan.pos[reg]
+        if not 1 <= d <= self.hand_plan.limit:
+            raise ConvertError(f"{self.cfg.where(blk)}: internal: distance {d} for r{reg} on hand {h} "
+                               f"outside 1..{self.hand_plan.limit}")
+        return d
+
+    def operands(self, bc: BlockCode, fields, blk: Block) -> tuple[dict[str, int], int]:
+        """Source fields as distances, and the hand selectors of those on other hands than s (the
+        dst field's bits, ``encoding.HAND_FIELDS``)."""
+        out, select = {}, 0
+        for name, raw in fields:
+            if raw and raw - 1 in self.hand_of:
+                out[name] = self.hand_distance(bc, raw - 1, blk)
+                select |= self.hand_of[raw - 1] << HAND_SHIFT[name]
+            else:
+                out[name] = self.distance(bc, raw - 1, blk) if raw else 0
+        return out, select
 
     def reach(self, bc: BlockCode, pos: int, reg: int, blk: Block) -> int:
         """The distance from the current RP to ``pos``, checked to be encodable."""
@@ -610,14 +651,21 @@ class CodeGen:
         blk = bc.pending
         bc.pending = None
         term = blk.terminator
+        if self.hand_plan is not None:  # paths of unequal advance on a hand meet: pad the shorter
+            for h, k in sorted(self.hand_plan.hand_pad.get(blk.id, {}).items()):
+                self.emit(bc, Instruction(Opcode.RPINC, bimm=True, imm=k, dst=h), "pad", bc.tail)
         if term is not None:
             if SPECS[term.op].conditional:
                 r = uses(term)[0] if uses(term) else None
                 a = term.a if term.is_uniform("a") else 0  # a uniform condition passes through
-                if r is not None:
+                select = 0
+                if r is not None and r in self.hand_of:
+                    a = self.hand_distance(bc, r, blk)
+                    select = self.hand_of[r] << HAND_SHIFT["a"]
+                elif r is not None:
                     self.materialize(bc, r, bc.tail, blk)
                     a = self.distance(bc, r, blk)
-                ins = Instruction(term.op, a=a, bimm=True, imm=0, uniform=term.uniform)
+                ins = Instruction(term.op, a=a, bimm=True, imm=0, uniform=term.uniform, dst=select)
                 self.emit(bc, ins, "orig" if blk.pcs[-1] is not None else "branch", bc.term,
                           pc=blk.pcs[-1], target=blk.succs[0])
             elif term.op is Opcode.BRA:
@@ -657,8 +705,16 @@ class CodeGen:
             srcs = sources[k]
             self.keep_in_reach(bc, needed[k], bc.body, blk, next_use[k])
             for r in srcs:
-                self.materialize(bc, r, bc.body, blk)
-            fields = {name: self.distance(bc, raw - 1, blk) if raw else 0 for name, raw in operand_fields[k]}
+                if r not in self.hand_of:
+                    self.materialize(bc, r, bc.body, blk)
+            if self.hand_of:
+                fields, select = self.operands(bc, operand_fields[k], blk)
+                reg = writes[k][0]
+                if reg in self.hand_of:
+                    select |= self.hand_of[reg]
+            else:
+                fields = {name: self.distance(bc, raw - 1, blk) if raw else 0 for name, raw in operand_fields[k]}
+                select = 0
             if ins.uniform:
                 fields.update((name, getattr(ins, name)) for name in "abc" if ins.is_uniform(name))
             target = None
@@ -673,10 +729,10 @@ class CodeGen:
                 if anchor(self.cfg, (blk.stack or ()) + (rid,)) == rid:
                     bc.offset0 = -bc.cur
             out = Instruction(ins.op, a=fields.get("a", 0), b=fields.get("b", 0), c=fields.get("c", 0),
-                              mod=ins.mod, bimm=ins.bimm, imm=imm, uniform=ins.uniform)
+                              mod=ins.mod, bimm=ins.bimm, imm=imm, uniform=ins.uniform, dst=select)
             self.emit(bc, out, "orig", bc.body, pc=pc, target=target)
             reg, recipe = writes[k]
-            if reg is not None:
+            if reg is not None and reg not in self.hand_of:
                 bc.layout[reg] = Val(bc.cur - 1, recipe)
             if k == 0:
                 for r in list(bc.layout):
@@ -743,6 +799,8 @@ class CodeGen:
             self.spill_all(bc, [r for r, p in frame.items() if p is None], blk)
             term = blk.terminator
             cond = uses(term)[0] if term is not None and SPECS[term.op].conditional and uses(term) else None
+            if cond in self.hand_of:
+                cond = None  # read on its own hand: nothing to keep in hand s's reach
             # Values the other successor needs must still be in the ring after the tail: those the
             # tail would push past Dmax are stored (a store does not move RP, so the frame and the
             # tail's length are unaffected). Decided against the tail's final length, after every

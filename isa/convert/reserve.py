@@ -49,6 +49,8 @@ def region_advance(code: list[Instruction], ssy_pc: int) -> tuple[int, list[int]
                 continue
             if ins.op is Opcode.SSY:
                 inner += (ins.imm,)
+            elif ins.dst_hand:  # the hands variant: another hand moves; the reservation is hand s's
+                pass
             elif ins.op is Opcode.RPINC:
                 advance += ins.imm
             elif spec.produces:
@@ -61,6 +63,15 @@ def region_advance(code: list[Instruction], ssy_pc: int) -> tuple[int, list[int]
             pc += 1
     advances = set(syncs.values())
     return (advances.pop(), sorted(syncs)) if len(advances) == 1 else None
+
+
+def _pad_before(code: list[Instruction], pc: int) -> int | None:
+    """The pc of the hand-s ``rpinc`` right before ``pc`` (the hands variant: past the pads of
+    other hands, which a code generator's tail ends with), if there is one."""
+    pc -= 1
+    while pc >= 0 and code[pc].op is Opcode.RPINC and code[pc].dst_hand:
+        pc -= 1
+    return pc if pc >= 0 and code[pc].op is Opcode.RPINC else None
 
 
 def reserve_advances(kernel: Kernel, report):
@@ -76,7 +87,7 @@ def reserve_advances(kernel: Kernel, report):
         if found is None or not 0 < found[0] <= OPERAND_MAX:
             continue
         advance, syncs = found
-        pads = {s - 1 for s in syncs if s and code[s - 1].op is Opcode.RPINC and report.causes[s - 1] == "pad"}
+        pads = {p for p in (_pad_before(code, s) for s in syncs) if p is not None and report.causes[p] == "pad"}
         if pads:
             drop |= pads
             code[pc] = dataclasses.replace(ins, a=advance)

@@ -1,0 +1,181 @@
+"""The converter's ``hands`` variant (isa/convert/hands.py): loop invariants defined outside every
+loop live on hand t, at fixed positions, so a loop reads them with no relay; the rest of the
+converter works on hand s as before. The converted code computes what the REG form computes."""
+
+from __future__ import annotations
+
+import pytest
+from programs import launch_out
+from test_convert_reserve import _with
+
+from dualflow.isa import Form, Opcode, Variant, assemble
+from dualflow.isa.convert import ConvertError, convert_kernel, convert_module
+from dualflow.isa.convert.cfg import build_cfg
+from dualflow.isa.convert.hands import INVARIANT_HAND, assign, invariant_candidates, split_webs
+from dualflow.isa.convert.surgery import isolate_critical_edges
+from dualflow.kernels.registry import WORKLOADS
+from dualflow.kernels.workload import run_workload
+
+HANDS = frozenset({Variant.HANDS})
+ALL = HANDS | {Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS}
+
+#: Each thread sums k * (tid + 3) + 5 for k = 0..n-1 in a loop whose body reads three invariants
+#: (r3 = tid + 3, r4 = 5 and the address r9), computed before it; between them and the loop, a
+#: run of values long enough to push them past a small Dmax on hand s.
+LOOP = """.kernel k
+.param out n
+    s2r r0, %tid.x
+    ishl r9, r0, 2
+    ldc r8, out
+    iadd r9, r9, r8
+    iadd r3, r0, 3
+    mov r4, 5
+    ldc r5, n
+    mov r6, 0
+    mov r7, 0
+    iadd r10, r0, 1
+    iadd r11, r10, 1
+    iadd r12, r11, 1
+    iadd r13, r12, 1
+    iadd r14, r13, 1
+    iadd r15, r14, 1
+    iadd r16, r15, 1
+    iadd r17, r16, 1
+    iadd r18, r17, 1
+    iadd r19, r18, 1
+    iadd r20, r19, 1
+    iadd r21, r20, 1
+    iadd r22, r21, 1
+    iadd r7, r7, r22
+LOOP:
+    imad r1, r6, r3, r4
+    iadd r7, r7, r1
+    stg [r9], r7
+    iadd r6, r6, 1
+    isetp.lt r2, r6, r5
+    brnz r2, LOOP
+    exit
+"""
+
+
+def _reference(n: int) -> list[int]:
+    return [sum(k * (t + 3) + 5 for k in range(n)) + t + 13 for t in range(32)]
+
+
+def _cfg(src: str):
+    cfg = build_cfg(assemble(src).only)
+    isolate_critical_edges(cfg)
+    return cfg
+
+
+def test_the_loop_invariants_go_on_hand_t():
+    cfg = _cfg(LOOP)
+    assert split_webs(cfg) == 1  # the address r9 (written twice) gets a register of its own
+    plan = assign(cfg, {}, 16)
+    # r3, r4, the address and r5 (n, read in the loop too); the loop's own values stay on s
+    assert {3, 4, 5} <= set(plan.hand) and len(plan.hand) == 4 and not {1, 2, 6, 7, 9} & set(plan.hand)
+    assert set(plan.hand.values()) == {INVARIANT_HAND}
+    assert plan.ring(INVARIANT_HAND) == plan.max_distance[INVARIANT_HAND] + 1
+
+
+@pytest.mark.parametrize("dmax,ring,rings", [(31, 32, None), (12, 20, (13, 7)), (12, 15, (13, 2))])
+def test_an_invariant_read_in_a_loop_needs_no_relay(dmax, ring, rings):
+    reg = assemble(LOOP).only
+    k, report = convert_kernel(reg, dmax=dmax, ring=ring, variants=HANDS, rings=rings)
+    assert Variant.HANDS in k.variants and sum(k.rings) <= ring
+    loop = [pc for pc, at in enumerate(report.loop_of) if at is not None]
+    on_t = [pc for pc in loop if any(hand == INVARIANT_HAND for hand, _ in k.code[pc].hand_sources())]
+    assert on_t  # the loop reads hand t
+    assert all(ins.dst_hand == 0 for pc, ins in enumerate(k.code) if pc in loop)  # and never writes it
+    if rings is None or rings[1] > 4:  # room for all of them: no relay, recomputation or reload in the loop
+        assert [report.causes[pc] for pc in loop if report.causes[pc] != "orig"] == []
+    for n in (1, 4, 7):
+        got = launch_out(k, 1, 32, 32, extra_params=(n,))[2]
+        assert got.tolist() == _reference(n)
+
+
+def test_without_the_variant_no_hand_is_used():
+    reg = assemble(LOOP).only
+    k, _ = convert_kernel(reg)
+    assert k.rings == (32,) and not any(ins.dst for ins in k.code)
+
+
+#: r3 holds two values: the one defined before the loop is a loop invariant (split into a
+#: register of its own), the one after the loop is not live into any loop. So does r9: the
+#: address (live through the loop) is split too, the shifted index it is made from is not.
+REUSED = """.kernel k
+.param out n
+    s2r r0, %tid.x
+    ishl r9, r0, 2
+    ldc r8, out
+    iadd r9, r9, r8
+    iadd r3, r0, 7
+    ldc r5, n
+    mov r6, 0
+    mov r7, 0
+LOOP:
+    iadd r7, r7, r3
+    iadd r6, r6, 1
+    isetp.lt r2, r6, r5
+    brnz r2, LOOP
+    iadd r3, r7, 1
+    stg [r9], r3
+    exit
+"""
+
+
+def test_a_register_reused_for_another_value_is_split():
+    cfg = _cfg(REUSED)
+    assert split_webs(cfg) == 2
+    cands = invariant_candidates(cfg, {})
+    assert 3 not in cands and 9 not in cands and sum(1 for r in cands if r > 9) == 2
+    reg = assemble(REUSED).only
+    k, report = convert_kernel(reg, variants=HANDS)
+    assert Variant.HANDS in k.variants
+    assert all(c == "orig" for c, at in zip(report.causes, report.loop_of) if at is not None)
+    got = launch_out(k, 1, 32, 32, extra_params=(5,))[2]
+    assert got.tolist() == [5 * (t + 7) + 1 for t in range(32)]
+
+
+def test_rings_are_checked():
+    reg = assemble(LOOP).only
+    with pytest.raises(ConvertError, match="hands variant"):
+        convert_kernel(reg, rings=(20, 12))
+    with pytest.raises(ConvertError, match="must exceed"):
+        convert_kernel(reg, variants=HANDS, rings=(10, 12))
+    with pytest.raises(ConvertError, match="ring budget 12"):
+        convert_kernel(reg, variants=HANDS, ring=12)
+
+
+@pytest.mark.parametrize("variants", [HANDS, ALL], ids=["hands", "all"])
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_every_workload_converts_and_checks_with_the_variant(name, variants):
+    reg = WORKLOADS[name]().module(Form.REG)
+    module, reports = convert_module(reg, variants=variants)
+    assert run_workload(_with(name, module), "tiny", Form.DFLOW).verdict  # a wrong output raises
+    for k in module:
+        assert sum(k.rings) <= 32 and len(reports[k.name].causes) == len(k.code)
+        hands = any(ins.dst for ins in k.code)
+        assert hands == (Variant.HANDS in k.variants) == (len(k.rings) == 2)
+        # nothing in a loop writes or pads hand t
+        rep = reports[k.name]
+        assert all(ins.dst_hand == 0 for ins, at in zip(k.code, rep.loop_of) if at is not None)
+        assert all(not (ins.op is Opcode.RPINC and ins.dst_hand) or c == "pad" for ins, c in zip(k.code, rep.causes))
+
+
+def test_the_command_line(tmp_path, capsys):
+    """``dualflow convert --variant hands --rings S,T`` writes a hands kernel with those rings;
+    ``dualflow overhead --variant hands`` prints each kernel's rings."""
+    from dualflow.cli import main
+    from dualflow.isa import assemble_file
+
+    src = tmp_path / "loop.reg.s"
+    src.write_text(LOOP)
+    dst = tmp_path / "loop.dflow.s"
+    assert main(["convert", str(src), "--variant", "hands", "--rings", "20,6", "-o", str(dst)]) == 0
+    k = assemble_file(dst).only
+    assert k.rings == (20, 6) and Variant.HANDS in k.variants and "-> t" in dst.read_text()
+    capsys.readouterr()
+    assert main(["overhead", "reduce", "--size", "tiny", "--variant", "hands"]) == 0
+    out = capsys.readouterr().out
+    assert "rings per kernel" in out and "reduce      reduce" in out
