@@ -74,6 +74,9 @@ HAND_FIELDS: dict[str, tuple[int, int]] = {
 }
 assert all(FIELDS["dst"][0] <= lsb and lsb + width <= sum(FIELDS["dst"]) for lsb, width in HAND_FIELDS.values())
 
+#: The written-hand selector's bits within the dst field.
+_WRITE_MASK = ((1 << HAND_FIELDS["write"][1]) - 1) << (HAND_FIELDS["write"][0] - FIELDS["dst"][0])
+
 WORD_BITS = 64
 OPERAND_MAX = (1 << FIELDS["a"][1]) - 1  #: largest operand field value (255)
 MAX_REGS = OPERAND_MAX  #: REG form: registers r0..r254
@@ -192,12 +195,13 @@ class Instruction:
         }[spec.mod]
         if self.mod not in legal_mod:
             raise EncodingError(f"{name}: mod={self.mod} is not a valid {spec.mod.value} value")
-        if self.dst and not spec.produces:
-            if not self.names_written_hand:
-                raise EncodingError(f"{name} writes no value but dst={self.dst}")
-            if self.dst >> HAND_FIELDS["write"][1]:  # rpinc, ssy with an advance: DFLOW only
-                raise EncodingError(f"{name}: dst={self.dst}, but only its written-hand selector "
-                                    f"(bits 17:16, .variant {Variant.HANDS.value}) may be set")
+        # A non-producer's dst field is zero, except (DFLOW form, ``check_form``) the hand selectors
+        # of the sources it reads, and the written-hand selector of rpinc and a reserving ssy.
+        if self.dst & _WRITE_MASK and not spec.produces and not self.names_written_hand:
+            raise EncodingError(f"{name} writes no value but dst={self.dst}")
+        if self.dst >> HAND_FIELDS["write"][1] and self.names_written_hand and not spec.produces:
+            raise EncodingError(f"{name}: dst={self.dst}, but only its written-hand selector "
+                                f"(bits 17:16, .variant {Variant.HANDS.value}) may be set")
         if self.a and not ("a" in items or "mem" in items or "advance" in items):
             raise EncodingError(f"{name} has no source A but a={self.a}")
         if self.c and "c" not in items:
@@ -223,14 +227,19 @@ class Instruction:
 
     def check_form(self, form: Form, hands: int | None = None) -> None:
         """The checks of fields whose meaning depends on the operand form (``check_fields`` is
-        form-agnostic): in DFLOW form, the dst field's hand selectors (``Variant.HANDS``). A source
+        form-agnostic): in REG form, a dst field (a register) only on a producer; in DFLOW form, the
+        dst field's hand selectors (``Variant.HANDS``). A source
         selector is legal only on a field the opcode reads as a ring source (present, not ``rz``,
         not uniform, not B when it is a 32-bit immediate); a written-hand selector only where
         ``names_written_hand``; with ``hands`` (the hands the kernel declares), only hands below it."""
-        if form is not Form.DFLOW or not self.dst:
+        if not self.dst:
             return
         spec = self.spec
         name = spec.mnemonic
+        if form is not Form.DFLOW:  # REG: the destination register, of producers only
+            if not spec.produces:
+                raise EncodingError(f"{name} writes no value but dst={self.dst}")
+            return
         write = self.dst_hand
         if write and not self.names_written_hand:
             raise EncodingError(f"{name}: written-hand selector (hand {HAND_NAMES[write]}) on an instruction "

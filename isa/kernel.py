@@ -127,6 +127,12 @@ class Kernel:
         self._validate_labels(where)
         if self.form is Form.REG and not 0 <= self.regs <= MAX_REGS:
             raise KernelError(f"{where}: .regs {self.regs} outside 0..{MAX_REGS}")
+        if self.form is Form.REG:
+            for pc, ins in enumerate(self.code):
+                try:
+                    ins.check_form(Form.REG)
+                except EncodingError as exc:
+                    raise KernelError(f"{where}, pc {pc}: {exc}") from None
         if not (isinstance(self.rings, tuple) and self.rings and all(type(r) is int for r in self.rings)):
             raise KernelError(f"{where}: rings {_shown(self.rings)} is not a tuple of integers")
         if self.ring != self.rings[0]:

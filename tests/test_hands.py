@@ -71,7 +71,9 @@ def test_hand_sources_and_source_fields():
     (Instruction(Opcode.IADD, dst=_selectors(a=3), a=64, b=1, uniform=UNIFORM_FLAG["a"]),
      "source A, a uniform operand"),
     (Instruction(Opcode.IADD, dst=_selectors(b=1), a=1, bimm=True, imm=5), "source B, which is a 32-bit immediate"),
-    (Instruction(Opcode.BRNZ, dst=_selectors(a=1), a=1, bimm=True, imm=0), "writes no value"),
+    (Instruction(Opcode.BRNZ, dst=_selectors(a=1), a=1, bimm=True, imm=0), None),  # a condition on hand t
+    (Instruction(Opcode.STG, dst=_selectors(a=1, b=3), a=1, b=2), None),  # a store's address and value
+    (Instruction(Opcode.BRNZ, dst=_selectors(write=1), a=1, bimm=True, imm=0), "writes no value"),
 ])
 def test_decode_in_dflow_form_rejects_misplaced_selectors(ins, message):
     word = ins.encode() if message is None or "writes no value" not in message else None
@@ -515,3 +517,16 @@ def test_cli_asm_disasm_and_refusals(tmp_path, capsys):
         assert main(command + ["--value", "out=0"]) == 1
         err = capsys.readouterr().err
         assert ".variant hands" in err and "Traceback" not in err
+
+
+def test_non_producers_read_other_hands_in_binaries():
+    """A store, a branch condition and a store value on hands t and v encode, decode in the DFLOW
+    form and survive a binary round trip; in the REG form the same dst field is refused."""
+    stg = Instruction(Opcode.STG, dst=_selectors(a=1, b=3), a=1, b=2)
+    brnz = Instruction(Opcode.BRNZ, dst=_selectors(a=1), a=1, bimm=True, imm=0)
+    for ins in (stg, brnz):
+        assert Instruction.decode(ins.encode(), Form.DFLOW) == ins
+        with pytest.raises(EncodingError, match="writes no value"):
+            Instruction.decode(ins.encode(), Form.REG)
+    with pytest.raises(KernelError, match="pc 0: stg writes no value"):
+        Kernel("k", Form.REG, [stg, Instruction(Opcode.EXIT)], regs=4)
