@@ -247,7 +247,8 @@ class Kernel:
             raise KernelError(f"{where}: form {_shown(meta.get('form'))} is not one of "
                               f"{', '.join(f.value for f in Form)}")
         form = Form(meta["form"])
-        hands = form is Form.DFLOW and isinstance(meta.get("variants"), list) and Variant.HANDS.value in meta["variants"]
+        named = meta.get("variants")
+        hands = form is Form.DFLOW and isinstance(named, list) and Variant.HANDS.value in named
         extra = ("regs",) if form is Form.REG else ("rings", "dmax") if hands else ("ring", "dmax")
         keys = {"name", "form", "params", "shared_bytes", "local_bytes", "labels", "count", *extra}
         if form is Form.DFLOW and "variants" in meta:
