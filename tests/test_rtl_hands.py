@@ -245,3 +245,19 @@ def test_cosim_takes_hands_kernels_on_a_core_of_their_rings():
     # a hands kernel of one ring runs on a core of that ring (every selector is 0)
     one = assemble(_kernel("one", "32", 31, "    mov 1\n    exit\n")).only
     check_case(CoreParams(**CORE), CosimCase("one", one, THREADS))
+
+
+def test_cosim_command_runs_a_hands_kernel_with_its_rings(tmp_path, capsys):
+    """``dualflow cosim FILE --rings ..``: the core of the test above (the same build)."""
+    from dualflow.cli import main
+
+    src = tmp_path / "divergent.s"
+    src.write_text(DIVERGENT)
+    core = ["--mode", "dflow", "--warp-size", "4", "--warps", "2", "--register-banks", "4", "--collector-units", "4",
+            "--alu-latency", "2", "--dmax", "15", "--block", str(THREADS)]
+    assert main(["cosim", str(src), *core, "--rings", "16", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "0 mismatches" in out or "match" in out, out
+    assert main(["cosim", str(src), *core]) == 1
+    err = capsys.readouterr().err
+    assert "--rings 16 8" in err and "Traceback" not in err
