@@ -225,7 +225,8 @@ class SimtStack(wiring.Component):
                             with m.If(~below.any()):
                                 raise_trap(Trap.NO_SSY, c.warp)
                                 m.d.sync += [result.warp.eq(c.warp), result.status.eq(Status.TRAP),
-                                             result.pc.eq(0), result.mask.eq(0), *[r.eq(0) for r in hand_rps(p, result.rp)]]
+                                             result.pc.eq(0), result.mask.eq(0),
+                                             *[r.eq(0) for r in hand_rps(p, result.rp)]]
                                 m.next = "RESP"
                             with m.Else():
                                 if dflow:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from dualflow.isa import Form, Kernel, Variant, assemble
 from dualflow.errors import ConfigError
+from dualflow.isa import Form, Kernel, Variant, assemble
 from dualflow.isa.convert import MIN_DMAX, convert_kernel
 from dualflow.models.device import Device
 from dualflow.rtl.decode import VARIANTS as RTL_VARIANTS
@@ -25,7 +25,6 @@ from dualflow.rtl.params import CoreParams
 from dualflow.rtl.trap import TrapCause
 
 from ..cosim import CosimCase
-from .hands import handify
 from .generator import (
     POOL_BASE,
     SHARED_PHASE_BYTES,
@@ -38,6 +37,7 @@ from .generator import (
     make_inputs,
     upload,
 )
+from .hands import handify
 
 __all__ = ["CoreProgram", "core_program", "gen_config", "core_launches", "form_kernel"]
 
