@@ -4,6 +4,7 @@ source reads a distance back on the hand it names (Clockhands-style)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import struct
@@ -123,6 +124,8 @@ def test_kernel_rings_ring_and_capacity():
     one = Kernel("k", Form.DFLOW, [Instruction(Opcode.EXIT)], ring=40)
     assert one.rings == (40,) and one.ring == 40 and one.capacity == 40 and not one.hands
     assert Kernel("k", Form.DFLOW, [Instruction(Opcode.EXIT)]).rings == (32,)
+    moved = dataclasses.replace(one, ring=64)  # one ring: ``ring`` gives its size
+    assert moved.rings == (64,) and moved.ring == 64
 
 
 @pytest.mark.parametrize("kwargs, code, message", [
@@ -142,7 +145,7 @@ def test_kernel_rings_ring_and_capacity():
      "pc 0: a hand selector (dst field 1) needs .variant hands"),
     (dict(ring=32, variants=frozenset({Variant.RESERVED_SSY})),
      [Instruction(Opcode.MOV, dst=_selectors(b=1), b=1)], "needs .variant hands"),
-    (dict(ring=32, rings=(16,)), [], "ring 32 is not hand 0's ring"),
+    (dict(ring=32, rings=(16, 8), variants=HANDS), [], "ring 32 is not hand 0's ring"),
 ])
 def test_kernel_refuses(kwargs, code, message):
     with pytest.raises(KernelError) as info:
