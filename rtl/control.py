@@ -10,6 +10,10 @@ on the writeback stream (it retires like any other) and then redirects its warp'
 The unit owns the per-warp control state: active mask, alive lanes, RP (DFLOW: also advanced by
 the issue stage at every producing instruction), running and waiting-at-barrier bits; ``start``
 sets them from the initial masks.
+
+Hands (``CoreParams.rings``): one RP per hand and warp; a producer advances its hand's (the
+issue stage says which), ``rpinc k -> h`` hand h's, ``ssy L, k -> h`` reserves on hand h, and the
+stack's resume restores every hand's.
 """
 
 from __future__ import annotations
@@ -27,12 +31,12 @@ from .params import CoreParams
 from .regfile import bank_of, read_request_layout, read_response_signature
 from .register_pointer import ADVANCE_BITS, rp_width
 from .simt_stack import Op as StackOp
-from .simt_stack import SimtStack
+from .simt_stack import SimtStack, hand_rps
 from .simt_stack import Status as StackStatus
 from .simt_stack import Trap as StackTrap
 from .stages import completion_layout, info_layout, issue_control_layout
 from .trap import TrapCause, trap_signature
-from .written_bits import clear_layout, request_clear
+from .written_bits import clear_layout, clear_valid, hand_clear, request_clear
 
 __all__ = ["ControlUnit"]
 
@@ -67,11 +71,13 @@ class ControlUnit(wiring.Component):
     redirect_valid, redirect_warp, redirect_pc: Out, continue the warp's fetch at pc.
     trap: Out(trap_signature), BARRIER. stack_trap: Out(trap_signature), the SIMT stack's trap.
     start: In(1), init_mask: In(warp_size).array(warps), launch: masks, RP 0, warps with lanes run.
-    advance_rp_valid, advance_rp_warp: In, DFLOW only: an instruction that produces a value issued.
+    advance_rp_valid, advance_rp_warp: In, DFLOW only: an instruction that produces a value issued
+        (advance_rp_hand: with hands, the hand it writes).
     ring_clear: Out(clear_layout), DFLOW with ``read_check`` only: ring positions the warp's lanes
         skip (``rpinc``, and the SIMT stack's at ``sync``): their written bits are cleared
         (``written_bits.py``).
-    active: Out(warp_size).array(warps), rp: Out(rp_width).array(warps), running: Out(warps),
+    active: Out(warp_size).array(warps), rp: Out(rp_width).array(warps) (with hands
+        ``.array(warps, hands)``), running: Out(warps),
         waiting: Out(warps) (at the block barrier): the warps' control state.
     stack_depth: Out(range(stack_depth + 1)).array(warps), each warp's SIMT-stack entries (coverage).
     """
@@ -91,11 +97,15 @@ class ControlUnit(wiring.Component):
             "redirect_valid": Out(1), "redirect_warp": Out(range(W)), "redirect_pc": Out(range(params.imem_words)),
             "trap": Out(trap_signature(params)), "stack_trap": Out(trap_signature(params)),
             "start": In(1), "init_mask": In(L).array(W),
-            "active": Out(L).array(W), "rp": Out(rp_width(params)).array(W), "running": Out(W), "waiting": Out(W),
+            "active": Out(L).array(W),
+            "rp": Out(rp_width(params)).array(W) if params.hands == 1 else Out(rp_width(params)).array(W, params.hands),
+            "running": Out(W), "waiting": Out(W),
             "stack_depth": Out(range(params.stack_depth + 1)).array(W),
         }
         if params.dflow:
             members.update({"advance_rp_valid": In(1), "advance_rp_warp": In(range(W))})
+            if params.hands > 1:
+                members["advance_rp_hand"] = In(range(params.hands))
         if params.checks_reads:
             members["ring_clear"] = Out(clear_layout(params))
         super().__init__(members)
@@ -110,9 +120,16 @@ class ControlUnit(wiring.Component):
         running, waiting = self.running, self.waiting
         active = Array(Signal(L, name=f"w{w}_active") for w in range(W))
         alive = Array(Signal(L, name=f"w{w}_alive") for w in range(W))
-        rp = Array(Signal(rp_width(p), name=f"w{w}_rp") for w in range(W))
+        H = p.hands
         m.d.comb += [self.active[w].eq(active[w]) for w in range(W)]
-        m.d.comb += [self.rp[w].eq(rp[w]) for w in range(W)]
+        if H == 1:
+            rp = Array(Signal(rp_width(p), name=f"w{w}_rp") for w in range(W))
+            m.d.comb += [self.rp[w].eq(rp[w]) for w in range(W)]
+            hand_rp = [Array([rp[w]]) for w in range(W)]  # hand_rp[w][h]
+        else:
+            hand_rp = [Array(Signal(rp_width(p), name=f"w{w}_rp{h}") for h in range(H)) for w in range(W)]
+            m.d.comb += [self.rp[w][h].eq(hand_rp[w][h]) for w in range(W) for h in range(H)]
+        by_hand = [Array(hand_rp[w][h] for w in range(W)) for h in range(H)]  # by_hand[h][warp]
 
         busy = self.busy
         c_warp = Signal(range(W))
@@ -133,7 +150,11 @@ class ControlUnit(wiring.Component):
         m.d.comb += self.issue.ready.eq(~busy & stack.cmd.ready)
 
         cmd = stack.cmd.payload
-        m.d.comb += [cmd.warp.eq(c_warp), cmd.rp.eq(rp[c_warp]), cmd.alive.eq(alive[c_warp])]
+        if H == 1:  # (one line: Amaranth shares the warp decoder of rp and alive only then)
+            m.d.comb += [cmd.warp.eq(c_warp), cmd.rp.eq(rp[c_warp]), cmd.alive.eq(alive[c_warp])]
+        else:
+            m.d.comb += [cmd.warp.eq(c_warp), *[cmd.rp[h].eq(by_hand[h][c_warp]) for h in range(H)],
+                         cmd.alive.eq(alive[c_warp])]
 
         st = self.stack_trap
         m.d.comb += [st.valid.eq(stack.trap), st.payload.pc.eq(c_info.pc), st.payload.warp.eq(stack.trap_warp),
@@ -187,8 +208,10 @@ class ControlUnit(wiring.Component):
                     with m.Case(Op.SSY):
                         m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.SSY), cmd.pc.eq(c_target),
                                      cmd.mask.eq(active[c_warp])]
-                        if p.dflow:  # the SYNC entry starts at RP + k (reserved-ssy)
+                        if p.dflow:  # the SYNC entry starts at RP + k (reserved-ssy), on its hand
                             m.d.comb += cmd.advance.eq(c_advance)
+                        if H > 1:
+                            m.d.comb += cmd.hand.eq(c_info.hand)
                     with m.Case(Op.SYNC):
                         m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.SYNC), cmd.mask.eq(mask)]
                         m.next = "RESUME"
@@ -201,10 +224,18 @@ class ControlUnit(wiring.Component):
                         m.d.comb += self.trap.valid.eq((alive[c_warp] & ~mask).any())
                         m.d.sync += waiting.bit_select(c_warp, 1).eq(1)
                     with m.Case(Op.RPINC):
-                        m.d.sync += rp[c_warp].eq(rp[c_warp] + c_imm)
-                        if p.checks_reads:
-                            m.d.comb += request_clear(p, self.ring_clear, warp=c_warp, first_rp=rp[c_warp],
-                                                      length=c_imm, mask=mask)
+                        if H == 1:
+                            m.d.sync += rp[c_warp].eq(rp[c_warp] + c_imm)
+                            if p.checks_reads:
+                                m.d.comb += request_clear(p, self.ring_clear, warp=c_warp, first_rp=rp[c_warp],
+                                                          length=c_imm, mask=mask)
+                        for h in range(H) if H > 1 else ():  # rpinc k -> h
+                            with m.If(c_info.hand == h):
+                                m.d.sync += by_hand[h][c_warp].eq(by_hand[h][c_warp] + c_imm)
+                                if p.checks_reads:
+                                    m.d.comb += request_clear(p, hand_clear(p, self.ring_clear, h), warp=c_warp,
+                                                              first_rp=by_hand[h][c_warp], length=c_imm, mask=mask,
+                                                              hand=h)
             with m.State("RESUME"):
                 m.d.comb += stack.resp.ready.eq(1)
                 with m.If(stack.resp.valid):
@@ -213,7 +244,7 @@ class ControlUnit(wiring.Component):
                     with m.If(r.status == StackStatus.RESUME):
                         m.d.sync += [c_next.eq(r.pc), active[c_warp].eq(r.mask)]
                         if p.dflow:
-                            m.d.sync += rp[c_warp].eq(r.rp)
+                            m.d.sync += [by_hand[h][c_warp].eq(v) for h, v in enumerate(hand_rps(p, r.rp))]
                     with m.Elif(r.status == StackStatus.DONE):
                         m.d.sync += [c_redirect.eq(0), running.bit_select(c_warp, 1).eq(0), active[c_warp].eq(0)]
             with m.State("DONE"):
@@ -225,11 +256,15 @@ class ControlUnit(wiring.Component):
 
         # RP advances at issue of a producer (DFLOW); this unit owns it otherwise.
         if p.checks_reads:
-            with m.If(stack.clear.valid):  # never in the cycle of an rpinc (one instruction at a time)
+            with m.If(clear_valid(p, stack.clear)):  # never in the cycle of an rpinc (one instruction at a time)
                 m.d.comb += self.ring_clear.eq(stack.clear)
-        if p.dflow:
+        if p.dflow and H == 1:
             with m.If(self.advance_rp_valid):
                 m.d.sync += rp[self.advance_rp_warp].eq(rp[self.advance_rp_warp] + 1)
+        elif p.dflow:
+            for h in range(H):
+                with m.If(self.advance_rp_valid & (self.advance_rp_hand == h)):
+                    m.d.sync += by_hand[h][self.advance_rp_warp].eq(by_hand[h][self.advance_rp_warp] + 1)
 
         # Barrier release: every warp still running waits.
         with m.If(waiting.any() & ((waiting | ~running) == (1 << W) - 1)):
@@ -239,6 +274,6 @@ class ControlUnit(wiring.Component):
         with m.If(self.start):
             m.d.sync += waiting.eq(0)
             for w in range(W):
-                m.d.sync += [active[w].eq(self.init_mask[w]), alive[w].eq(self.init_mask[w]), rp[w].eq(0),
-                             running[w].eq(self.init_mask[w] != 0)]
+                m.d.sync += [active[w].eq(self.init_mask[w]), alive[w].eq(self.init_mask[w]),
+                             *[hand_rp[w][h].eq(0) for h in range(H)], running[w].eq(self.init_mask[w] != 0)]
         return m

@@ -144,14 +144,17 @@ class SimtCore(wiring.Component):
             if p.dflow:
                 m.d.comb += issue.ib_next[w].eq(fetch.ib_next[w])
                 wiring.connect(m, issue.peek[w], sb.peek[w])
-            m.d.comb += [issue.active[w].eq(ctrl.active[w]), issue.rp[w].eq(ctrl.rp[w]),
-                         ctrl.init_mask[w].eq(cfg.init_mask[w])]
+            rp_of = [issue.rp[w].eq(ctrl.rp[w])] if p.hands == 1 else [  # one RP per hand
+                issue.rp[w][h].eq(ctrl.rp[w][h]) for h in range(p.hands)]
+            m.d.comb += [issue.active[w].eq(ctrl.active[w]), *rp_of, ctrl.init_mask[w].eq(cfg.init_mask[w])]
         if p.dflow:
             m.d.comb += issue.ib_next_valid.eq(fetch.ib_next_valid)
             m.d.comb += [issue.cu_waiting[c].eq(coll.waiting[c]) for c in range(p.collector_units)]
             m.d.comb += [sb.reads[r].eq(coll.pending[r]) for r in range(n_req)]
             m.d.comb += [ctrl.advance_rp_valid.eq(issue.advance_rp_valid),
                          ctrl.advance_rp_warp.eq(issue.advance_rp_warp)]
+            if p.hands > 1:
+                m.d.comb += ctrl.advance_rp_hand.eq(issue.advance_rp_hand)
             if p.checks_reads:
                 m.d.comb += issue.ring_clear.eq(ctrl.ring_clear)
         m.d.comb += [

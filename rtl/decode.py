@@ -7,8 +7,12 @@ the decoder is purely combinational.
 
 Illegal words (unknown opcode, a field the opcode does not use, an undefined ``mod`` value,
 ``rpinc`` or an ``ssy`` advance in a BASE core, a uniform-operand flag: the core does not implement
-``Variant.UNIFORM_OPERANDS``, see ``VARIANTS``; in a DFLOW core any non-zero dst field: the hand
-selectors of ``Variant.HANDS``, not implemented either) raise ``illegal``.
+``Variant.UNIFORM_OPERANDS``, see ``VARIANTS``) raise ``illegal``. In a DFLOW core the dst field
+holds the hand selectors of ``Variant.HANDS`` (``isa.encoding.HAND_FIELDS``): with one hand (the
+original form) any non-zero dst field is illegal; with ``hands`` > 1 a selector is legal where
+``Instruction.check_form`` allows it (the written hand on a producer, ``rpinc`` or an ``ssy`` with
+a reserved advance; a source's hand on a source the opcode reads from the ring) and names a hand
+below ``hands``.
 """
 
 
@@ -18,7 +22,7 @@ from amaranth import Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from dualflow.isa.encoding import FIELDS, WORD_BITS
+from dualflow.isa.encoding import FIELDS, HAND_FIELDS, WORD_BITS
 from dualflow.isa.opcodes import (
     INT_CMPS,
     LOADS,
@@ -42,10 +46,24 @@ def _hw_enum(name: str, members: dict[str, int], width: int) -> type[enum.Enum]:
                            lambda ns: [ns.__setitem__(k, v) for k, v in members.items()])
 
 
-#: The DFLOW variants a DFLOW core implements (co-simulation refuses kernels that use others,
-#: testbench/cosim.py ``check_case``; random-program campaigns convert with these only). A word
-#: with a uniform-operand flag, or (DFLOW) a hand selector, is illegal here.
+#: The DFLOW variants every DFLOW core implements (random-program campaigns convert with these
+#: only). A word with a uniform-operand flag is illegal here. ``Variant.HANDS`` is implemented by a
+#: core built with hands (``CoreParams.rings``; ``CORE_VARIANTS``); the converter does not emit it.
 VARIANTS = frozenset({Variant.RESERVED_SSY})
+
+
+#: The DFLOW variants a DFLOW core runs (co-simulation refuses kernels that use others,
+#: testbench/cosim.py ``check_case``): ``VARIANTS`` and ``Variant.HANDS`` for a kernel whose rings
+#: are the core's (``CoreParams.ring_sizes``; with one ring, every selector of the kernel is 0).
+CORE_VARIANTS = VARIANTS | {Variant.HANDS}
+
+
+def hand_selector(decoded, name: str):
+    """The hand selector ``name`` ("write", "a", "b", "c"; ``HAND_FIELDS``) of a decoded
+    instruction's raw ``dst`` field (DFLOW)."""
+    lsb, width = HAND_FIELDS[name]
+    lsb -= FIELDS["dst"][0]
+    return decoded.dst[lsb:lsb + width]
 
 #: Opcodes as an 8-bit Amaranth enum, members named and numbered as ``isa.opcodes.Opcode``.
 Op = _hw_enum("Op", {op.name: int(op) for op in Opcode}, FIELDS["op"][1])
@@ -104,6 +122,7 @@ class Decoder(wiring.Component):
     Parameters
     ----------
     dflow: decode for a DFLOW core (``rpinc`` and the advance of ``ssy`` are legal only there).
+    hands: DFLOW, the core's hands (``CoreParams.hands``): hand selectors are legal with more than one.
 
     Members
     -------
@@ -111,10 +130,12 @@ class Decoder(wiring.Component):
     out: Out(DecodedLayout(dflow=dflow)), the decoded instruction.
     """
 
-    def __init__(self, *, dflow: bool):
+    def __init__(self, *, dflow: bool, hands: int = 1):
         if not isinstance(dflow, bool):
             raise reject(self, f"dflow must be a bool, not {dflow!r}")
-        self.dflow = dflow
+        if type(hands) is not int or not 1 <= hands <= 4 or (hands > 1 and not dflow):
+            raise reject(self, f"hands must be 1 (BASE) or 1..4 (DFLOW), not {hands!r}")
+        self.dflow, self.hands = dflow, hands
         super().__init__({"word": In(WORD_BITS), "out": Out(DecodedLayout(dflow=dflow))})
 
     def elaborate(self, platform) -> Module:
@@ -157,7 +178,19 @@ class Decoder(wiring.Component):
                     for v in sorted(mods):
                         mod_ok = mod_ok | (raw["mod"] == v)
                     checks = [~mod_ok]
-                    if not spec.produces or self.dflow:  # DFLOW: hand selectors (no Variant.HANDS yet)
+                    if self.hands > 1:  # Variant.HANDS: the selectors' rules (Instruction.check_form)
+                        sel = {name: hand_selector(out, name) for name in HAND_FIELDS}
+                        names_hand = spec.produces or op is Opcode.RPINC
+                        if op is Opcode.SSY and advance:
+                            names_hand = raw["a"] != 0
+                        if names_hand is not True:
+                            checks.append(~names_hand & (sel["write"] != 0) if names_hand is not False
+                                          else sel["write"] != 0)
+                        for name in ("a", "b", "c"):  # out.a/b/c: 0 unless a ring source is there
+                            checks.append((sel[name] != 0) & (getattr(out, name) == 0))
+                        if self.hands < 4:
+                            checks += [s >= self.hands for s in sel.values()]
+                    elif not spec.produces or self.dflow:  # DFLOW: any hand selector (one hand)
                         checks.append(raw["dst"] != 0)
                     if not reads_a and not advance:
                         checks.append(raw["a"] != 0)

@@ -78,7 +78,7 @@ class FetchUnit(wiring.Component):
         wr = imem.write_port()
         rd = imem.read_port(transparent_for=())
         m.d.comb += [wr.en.eq(self.load_en), wr.addr.eq(self.load_addr), wr.data.eq(self.load_data)]
-        m.submodules.decoder = dec = Decoder(dflow=p.dflow)
+        m.submodules.decoder = dec = Decoder(dflow=p.dflow, hands=p.hands)
         m.submodules.pick = pick = WarpScheduler(warps=n, policy="lrr", two_level=self.depth == 2)
 
         pc = [Signal(range(p.imem_words), name=f"w{w}_fetch_pc") for w in range(n)]

@@ -14,6 +14,11 @@ buffered instruction could then issue (it does not read the waiting one's result
 operands ready), and while fewer than ``waiting_limit_warp`` CUs of the warp and fewer than
 ``waiting_limit_sm`` CUs of the core hold instructions with operands not ready.
 
+Hands (``CoreParams.rings``): a source names its hand and a producer the hand it writes (the
+decoded dst field's selectors); the entries (of the warp's register-file space) the checks, the
+collector and the written bits see are ``hand_base[h] + (RP_h - d) mod N_h`` and
+``hand_base[h] + RP_h mod N_h``, and a producer advances its own hand's RP.
+
 The stage also keeps what issue alone changes: each warp's trace sequence number and its count
 of dispatched instructions not yet written back (``bar`` and ``membar`` wait until it is 0).
 """
@@ -29,10 +34,10 @@ from dualflow.isa.opcodes import SpecialReg
 
 from ._checks import reject
 from .collector import SOURCES, alloc_layout, waiting_layout
-from .decode import UNIT_CODES, DecodedLayout, Op, Unit
+from .decode import UNIT_CODES, DecodedLayout, Op, Unit, hand_selector
 from .params import CoreParams
 from .regfile import entry_layout
-from .register_pointer import rp_width
+from .register_pointer import hand_entry, pick_hand, rp_width
 from .scheduler import WarpScheduler
 from .scoreboard import check_signature, peek_signature
 from .stages import COLLECTOR_TAG_BITS, SEQ_BITS, info_layout, issue_control_layout, issue_exec_layout
@@ -61,10 +66,12 @@ class IssueStage(wiring.Component):
     alloc: Out(stream.Signature(alloc_layout)), an instruction for a collector unit.
     cu_waiting: In(waiting_layout).array(collector_units), DFLOW: CUs waiting for operands.
     control: Out(stream.Signature(issue_control_layout)), a control instruction.
-    advance_rp_valid, advance_rp_warp: Out, DFLOW only: the issued instruction produces (RP + 1).
+    advance_rp_valid, advance_rp_warp: Out, DFLOW only: the issued instruction produces (RP + 1);
+        advance_rp_hand: with hands, on that hand.
     ring_clear: In(clear_layout), DFLOW with ``read_check`` only: the control unit's clears of the
         ``WrittenBits``.
-    active, rp, running, waiting: In, the warps' control state (``ControlUnit``).
+    active, rp, running, waiting: In, the warps' control state (``ControlUnit``; with hands, rp is
+        ``.array(warps, hands)``).
     sreg_index: Out(4), sreg_value: In(32); param_index: Out(param_bits), param_value: In(32):
         the configuration registers an ``s2r`` or ``ldc`` reads at issue.
     code_loaded, code_last: In, the program's extent.
@@ -87,7 +94,9 @@ class IssueStage(wiring.Component):
             "alloc": Out(stream.Signature(alloc_layout(params, payload_width=self.exec_layout.size,
                                                        tag_width=COLLECTOR_TAG_BITS, units=len(DISPATCHED)))),
             "control": Out(stream.Signature(issue_control_layout(params))),
-            "active": In(L).array(W), "rp": In(rp_width(params)).array(W), "running": In(W), "waiting": In(W),
+            "active": In(L).array(W),
+            "rp": In(rp_width(params)).array(W) if params.hands == 1 else In(rp_width(params)).array(W, params.hands),
+            "running": In(W), "waiting": In(W),
             "sreg_index": Out(4), "sreg_value": In(32), "param_index": Out(param_bits), "param_value": In(32),
             "code_loaded": In(1), "code_last": In(pcs),
             "retire_valid": In(1), "retire_warp": In(range(W)),
@@ -98,6 +107,8 @@ class IssueStage(wiring.Component):
                             "peek": Out(peek_signature(params)).array(W),
                             "advance_rp_valid": Out(1), "advance_rp_warp": Out(range(W)),
                             "cu_waiting": In(waiting_layout(params)).array(params.collector_units)})
+            if params.hands > 1:
+                members["advance_rp_hand"] = Out(range(params.hands))
         if params.checks_reads:
             members["ring_clear"] = In(clear_layout(params))
         super().__init__(members)
@@ -108,11 +119,15 @@ class IssueStage(wiring.Component):
         W, E = p.warps, p.entries_per_warp
         ring_bits = ceil_log2(E)
         m.submodules.sched = sched = WarpScheduler(warps=W, policy=p.scheduler, two_level=p.dflow)
-        rp = Array(self.rp)
+        H = p.hands
+        rp = Array(self.rp) if H == 1 else None
+        rps = [[self.rp[w]] if H == 1 else [self.rp[w][h] for h in range(H)] for w in range(W)]  # rps[w][h]
         seq = Array(Signal(SEQ_BITS, name=f"w{w}_seq") for w in range(W))
         inflight = [Signal(8, name=f"w{w}_inflight") for w in range(W)]
 
-        def src_index(w, field):
+        def src_index(w, field, name):
+            if p.dflow and H > 1:  # the source's hand
+                return hand_entry(p, rps[w], hand_selector(self.ib_inst[w], name), field)
             if p.dflow:
                 return (rp[w] - field)[:ring_bits] if ring_bits else Const(0, 1)
             return (field - 1)[:max(ring_bits, 1)]
@@ -132,13 +147,22 @@ class IssueStage(wiring.Component):
                 # result (distance 1 from the RP after a producing head) and its own sources are
                 # ready (the scoreboard's lookahead port, at the RP after the head)
                 head, nxt = self.ib_inst[w], self.ib_next[w]
-                rp2 = (rp[w] + head.produces)[:ring_bits] if ring_bits else Const(0, 1)
                 fields = (nxt.a, nxt.b, nxt.c)
                 peek = self.peek[w]
-                for k in range(SOURCES):
-                    m.d.comb += [peek.src[k].valid.eq(fields[k] != 0),
-                                 peek.src[k].index.eq((rp2 - fields[k])[:ring_bits] if ring_bits else 0)]
-                reads_head = head.produces & Cat(f == 1 for f in fields).any()
+                if H == 1:
+                    rp2 = (rp[w] + head.produces)[:ring_bits] if ring_bits else Const(0, 1)
+                    for k in range(SOURCES):
+                        m.d.comb += [peek.src[k].valid.eq(fields[k] != 0),
+                                     peek.src[k].index.eq((rp2 - fields[k])[:ring_bits] if ring_bits else 0)]
+                    reads_head = head.produces & Cat(f == 1 for f in fields).any()
+                else:  # each hand's RP after the head; the head's result is at distance 1 on its hand
+                    head_hand = hand_selector(head, "write")
+                    rps2 = [rps[w][h] + (head.produces & (head_hand == h)) for h in range(H)]
+                    for k, name in enumerate("abc"):
+                        m.d.comb += [peek.src[k].valid.eq(fields[k] != 0),
+                                     peek.src[k].index.eq(hand_entry(p, rps2, hand_selector(nxt, name), fields[k]))]
+                    reads_head = head.produces & Cat((f == 1) & (hand_selector(nxt, name) == head_hand)
+                                                     for f, name in zip(fields, "abc")).any()
                 unblocks = self.ib_next_valid[w] & ~reads_head & ~peek.src_pending.any()
                 m.d.comb += send_ahead[w].eq(unblocks & (mine < p.waiting_limit_warp) & sm_room)
 
@@ -157,8 +181,10 @@ class IssueStage(wiring.Component):
             d = self.ib_inst[w]
             fields = (d.a, d.b, d.c)
             for k in range(SOURCES):
-                m.d.comb += [i_has[w][k].eq(fields[k] != 0), i_src[w][k].eq(src_index(w, fields[k]))]
-            if p.dflow:
+                m.d.comb += [i_has[w][k].eq(fields[k] != 0), i_src[w][k].eq(src_index(w, fields[k], "abc"[k]))]
+            if p.dflow and H > 1:  # the written hand's slot
+                m.d.comb += [i_dst[w].eq(hand_entry(p, rps[w], hand_selector(d, "write"))), i_writes[w].eq(d.produces)]
+            elif p.dflow:
                 m.d.comb += [i_dst[w].eq(rp[w][:ring_bits] if ring_bits else 0), i_writes[w].eq(d.produces)]
             else:
                 m.d.comb += [i_dst[w].eq((d.dst - 1)[:max(ring_bits, 1)]), i_writes[w].eq(d.produces & (d.dst != 0))]
@@ -206,10 +232,18 @@ class IssueStage(wiring.Component):
         m.d.comb += [sched.issue.eq(i_go), self.consume.eq(Mux(i_go & ~i_trap, sched.grant, 0))]
 
         info = Signal(info_layout(p))
+        i_hand = hand_selector(i_d, "write") if H > 1 else 0  # the hand it writes or advances
+        if H > 1:
+            m.d.comb += info.hand.eq(i_hand)
+
+        def i_rp():  # the issuing warp's RP (of its written hand)
+            return pick_hand(i_hand, [Array(rps[w][h] for w in range(W))[iw] for h in range(H)])
         # (the trace's fields in their places: the traced core's netlist stays as it was)
         m.d.comb += [
             info.warp.eq(iw), info.pc.eq(i_pc), *([info.seq.eq(seq[iw])] if p.trace else []), info.op.eq(i_d.op),
-            info.mod.eq(i_d.mod), *([info.rp.eq(rp[iw])] if p.trace else []), info.mask.eq(Array(self.active)[iw]),
+            info.mod.eq(i_d.mod),
+            # (one line: Amaranth shares the warp decoder of rp and the mask only then)
+            *([info.rp.eq(rp[iw] if rp else i_rp())] if p.trace else []), info.mask.eq(Array(self.active)[iw]),
             info.dst.eq(sel(i_dst)),
             info.writes.eq(sel(i_writes)), info.mem.eq(i_d.is_load | i_d.is_store), info.store.eq(i_d.is_store),
         ]
@@ -284,6 +318,8 @@ class IssueStage(wiring.Component):
         # follow at issue too: sources checked, the destination slot set for the active lanes.
         if p.dflow:
             m.d.comb += [self.advance_rp_valid.eq(i_exec & i_d.produces), self.advance_rp_warp.eq(iw)]
+            if H > 1:
+                m.d.comb += self.advance_rp_hand.eq(i_hand)
         if p.checks_reads:
             m.submodules.written = written = WrittenBits(p)
             i_mask = Array(self.active)[iw]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from dualflow.errors import ConfigError
+from dualflow.isa.opcodes import MAX_HANDS
 from dualflow.machine import Mode, Scheduler, SmConfig
 
 #: Core parameter <- the ``SmConfig`` field (dotted: a field of a unit) it is taken from by
@@ -33,7 +34,7 @@ SM_FIELDS: dict[str, str] = {
 }
 #: Fields of the RTL alone: the resident warps of the one block the core runs, the register-file
 #: depth (ring, regs, dmax), and the sizes of the core's memories and tables.
-RTL_ONLY: tuple[str, ...] = ("warps", "ring", "regs", "dmax", "shared_bytes", "imem_words", "stack_depth",
+RTL_ONLY: tuple[str, ...] = ("warps", "ring", "rings", "regs", "dmax", "shared_bytes", "imem_words", "stack_depth",
                              "param_words", "requests_in_flight", "shared_banks", "read_check", "trace")
 
 
@@ -54,9 +55,15 @@ class CoreParams:
     warps: resident warps (power of two, 2..64). RTL only.
     register_banks: register-file banks (power of two, 1..16). ``SmConfig.register_banks``.
     collector_units: operand-collector units (1..16). ``SmConfig.collector_units``.
-    ring: DFLOW ring entries per warp (power of two, > dmax). RTL only.
+    ring: DFLOW ring entries per warp (power of two, > dmax); with ``rings``, hand 0's (s), which
+        it defaults to. RTL only.
+    rings: DFLOW, ``Variant.HANDS``: the ring entries of each hand per warp (2 to ``MAX_HANDS``
+        powers of two, as the kernel's ``.ring N0 N1 ..``): one RP per hand and warp, hand h's
+        slot s at entry ``hand_base[h] + s`` of the warp's register-file space. ``None``
+        (default; also what one ring normalizes to) is the original form: one ring of ``ring``
+        entries, and a core whose Verilog does not mention hands. RTL only.
     regs: BASE registers per thread (1..255). RTL only.
-    dmax: largest encodable DFLOW distance (1..ring-1). RTL only.
+    dmax: largest encodable DFLOW distance (1..ring-1; with ``rings``, below the largest). RTL only.
     scheduler: warp-scheduler policy, ``Scheduler.GTO`` or ``Scheduler.LRR`` (or its string).
         ``SmConfig.scheduler``.
     alu_latency: cycles of the pipelined integer ALU (1..8). ``SmConfig.int_unit.latency``.
@@ -104,7 +111,8 @@ class CoreParams:
     warps: int = 4
     register_banks: int = 4
     collector_units: int = 4
-    ring: int = 32
+    ring: int = None  # type: ignore[assignment]  # rings[0] with rings, else 32
+    rings: tuple[int, ...] | None = None
     regs: int = 32
     dmax: int = 31
     scheduler: Scheduler = Scheduler.GTO
@@ -136,6 +144,7 @@ class CoreParams:
 
         object.__setattr__(self, "mode", Mode.parse(self.mode, "core parameter mode"))
         object.__setattr__(self, "scheduler", Scheduler.parse(self.scheduler, "core parameter scheduler"))
+        self._resolve_rings()
         if self.shared_banks is None and is_int("warp_size") and is_int("shared_bytes"):
             object.__setattr__(self, "shared_banks", max(1, min(self.warp_size, self.shared_bytes // 4)))
         rules = {
@@ -145,7 +154,9 @@ class CoreParams:
             "collector_units": (lambda n: 1 <= n <= 16, "an integer in 1..16"),
             "ring": (lambda n: _power_of_two(n) and 2 <= n <= 256, "a power of two in 2..256"),
             "regs": (lambda n: 1 <= n <= 255, "an integer in 1..255"),
-            "dmax": (lambda n: 1 <= n < self.ring, f"an integer in 1..ring-1 = {self.ring - 1}"),
+            "dmax": (lambda n: 1 <= n < max(self.ring_sizes),
+                     f"an integer in 1..ring-1 = {self.ring - 1}" if self.rings is None else
+                     f"an integer in 1..max(rings)-1 = {max(self.ring_sizes) - 1}"),
             "alu_latency": (lambda n: 1 <= n <= 8, "an integer in 1..8"),
             "fp_latency": (lambda n: 1 <= n <= 32, "an integer in 1..32"),
             "fp_interval": (lambda n: 1 <= n <= 16, "an integer in 1..16"),
@@ -170,6 +181,26 @@ class CoreParams:
         for name in ("read_check", "trace"):
             if not isinstance(getattr(self, name), bool):
                 raise bad(name, "True or False")
+
+    def _resolve_rings(self) -> None:
+        """``rings`` as a tuple of 2..MAX_HANDS powers of two (None for one ring), ``ring`` as hand 0's."""
+        rings = self.rings
+        if rings is not None:
+            if not (isinstance(rings, (tuple, list)) and 1 <= len(rings) <= MAX_HANDS
+                    and all(type(r) is int and _power_of_two(r) and 2 <= r <= 256 for r in rings)):
+                raise ConfigError(f"core parameter rings must be 1 to {MAX_HANDS} powers of two in 2..256 (one "
+                                  f"ring per hand), not {rings!r}")
+            rings = tuple(rings)
+            if self.ring is not None and self.ring != rings[0]:
+                raise ConfigError(f"core parameter ring {self.ring!r} must be hand 0's ring of rings {rings} "
+                                  "(give either)")
+            object.__setattr__(self, "ring", rings[0])
+            object.__setattr__(self, "rings", rings if len(rings) > 1 else None)
+            if len(rings) > 1 and Mode.parse(self.mode, "core parameter mode") is not Mode.DFLOW:
+                raise ConfigError(f"core parameter rings {rings}: hands are of the DFLOW form, not mode "
+                                  f"{Mode.parse(self.mode, 'core parameter mode')}")
+        elif self.ring is None:
+            object.__setattr__(self, "ring", 32)
 
     @classmethod
     def from_sm(cls, sm: SmConfig, mode: Mode | str, *, warps: int, **rtl_only: int) -> CoreParams:
@@ -207,9 +238,28 @@ class CoreParams:
         return self.dflow and self.read_check
 
     @property
+    def ring_sizes(self) -> tuple[int, ...]:
+        """The ring of every hand: ``rings``, or ``(ring,)`` in the original form (``Kernel.rings``)."""
+        return self.rings if self.rings is not None else (self.ring,)
+
+    @property
+    def hands(self) -> int:
+        """Hands (rings with an RP each) per warp: 1 in the original form."""
+        return len(self.ring_sizes)
+
+    @property
+    def hand_base(self) -> tuple[int, ...]:
+        """Entry of the warp's register-file space where each hand's ring starts (slot 0)."""
+        out, base = [], 0
+        for n in self.ring_sizes:
+            out.append(base)
+            base += n
+        return tuple(out)
+
+    @property
     def entries_per_warp(self) -> int:
-        """Register-file entries (per lane) one warp owns: ring slots or registers."""
-        return self.ring if self.dflow else self.regs
+        """Register-file entries (per lane) one warp owns: ring slots (every hand's) or registers."""
+        return sum(self.ring_sizes) if self.dflow else self.regs
 
     @property
     def waiting_limit_sm(self) -> int:
@@ -224,5 +274,11 @@ class CoreParams:
         return min(self.dflow_waiting_per_warp, self.waiting_limit_sm)
 
     def to_dict(self) -> dict:
-        """The fields as plain values (mode and scheduler as strings), for JSON and ``CoreParams(**d)``."""
-        return {**asdict(self), "mode": self.mode.value, "scheduler": self.scheduler.value}
+        """The fields as plain values (mode and scheduler as strings), for JSON and ``CoreParams(**d)``;
+        ``rings`` only with hands (so the original form's dictionary is as it was)."""
+        out = {**asdict(self), "mode": self.mode.value, "scheduler": self.scheduler.value}
+        if self.rings is None:
+            del out["rings"]
+        else:
+            out["rings"] = list(self.rings)
+        return out

@@ -10,6 +10,12 @@ RP is kept in ``rp_width(params)`` bits, more than the slot index: comparisons o
 one warp (the SIMT stack's max at ``sync``) are made modulo that width (docs/isa.md), which is
 exact while the live RP values of a warp lie within half the range: ``RP_EXTRA_BITS`` = 16 extra
 bits allow a divergent loop to run 2**15 ring lengths of producers past a parked path.
+
+Hands (``CoreParams.rings``, ``Variant.HANDS``): every hand has its own RP per warp, all of
+``rp_width`` bits (the largest ring's slot index plus the extra bits); hand h's slot s is entry
+``hand_base[h] + s`` of the warp's register-file space, so ``dest_slot`` and ``source_slot`` name
+entries of that space (with one hand, entry = slot). The ``RegisterPointers`` block models the
+original form's one RP per warp; the core keeps its RPs in the control unit.
 """
 
 from __future__ import annotations
@@ -23,8 +29,8 @@ from dualflow.errors import ConfigError
 
 from .params import CoreParams
 
-__all__ = ["ADVANCE_BITS", "RP_EXTRA_BITS", "RegisterPointers", "advance_layout", "dest_slot", "rp_width", "set_layout",
-           "source_slot"]
+__all__ = ["ADVANCE_BITS", "RP_EXTRA_BITS", "RegisterPointers", "advance_layout", "dest_slot", "hand_entry",
+           "pick_hand", "rp_width", "set_layout", "source_slot"]
 
 #: RP bits beyond the ring-slot index (derived here; not a CoreParams field).
 RP_EXTRA_BITS = 16
@@ -43,18 +49,50 @@ def set_layout(params: CoreParams) -> data.StructLayout:
 
 
 def rp_width(params: CoreParams) -> int:
-    """Bits of a warp's RP: the slot index plus ``RP_EXTRA_BITS`` (DFLOW); 1 in BASE (unused)."""
-    return ceil_log2(params.ring) + RP_EXTRA_BITS if params.dflow else 1
+    """Bits of a warp's RP (of each hand's): the slot index of the largest ring plus
+    ``RP_EXTRA_BITS`` (DFLOW); 1 in BASE (unused)."""
+    return ceil_log2(max(params.ring_sizes)) + RP_EXTRA_BITS if params.dflow else 1
 
 
-def dest_slot(params: CoreParams, rp):
-    """Ring slot a producer issued at ``rp`` writes."""
-    return rp[:ceil_log2(params.ring)]
+def _in_hand(params: CoreParams, hand: int, position):
+    """Entry of the warp's space holding ring position ``position`` of hand ``hand`` (a constant)."""
+    slot = position[:ceil_log2(params.ring_sizes[hand])]
+    base = params.hand_base[hand]
+    return slot if base == 0 else base + slot
 
 
-def source_slot(params: CoreParams, rp, distance):
-    """Ring slot of a source at ``distance`` from ``rp``."""
-    return (rp - distance)[:ceil_log2(params.ring)]
+def dest_slot(params: CoreParams, rp, hand: int = 0):
+    """Entry (ring slot, with one hand) a producer of hand ``hand`` issued at ``rp`` writes."""
+    return _in_hand(params, hand, rp)
+
+
+def source_slot(params: CoreParams, rp, distance, hand: int = 0):
+    """Entry (ring slot, with one hand) of a source of hand ``hand`` at ``distance`` from ``rp``."""
+    return _in_hand(params, hand, rp - distance)
+
+
+def pick_hand(hand, values):
+    """``values[hand]`` for a hand chosen by a signal (a constant indexes directly); a hand past
+    the list (an illegal selector) gives the last."""
+    if isinstance(hand, int):
+        return values[hand]
+    out = values[-1]
+    for h in range(len(values) - 2, -1, -1):
+        out = Mux(hand == h, values[h], out)
+    return out
+
+
+def hand_entry(params: CoreParams, rps, hand, distance=None):
+    """Entry of the position ``RP_hand - distance`` (``RP_hand`` without ``distance``) for a hand
+    chosen by a signal (one subtraction, then each hand's slot bits and base): ``rps`` one RP per
+    hand."""
+    if isinstance(hand, int):
+        rp = rps[hand]
+        return dest_slot(params, rp, hand) if distance is None else source_slot(params, rp, distance, hand)
+    position = pick_hand(hand, list(rps))
+    if distance is not None:
+        position = position - distance
+    return pick_hand(hand, [_in_hand(params, h, position) for h in range(params.hands)])
 
 
 class RegisterPointers(wiring.Component):

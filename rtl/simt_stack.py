@@ -28,6 +28,10 @@ which the caller waits for (the warp's next pc, mask and RP). Latency from accep
 valid: EXIT 3 cycles, SYNC 4 cycles (DFLOW; 3 in BASE), plus 2 per popped entry whose lanes
 have all exited; a trap on SYNC without SSY answers after 1 cycle.
 
+Hands (``CoreParams.rings``): an entry's rp is one RP per hand; SSY's reserved advance is added
+to the hand the command names (``hand``: ``ssy L, k -> h``), SYNC keeps each hand's later RP
+independently (and clears each hand's skipped positions), resume restores every hand's.
+
 Traps: a push onto a full stack (overflow; the push is dropped), a SYNC without SSY, and an
 empty stack with live lanes raise the sticky ``trap`` output with the first trap's cause and
 warp; SYNC and EXIT traps also answer with status TRAP. Reset clears everything.
@@ -46,9 +50,9 @@ from dualflow.errors import ConfigError
 
 from .params import CoreParams
 from .register_pointer import ADVANCE_BITS, rp_width
-from .written_bits import clear_layout, request_clear
+from .written_bits import clear_layout, hand_clear, request_clear
 
-__all__ = ["Op", "SimtStack", "Status", "Trap", "cmd_layout", "resp_layout"]
+__all__ = ["Op", "SimtStack", "Status", "Trap", "cmd_layout", "hand_rps", "resp_layout", "rp_layout"]
 
 
 class Op(IntEnum):
@@ -75,15 +79,27 @@ def pc_width(params: CoreParams) -> int:
     return ceil_log2(params.imem_words)
 
 
+def rp_layout(params: CoreParams) -> data.Layout | int:
+    """A warp's RP as the stack holds it: one RP, or (hands) an array of one RP per hand."""
+    return rp_width(params) if params.hands == 1 else data.ArrayLayout(rp_width(params), params.hands)
+
+
+def hand_rps(params: CoreParams, rp) -> list:
+    """The per-hand RPs of an ``rp_layout`` value (a one-element list with one hand)."""
+    return [rp] if params.hands == 1 else [rp[h] for h in range(params.hands)]
+
+
 def cmd_layout(params: CoreParams) -> data.StructLayout:
     """A stack operation of one warp. ``pc``: SSY target or DIV fall-through; ``mask``: SSY active
     mask or DIV not-taken lanes, SYNC (DFLOW) the path's active lanes; ``rp``: the warp's current
-    RP (DFLOW); ``advance``: DFLOW, SSY's reserved advance (``reserved-ssy``: the entry's rp is
-    ``rp + advance``; ignored by the other operations); ``alive``: the warp's lanes that have not
+    RP (DFLOW; with hands, one per hand); ``advance``: DFLOW, SSY's reserved advance
+    (``reserved-ssy``: the entry's rp is ``rp + advance``; ignored by the other operations);
+    ``hand``: with hands, the hand the advance is on; ``alive``: the warp's lanes that have not
     exited (after the EXIT), used by SYNC and EXIT."""
     return data.StructLayout({
         "op": 2, "warp": range(params.warps), "pc": pc_width(params), "mask": params.warp_size,
-        "rp": rp_width(params), **({"advance": ADVANCE_BITS} if params.dflow else {}), "alive": params.warp_size,
+        "rp": rp_layout(params), **({"advance": ADVANCE_BITS} if params.dflow else {}), "alive": params.warp_size,
+        **({"hand": range(params.hands)} if params.hands > 1 else {}),
     })
 
 
@@ -91,7 +107,7 @@ def resp_layout(params: CoreParams) -> data.StructLayout:
     """Outcome of SYNC or EXIT: RESUME at (pc, mask, rp), DONE (no lane alive), or TRAP."""
     return data.StructLayout({
         "warp": range(params.warps), "status": 2, "pc": pc_width(params), "mask": params.warp_size,
-        "rp": rp_width(params),
+        "rp": rp_layout(params),
     })
 
 
@@ -136,7 +152,8 @@ class SimtStack(wiring.Component):
         p, depth = self.params, self.depth
         dflow = p.dflow
         rpw = rp_width(p)
-        row = data.StructLayout({"pc": pc_width(p), "mask": p.warp_size, **({"rp": rpw} if dflow else {})})
+        H = p.hands
+        row = data.StructLayout({"pc": pc_width(p), "mask": p.warp_size, **({"rp": rp_layout(p)} if dflow else {})})
         m.submodules.entries = mem = memory.Memory(shape=row, depth=p.warps * depth, init=[])
         wr = mem.write_port()
         rd = mem.read_port(transparent_for=())
@@ -154,7 +171,7 @@ class SimtStack(wiring.Component):
         # The operation being answered.
         warp = Signal(range(p.warps))
         alive = Signal(p.warp_size)
-        cur_rp = Signal(rpw)
+        cur_rp = Signal(rp_layout(p))
         path_mask = Signal(p.warp_size)
         # lanes parked at a SYNC entry: the written bits' clears at sync need them
         checks = p.checks_reads
@@ -194,8 +211,12 @@ class SimtStack(wiring.Component):
                                     wr.addr.eq(base(c.warp) + sp[c.warp]), wr.en.eq(1),
                                     wr.data.pc.eq(c.pc), wr.data.mask.eq(c.mask),
                                 ]
-                                if dflow:  # modulo the RP width, as RP itself
+                                if dflow and H == 1:  # modulo the RP width, as RP itself
                                     m.d.comb += wr.data.rp.eq(c.rp + Mux(c.op == Op.SSY, c.advance, 0))
+                                elif dflow:  # the advance on its hand
+                                    for h in range(H):
+                                        m.d.comb += wr.data.rp[h].eq(
+                                            c.rp[h] + Mux((c.op == Op.SSY) & (c.hand == h), c.advance, 0))
                                 set_sp(c.warp, sp[c.warp] + 1)
                                 for i, reg in enumerate(kind_regs):
                                     with m.If(c.warp == i):
@@ -204,7 +225,8 @@ class SimtStack(wiring.Component):
                             with m.If(~below.any()):
                                 raise_trap(Trap.NO_SSY, c.warp)
                                 m.d.sync += [result.warp.eq(c.warp), result.status.eq(Status.TRAP),
-                                             result.pc.eq(0), result.mask.eq(0), result.rp.eq(0)]
+                                             result.pc.eq(0), result.mask.eq(0),
+                                             *[r.eq(0) for r in hand_rps(p, result.rp)]]
                                 m.next = "RESP"
                             with m.Else():
                                 if dflow:
@@ -216,27 +238,36 @@ class SimtStack(wiring.Component):
                             m.next = "POP"
             if dflow:
                 with m.State("RAISE"):
-                    # rd.data holds the nearest SYNC entry: keep the later of its rp and the path's.
+                    # rd.data holds the nearest SYNC entry: keep the later of its rp and the path's
+                    # (each hand's, with hands).
                     entry = rd.data
-                    later = Signal(rpw)
-                    m.d.comb += later.eq(entry.rp)
-                    with m.If((entry.rp - cur_rp)[rpw - 1]):
-                        m.d.comb += later.eq(cur_rp)
+                    hand_entry_rps, hand_cur_rps = hand_rps(p, entry.rp), hand_rps(p, cur_rp)
+                    laters = []
+                    for entry_rp, path_rp in zip(hand_entry_rps, hand_cur_rps):
+                        later = Signal(rpw, name="later" if H == 1 else f"later{len(laters)}")
+                        m.d.comb += later.eq(entry_rp)
+                        with m.If((entry_rp - path_rp)[rpw - 1]):
+                            m.d.comb += later.eq(path_rp)
+                        laters.append(later)
                     m.d.comb += [
                         wr.addr.eq(base(warp) + sync_level), wr.en.eq(1),
-                        wr.data.pc.eq(entry.pc), wr.data.mask.eq(entry.mask), wr.data.rp.eq(later),
+                        wr.data.pc.eq(entry.pc), wr.data.mask.eq(entry.mask),
+                        *[r.eq(later) for r, later in zip(hand_rps(p, wr.data.rp), laters)],
                     ]
+                    for h, (entry_rp, path_rp) in enumerate(zip(hand_entry_rps, hand_cur_rps)):
+                        if checks:
+                            # written bits: the positions between the two RPs are skipped by whichever
+                            # side is behind
+                            clear = hand_clear(p, self.clear, h)
+                            behind = (path_rp - entry_rp)[rpw - 1]  # the arriving path is behind the entry
+                            with m.If(behind):
+                                m.d.comb += request_clear(p, clear, warp=warp, first_rp=path_rp,
+                                                          length=(entry_rp - path_rp)[:rpw], mask=path_mask, hand=h)
+                            with m.Elif(path_rp != entry_rp):
+                                m.d.comb += request_clear(p, clear, warp=warp, first_rp=entry_rp,
+                                                          length=(path_rp - entry_rp)[:rpw],
+                                                          mask=parked[warp] & entry.mask, hand=h)
                     if checks:
-                        # written bits: the positions between the two RPs are skipped by whichever side
-                        # is behind
-                        behind = (cur_rp - entry.rp)[rpw - 1]  # the arriving path is behind the entry
-                        with m.If(behind):
-                            m.d.comb += request_clear(p, self.clear, warp=warp, first_rp=cur_rp,
-                                                      length=(entry.rp - cur_rp)[:rpw], mask=path_mask)
-                        with m.Elif(cur_rp != entry.rp):
-                            m.d.comb += request_clear(p, self.clear, warp=warp, first_rp=entry.rp,
-                                                      length=(cur_rp - entry.rp)[:rpw],
-                                                      mask=parked[warp] & entry.mask)
                         m.d.sync += parked[warp].eq(parked[warp] | path_mask)
                     m.next = "POP"
             with m.State("POP"):
@@ -246,7 +277,8 @@ class SimtStack(wiring.Component):
                         m.d.sync += result.status.eq(Status.TRAP)
                     with m.Else():
                         m.d.sync += result.status.eq(Status.DONE)
-                    m.d.sync += [result.warp.eq(warp), result.pc.eq(0), result.mask.eq(0), result.rp.eq(0)]
+                    m.d.sync += [result.warp.eq(warp), result.pc.eq(0), result.mask.eq(0),
+                                 *[r.eq(0) for r in hand_rps(p, result.rp)]]
                     m.next = "RESP"
                 with m.Else():
                     m.d.comb += [rd.addr.eq(base(warp) + sp[warp] - 1), rd.en.eq(1)]
@@ -257,7 +289,8 @@ class SimtStack(wiring.Component):
                 set_sp(warp, sp[warp] - 1)
                 with m.If(live.any()):
                     m.d.sync += [result.warp.eq(warp), result.status.eq(Status.RESUME), result.pc.eq(entry.pc),
-                                 result.mask.eq(live), result.rp.eq(entry.rp if dflow else 0)]
+                                 result.mask.eq(live), *[r.eq(e if dflow else 0) for r, e in zip(
+                                     hand_rps(p, result.rp), hand_rps(p, entry.rp) if dflow else [0] * H)]]
                     if checks:
                         m.d.sync += parked[warp].eq(parked[warp] & ~live)
                     m.next = "RESP"

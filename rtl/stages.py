@@ -31,12 +31,16 @@ COLLECTOR_TAG_BITS = 0
 
 def info_layout(params: CoreParams) -> data.StructLayout:
     """Side-band word of an instruction in flight: what writeback, traps and the trace need
-    (``seq`` and ``rp`` only the trace: absent without ``params.trace``)."""
+    (``seq`` and ``rp`` only the trace: absent without ``params.trace``). ``dst`` is the entry of
+    the warp's register-file space written; with hands (``params.hands`` > 1), ``hand`` is the
+    written-hand selector (the hand a producer writes, ``rpinc`` or a reserving ``ssy`` advances;
+    0 otherwise), ``rp`` that hand's RP, and ``dst`` is in that hand's ring."""
     traced = params.trace
     return data.StructLayout({
         "warp": range(params.warps), "pc": range(params.imem_words), **({"seq": SEQ_BITS} if traced else {}),
         "op": Op, "mod": 4, **({"rp": rp_width(params)} if traced else {}), "mask": params.warp_size,
         "dst": range(params.entries_per_warp), "writes": 1, "mem": 1, "store": 1,
+        **({"hand": range(params.hands)} if params.hands > 1 else {}),
     })
 
 
@@ -78,7 +82,8 @@ class TraceSignature(wiring.Signature):
     -------
     valid: Out(1), a record this cycle.
     payload: Out(trace_layout(params)): ``info`` (warp, pc, seq, op, mod, rp, active mask, dst,
-        writes, mem, store), ``values`` (per-lane result), ``addrs`` and ``data`` (per-lane
+        writes, mem, store; with hands, the written hand: ``rp`` is its RP and ``dst`` the entry
+        ``hand_base[hand] + slot``), ``values`` (per-lane result), ``addrs`` and ``data`` (per-lane
         address and store data of a memory access).
 
     A stream without ``ready``: the trace cannot hold the core back.

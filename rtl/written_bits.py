@@ -25,6 +25,11 @@ unit, which holds the warp's fetch until it is done, so the bits are in program 
 the warp's next instruction is checked at issue; launch clears every bit (nothing written yet,
 which also makes reads of negative positions illegal). Distances above the ring cannot be
 encoded by a valid kernel (Dmax < ring); the check does not cover them.
+
+Hands (``CoreParams.rings``): every hand's ring is a window of its own, moved by its own RP, so
+the rule above holds hand by hand; the bits are kept per entry of the warp's register-file space
+(hand h's slot s at ``hand_base[h] + s``), and the clear port is one clear per hand (``rpinc``
+clears on its hand, ``sync`` on every hand whose RPs differ).
 """
 
 from __future__ import annotations
@@ -37,39 +42,57 @@ from amaranth.utils import ceil_log2
 from ._checks import reject
 from .collector import SOURCES
 from .params import CoreParams
-from .register_pointer import dest_slot
 
-__all__ = ["WrittenBits", "clear_layout", "request_clear"]
+__all__ = ["WrittenBits", "clear_layout", "clear_valid", "hand_clear", "hand_clear_layout", "request_clear"]
 
 
 def _slot_bits(params: CoreParams) -> int:
-    return ceil_log2(params.ring)
+    """Bits of an entry of a warp's space (a ring slot, with one hand)."""
+    return ceil_log2(params.entries_per_warp)
 
 
-def clear_layout(params: CoreParams) -> data.StructLayout:
-    """Clear ``count`` slots (ring at most: every slot) of warp ``warp`` from slot ``first`` on,
-    for the lanes in ``mask``."""
-    return data.StructLayout({"valid": 1, "warp": range(params.warps), "first": _slot_bits(params),
-                              "count": range(params.ring + 1), "mask": params.warp_size})
+def hand_clear_layout(params: CoreParams) -> data.StructLayout:
+    """Clear ``count`` slots (a ring at most: every slot) of warp ``warp`` from slot ``first`` on,
+    for the lanes in ``mask``: of the ring, or of one hand's (``first`` a slot of the largest ring)."""
+    largest = max(params.ring_sizes)
+    return data.StructLayout({"valid": 1, "warp": range(params.warps), "first": ceil_log2(largest),
+                              "count": range(largest + 1), "mask": params.warp_size})
 
 
-def request_clear(params: CoreParams, port, *, warp, first_rp, length, mask) -> list:
-    """Assignments of ``port`` (a ``clear_layout`` view) clearing positions ``first_rp`` ..
-    ``first_rp + length - 1`` (RP values; a length of a ring or more clears every slot)."""
-    n = params.ring
-    return [port.valid.eq(1), port.warp.eq(warp), port.first.eq(dest_slot(params, first_rp)),
+def clear_layout(params: CoreParams) -> data.Layout:
+    """The clear port: ``hand_clear_layout``, one per hand (an array) with hands."""
+    one = hand_clear_layout(params)
+    return one if params.hands == 1 else data.ArrayLayout(one, params.hands)
+
+
+def hand_clear(params: CoreParams, port, hand: int):
+    """Hand ``hand``'s clear of a ``clear_layout`` view (the port itself with one hand)."""
+    return port if params.hands == 1 else port[hand]
+
+
+def clear_valid(params: CoreParams, port):
+    """Some clear of a ``clear_layout`` view is valid."""
+    return port.valid if params.hands == 1 else Cat(port[h].valid for h in range(params.hands)).any()
+
+
+def request_clear(params: CoreParams, port, *, warp, first_rp, length, mask, hand: int = 0) -> list:
+    """Assignments of ``port`` (a ``hand_clear_layout`` view: ``hand_clear`` of the clear port)
+    clearing positions ``first_rp`` .. ``first_rp + length - 1`` of hand ``hand``'s ring (RP
+    values; a length of a ring or more clears every slot)."""
+    n = params.ring_sizes[hand]
+    return [port.valid.eq(1), port.warp.eq(warp), port.first.eq(first_rp[:ceil_log2(n)]),
             port.count.eq(Mux(length >= n, n, length)), port.mask.eq(mask)]
 
 
 def check_layout(params: CoreParams) -> data.StructLayout:
-    """One instruction's sources: its warp, its active lanes and each source's ring slot."""
+    """One instruction's sources: its warp, its active lanes and each source's entry (ring slot)."""
     operand = data.StructLayout({"valid": 1, "slot": _slot_bits(params)})
     return data.StructLayout({"warp": range(params.warps), "mask": params.warp_size,
                               "src": data.ArrayLayout(operand, SOURCES)})
 
 
 def set_layout(params: CoreParams) -> data.StructLayout:
-    """A producer issued: its warp, destination slot and active lanes."""
+    """A producer issued: its warp, destination entry (ring slot) and active lanes."""
     return data.StructLayout({"valid": 1, "warp": range(params.warps), "slot": _slot_bits(params),
                               "mask": params.warp_size})
 
@@ -87,7 +110,8 @@ class WrittenBits(wiring.Component):
     illegal : Out(1), combinational: an active lane reads a source slot whose bit is clear
         (the bits before this cycle's updates: a source is read before the destination is written).
     set : In(set_layout), a producer issued: set its slot's bit for its active lanes.
-    clear : In(clear_layout), clear a range of slots for some lanes (``rpinc``, ``sync``); a set
+    clear : In(clear_layout), clear a range of slots for some lanes (``rpinc``, ``sync``; with
+        hands, one range per hand); a set
         of the same warp, slot and lane in the same cycle wins (it cannot happen: the control
         unit clears only for a warp that cannot issue).
     start : In(1), launch: clear every bit.
@@ -105,28 +129,38 @@ class WrittenBits(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         p = self.params
-        n, bits = p.ring, _slot_bits(p)
-        written = [[Signal(p.warp_size, name=f"w{w}_slot{s}") for s in range(n)] for w in range(p.warps)]
+        E, bits = p.entries_per_warp, _slot_bits(p)
+        written = [[Signal(p.warp_size, name=f"w{w}_slot{s}") for s in range(E)] for w in range(p.warps)]
 
         # ---- check: every active lane of every source slot wrote it
-        # per lane, bit warp * ring + slot: one multiplexer tree per source and lane
-        lanes = [Cat(written[w][s][lane] for w in range(p.warps) for s in range(n)) for lane in range(p.warp_size)]
+        # per lane, bit warp * 2**bits + entry: one multiplexer tree per source and lane (entries
+        # past E, with hands whose rings do not add up to a power of two, read as never written)
+        pad = [Const(0, 1)] * ((1 << bits) - E)
+        lanes = [Cat(*(bit for w in range(p.warps) for bit in [written[w][s][lane] for s in range(E)] + pad))
+                 for lane in range(p.warp_size)]
         chk = self.check
         bad = [src.valid & (chk.mask & ~Cat(bits.bit_select(Cat(src.slot, chk.warp), 1) for bits in lanes)).any()
                for src in chk.src]
         m.d.comb += self.illegal.eq(Cat(bad).any())
 
         # ---- updates: the lanes to clear and to set in each slot, then per warp
-        clr, put = self.clear, self.set
-        for s in range(n):
-            # count is 0..ring: its top bit alone means every slot
-            offset = (Const(s, bits) - clr.first)[:bits]
-            in_range = clr.valid & (clr.count[bits] | (offset < clr.count[:bits]))
-            clear_lanes = Mux(in_range, clr.mask, 0)
-            set_lanes = Mux(put.valid & (put.slot == s), put.mask, 0)
-            for w in range(p.warps):
-                bit = written[w][s]
-                keep = Mux(clr.warp == w, ~clear_lanes, -1)
-                new = Mux(put.warp == w, set_lanes, 0)
-                m.d.sync += bit.eq(Mux(self.start, 0, (bit & keep) | new))
+        put = self.set
+        for hand, (base, n) in enumerate(zip(p.hand_base, p.ring_sizes)):
+            clr = hand_clear(p, self.clear, hand)
+            hbits = ceil_log2(n)
+            for s in range(n):
+                e = base + s
+                if p.hands == 1:  # count is 0..ring: its top bit alone means every slot
+                    offset = (Const(s, bits) - clr.first)[:bits]
+                    in_range = clr.valid & (clr.count[bits] | (offset < clr.count[:bits]))
+                else:
+                    offset = (Const(s, max(hbits, 1)) - clr.first[:hbits])[:hbits]
+                    in_range = clr.valid & ((clr.count >= n) | (offset < clr.count))
+                clear_lanes = Mux(in_range, clr.mask, 0)
+                set_lanes = Mux(put.valid & (put.slot == e), put.mask, 0)
+                for w in range(p.warps):
+                    bit = written[w][e]
+                    keep = Mux(clr.warp == w, ~clear_lanes, -1)
+                    new = Mux(put.warp == w, set_lanes, 0)
+                    m.d.sync += bit.eq(Mux(self.start, 0, (bit & keep) | new))
         return m

@@ -45,6 +45,9 @@ PARAM_SETS: dict[str, dict] = {
     # two FP32 pipelines and two SFUs, each taking a warp over several cycles (interval > 1)
     "units": {"fp_latency": 6, "fp_interval": 2, "fp_count": 2, "sfu_latency": 12, "sfu_interval": 4,
               "sfu_count": 2},
+    # DFLOW: four hands (.variant hands) of 16, 4, 16 and 2 entries (38 a warp), hands programs
+    # (randprog/hands.py); a BASE core of this set is the default one
+    "hands": {"rings": (16, 4, 16, 2), "dmax": 15},
 }
 #: Every FAULT_EVERY-th program faults on purpose.
 FAULT_EVERY = 8
@@ -74,7 +77,10 @@ def core_params(name: str, mode: str, overrides: dict | None = None) -> CorePara
     """Parameter set ``name`` for a ``mode`` core, with ``overrides`` (CoreParams fields) on top."""
     if name not in PARAM_SETS:
         raise ConfigError(f"unknown parameter set {name!r} (have: {', '.join(PARAM_SETS)})")
-    return CoreParams(mode=mode, **{**PARAM_SETS[name], **(overrides or {})})
+    fields = {**PARAM_SETS[name], **(overrides or {})}
+    if mode != "dflow":  # hands are of the DFLOW form
+        fields.pop("rings", None)
+    return CoreParams(mode=mode, **fields)
 
 
 @dataclass

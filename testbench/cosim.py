@@ -13,6 +13,7 @@ cases); each case carries its own seed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -25,13 +26,13 @@ import numpy as np
 
 from dualflow.atomic_write import atomic_write
 from dualflow.errors import ConfigError, DualflowError, KernelFault
-from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_instruction
+from dualflow.isa import FIELDS, Form, Instruction, Kernel, Opcode, SpecialReg, format_instruction
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.device import Device
-from dualflow.models.trace import Trace, TraceRecord
+from dualflow.models.trace import HandTraceRecord, Trace, TraceRecord
 from dualflow.rtl.configuration import CFG_PARAM_BASE, CFG_SHARED_LIMIT, cfg_mask_base
 from dualflow.rtl.core import SimtCore
-from dualflow.rtl.decode import VARIANTS as RTL_VARIANTS
+from dualflow.rtl.decode import CORE_VARIANTS
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.register_pointer import rp_width
 from dualflow.rtl.trap import TrapCause
@@ -163,13 +164,17 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
         raise ConfigError(f"{case.name}: {len(k.params)} parameters exceed the core's param_words "
                           f"{params.param_words}")
     if params.dflow:
-        missing = k.variants - RTL_VARIANTS
+        missing = k.variants - CORE_VARIANTS
         if missing:
             raise ConfigError(f"{case.name}: kernel {k.name!r} uses .variant "
                               f"{', '.join(sorted(v.value for v in missing))}, which the RTL core does not implement "
-                              f"(it implements {', '.join(sorted(v.value for v in RTL_VARIANTS)) or 'none'})")
-        if k.ring != params.ring:
-            raise ConfigError(f"{case.name}: kernel ring {k.ring} differs from the core's ring {params.ring}")
+                              f"(it implements {', '.join(sorted(v.value for v in CORE_VARIANTS)) or 'none'})")
+        if k.rings != params.ring_sizes:
+            if len(k.rings) == 1 and params.hands == 1:
+                raise ConfigError(f"{case.name}: kernel ring {k.ring} differs from the core's ring {params.ring}")
+            raise ConfigError(f"{case.name}: kernel rings {' '.join(map(str, k.rings))} differ from the core's "
+                              f"rings {' '.join(map(str, params.ring_sizes))} (a kernel of .variant hands runs on a "
+                              f"core built with its rings, one per hand: --rings {' '.join(map(str, k.rings))})")
         if k.dmax > params.dmax:
             raise ConfigError(f"{case.name}: kernel dmax {k.dmax} exceeds the core's dmax {params.dmax}")
     elif k.regs > params.regs:
@@ -223,12 +228,23 @@ def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Devi
         cfg[cfg_mask_base(params) + w] = mask
         if mask:
             tid_rows.append([w, [x % bx for x in t], [(x // bx) % by for x in t], [x // (bx * by) for x in t]])
-    words = [ins.encode() for ins in case.kernel.code]
+    words = [_encode(ins) for ins in case.kernel.code]
     job = {"name": case.name, "seed": case.seed, "words": words, "cfg": {str(k): v for k, v in cfg.items()},
            "tid": tid_rows, "blocks": blocks, "local_bytes": case.kernel.local_bytes, "max_cycles": case.max_cycles,
            "min_latency": case.min_latency, "max_latency": case.max_latency,
            "memory": {"words": before.memory.words.tolist(), "valid": before.memory.valid.tolist()}}
     return job, trace, dev, before, fault
+
+
+def _encode(ins: Instruction) -> int:
+    """The word of ``ins``. A hands kernel's instruction that writes no value but reads a source
+    on another hand (a store, a branch condition) has a dst field of source selectors, which
+    ``Instruction.check_fields`` (form-agnostic) refuses in ``encode``; its word is put together
+    from the instruction without them (the kernel has checked them: ``check_form``)."""
+    if ins.dst and not ins.spec.produces and not ins.names_written_hand:
+        lsb, width = FIELDS["dst"]
+        return dataclasses.replace(ins, dst=0).encode() | (ins.dst & ((1 << width) - 1)) << lsb
+    return ins.encode()
 
 
 def op_name(op: int, mod: int, form: Form) -> str:
@@ -241,24 +257,29 @@ def op_name(op: int, mod: int, form: Form) -> str:
 
 
 def rtl_trace(kernel: Kernel, lanes: int, raw: list[dict], params: CoreParams) -> Trace:
-    """Trace records from the core's trace port (as dumped by the bench)."""
+    """Trace records from the core's trace port (as dumped by the bench). A hands kernel's records
+    name the written hand (the port's ``hand``; 0 on a core of one ring), and the slot written
+    is the port's entry less the hand's ``hand_base``, as the golden trace records them."""
     form = kernel.form
+    hands = params.dflow and kernel.hands
     records = []
     for r in raw:
         info = r["info"]
         mask = info["mask"]
+        hand = info.get("hand", 0) if hands else None
+        dst = info["dst"] - (params.hand_base[hand] if hands else 0)
 
         def lanes_of(values, mask=mask):
             return tuple(v if mask >> i & 1 else 0 for i, v in enumerate(values))
 
         writes = bool(info["writes"])
-        records.append(TraceRecord(
+        records.append((HandTraceRecord if hands else TraceRecord)(
             block=r["block"], warp=info["warp"], seq=info["seq"], pc=info["pc"],
             op=op_name(info["op"], info["mod"], form),
-            rp=info["rp"] if params.dflow else None, mask=mask, dst=info["dst"] if writes else None,
+            rp=info["rp"] if params.dflow else None, mask=mask, dst=dst if writes else None,
             values=lanes_of(r["values"]) if writes else None,
             addrs=lanes_of(r["addrs"]) if info["mem"] else None,
-            data=lanes_of(r["data"]) if info["store"] else None))
+            data=lanes_of(r["data"]) if info["store"] else None, **({"hand": hand} if hands else {})))
     return Trace(kernel.name, form.value, lanes, {"rtl": params.to_dict()}, records)
 
 

@@ -22,7 +22,7 @@ from dualflow.isa import Kernel, format_instruction
 from dualflow.models.trace import Trace, TraceRecord
 
 #: Fields compared, in message order. ``block``, ``warp`` and ``seq`` identify a record.
-COMPARED = ("pc", "op", "rp", "mask", "dst", "values", "addrs", "data")
+COMPARED = ("pc", "op", "rp", "mask", "dst", "values", "addrs", "data", "hand")
 LANE_FIELDS = ("values", "addrs", "data")
 
 

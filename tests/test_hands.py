@@ -498,10 +498,12 @@ def test_converter_uses_hands_only_where_a_loop_has_invariants():
     assert k.rings == (32,) and not k.hands
 
 
-def test_rtl_does_not_implement_hands():
-    from dualflow.rtl.decode import VARIANTS
+def test_rtl_implements_hands_on_a_core_built_with_rings():
+    """Every DFLOW core implements VARIANTS; a core built with the kernel's rings also runs hands
+    (tests/test_rtl_hands.py co-simulates it)."""
+    from dualflow.rtl.decode import CORE_VARIANTS, VARIANTS
 
-    assert Variant.HANDS not in VARIANTS
+    assert Variant.HANDS not in VARIANTS and Variant.HANDS in CORE_VARIANTS
 
 
 def test_cli_asm_disasm_and_refusals(tmp_path, capsys):

@@ -2,7 +2,9 @@
 every opcode byte, every ``mod`` value and each field set on its own, with and without ``bimm``.
 ``ssy``'s field A is its reserved advance (``reserved-ssy``, a DFLOW variant): the decoder gives it
 as ``advance``, not as source A, and a BASE core refuses it. A uniform-operand flag (bits 11:9,
-``uniform-operands``, which the core does not implement yet) makes any word illegal, in both cores."""
+``uniform-operands``, which the core does not implement yet) makes any word illegal, in both cores.
+A DFLOW word's dst field holds the hand selectors of ``hands``: illegal in a core of one ring, legal
+in a core with hands where ``Instruction.check_form`` accepts them for that many hands."""
 
 from __future__ import annotations
 
@@ -54,23 +56,35 @@ def _vectors() -> list[int]:
                     bimm=bimm, imm=rng.randrange(1 << 32) if bimm else (rng.randrange(-32768, 32768) if mem else 0),
                 )
                 words.append(ins.encode())
-                if ins.dst:  # legal in a DFLOW core only without a destination field (hands: not implemented)
+                if ins.dst:  # legal in a DFLOW core of one ring only without a destination field
                     words.append(dataclasses.replace(ins, dst=0).encode())
+                # hand selectors at random (DFLOW hands: legal or not as check_form says)
+                words.append(ins.encode() & ~_word(dst=255) | _word(dst=rng.randrange(256)))
+                words.append(ins.encode() & ~_word(dst=255) | _word(dst=rng.randrange(4)))
             except EncodingError:
                 continue  # an undefined mod value drawn at random: covered by the mod sweep above
     return words
 
 
-def _expected(word: int, form: Form) -> dict | None:
+def _expected(word: int, form: Form, hands: int = 1) -> dict | None:
     try:
-        ins = Instruction.decode(word)
+        if form is Form.DFLOW and hands > 1:  # the dst field holds selectors: check_form rules them
+            dst = word >> FIELDS["dst"][0] & (1 << FIELDS["dst"][1]) - 1
+            ins = dataclasses.replace(Instruction.decode(word & ~_word(dst=255)), dst=dst)
+        else:
+            ins = Instruction.decode(word)
     except EncodingError:
         return None
     spec = SPECS[ins.op]
     if form not in spec.forms or ins.uniform:  # the core does not implement uniform-operands (VARIANTS)
         return None
-    if form is Form.DFLOW and ins.dst:  # nor the hand selectors of hands (VARIANTS)
-        return None
+    if form is Form.DFLOW and ins.dst:  # hand selectors: only in a core with hands, as check_form says
+        if hands == 1:
+            return None
+        try:
+            ins.check_form(form, hands)
+        except EncodingError:
+            return None
     space = LOADS.get(ins.op) or STORES.get(ins.op) or "global"
     a, advance = ins.a, 0
     if "advance" in spec.syntax.value:  # ssy's reserved advance: a DFLOW variant, not a source
@@ -83,9 +97,10 @@ def _expected(word: int, form: Form) -> dict | None:
             "is_load": int(ins.op in LOADS), "is_store": int(ins.op in STORES), "space": SPACE_CODES[space]}
 
 
-@pytest.mark.parametrize("form", [Form.REG, Form.DFLOW])
-def test_decoder_matches_python_decoder(form: Form):
-    dut = Decoder(dflow=form is Form.DFLOW)
+@pytest.mark.parametrize("form, hands", [(Form.REG, 1), (Form.DFLOW, 1), (Form.DFLOW, 2), (Form.DFLOW, 3),
+                                         (Form.DFLOW, 4)])
+def test_decoder_matches_python_decoder(form: Form, hands: int):
+    dut = Decoder(dflow=form is Form.DFLOW, hands=hands)
     words = _vectors()
     failures: list[str] = []
     checked = [0]
@@ -94,7 +109,7 @@ def test_decoder_matches_python_decoder(form: Form):
         for word in words:
             ctx.set(dut.word, word)
             out = ctx.get(dut.out)
-            want = _expected(word, form)
+            want = _expected(word, form, hands)
             if want is None:
                 if not out.illegal:
                     failures.append(f"{word:#018x}: Python rejects it, RTL does not flag illegal")

@@ -29,9 +29,14 @@ endmodule
 """
 
 
-@pytest.mark.parametrize("mode", ["dflow", "base"])
+#: A DFLOW core with hands (three rings: 14 entries a warp).
+HANDS = dict(rings=(8, 2, 4), dmax=7)
+
+
+@pytest.mark.parametrize("mode", ["dflow", "base", "dflow-hands"])
 def test_core_lints_clean(mode: str, tmp_path):
-    result = lint_core(CoreParams(mode=mode, **PARAMS), out_dir=tmp_path)
+    mode, hands = mode.split("-")[0], mode.endswith("-hands")
+    result = lint_core(CoreParams(mode=mode, **PARAMS, **(HANDS if hands else {})), out_dir=tmp_path)
     assert result.returncode == 0, result.output[-3000:]
     if not result.ok:
         # Say what a new unused wire is, so that it is waived (alias) or fixed (logic) knowingly.

@@ -19,7 +19,8 @@ from .options import add_max_instructions, add_variants, positive, seed, variant
 
 _CHOICES = {"mode": MODES, "scheduler": SCHEDULERS}
 #: Help for fields whose default is derived from the others.
-_DERIVED = {"shared_banks": "default one per lane, min(warp_size, shared_bytes / 4)"}
+_DERIVED = {"shared_banks": "default one per lane, min(warp_size, shared_bytes / 4)",
+            "ring": "default 32; with --rings, hand 0's"}
 #: Help for on/off fields.
 _FLAGS = {"read_check": "DFLOW: trap illegal DFLOW reads (written bits); off builds the core without the check",
           "trace": "the retirement-trace port and the fields only it reads; off builds the core without them"}
@@ -39,6 +40,10 @@ def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()
             p.add_argument(flag, choices=mode_choices, default=None, help=f"default {f.default}")
         elif f.name in _CHOICES:
             p.add_argument(flag, choices=_CHOICES[f.name], default=None, help=f"default {f.default}")
+        elif f.name == "rings":
+            p.add_argument(flag, type=int, nargs="+", default=None, metavar="N",
+                           help="DFLOW, .variant hands: the ring of each hand (2 to 4 powers of two: one RP per "
+                                "hand); default one ring of --ring entries, the original form")
         elif f.type in (bool, "bool"):
             p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
                            help=_FLAGS.get(f.name, "") + f" (default {'on' if f.default else 'off'})")

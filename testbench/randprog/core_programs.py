@@ -13,10 +13,12 @@ programs that fault on purpose.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
+from dualflow.errors import ConfigError
 from dualflow.isa import Form, Kernel, Variant, assemble
-from dualflow.isa.convert import convert_kernel
+from dualflow.isa.convert import MIN_DMAX, convert_kernel
 from dualflow.models.device import Device
 from dualflow.rtl.decode import VARIANTS as RTL_VARIANTS
 from dualflow.rtl.params import CoreParams
@@ -35,6 +37,7 @@ from .generator import (
     make_inputs,
     upload,
 )
+from .hands import handify
 
 __all__ = ["CoreProgram", "core_program", "gen_config", "core_launches", "form_kernel"]
 
@@ -70,10 +73,25 @@ def gen_config(params: CoreParams, *, fp: bool = False, read_unwritten: bool = T
 
 
 def form_kernel(text: str, params: CoreParams, where: str = "<random>",
-                variants: frozenset[Variant] = frozenset()) -> Kernel:
+                variants: frozenset[Variant] = frozenset(), seed: int = 0) -> Kernel:
     """Assemble REG ``text``; for a DFLOW core, convert it for the core's Dmax and ring with the
-    DFLOW ``variants`` given (every DFLOW core implements those of ``rtl.decode.VARIANTS``)."""
+    DFLOW ``variants`` given (every DFLOW core implements those of ``rtl.decode.VARIANTS``). A core
+    with hands (``params.hands`` > 1) runs a hands program: the conversion for the ring of a main
+    hand drawn from ``seed``, spread over every hand by ``hands.handify`` (random side producers,
+    sources, rpinc and reservations on the other hands, legal by construction)."""
     kernel = assemble(text, where).only
+    if params.mode.form is Form.DFLOW and params.hands > 1:
+        rng = random.Random(f"hands {seed}")
+        # the main hand: one whose ring leaves the converter its smallest Dmax
+        mains = [h for h, n in enumerate(params.ring_sizes) if min(params.dmax, n - 1) >= MIN_DMAX]
+        if not mains:
+            raise ConfigError(f"a random hands program needs a hand whose ring exceeds the converter's smallest "
+                              f"Dmax {MIN_DMAX} (and dmax at least that), not rings {params.ring_sizes}, "
+                              f"dmax {params.dmax}")
+        main = rng.choice(mains)
+        ring = params.ring_sizes[main]
+        kernel, _report = convert_kernel(kernel, dmax=min(params.dmax, ring - 1), ring=ring, variants=variants)
+        return handify(kernel, params.ring_sizes, main, rng)
     if params.mode.form is Form.DFLOW:
         kernel, _report = convert_kernel(kernel, dmax=params.dmax, ring=params.ring, variants=variants)
     return kernel
@@ -125,7 +143,8 @@ def core_program(params: CoreParams, seed: int, *, fp: bool = False, read_unwrit
     says what ``fp`` and ``read_unwritten`` do)."""
     prog = generate(RandomSource(seed), gen_config(params, fp=fp, read_unwritten=read_unwritten))
     text = prog.text
-    return CoreProgram(seed, prog, text, form_kernel(text, params, f"<random seed {seed}>", seed_variants(seed)))
+    return CoreProgram(seed, prog, text, form_kernel(text, params, f"<random seed {seed}>", seed_variants(seed),
+                                                     seed=seed))
 
 
 def core_runs_fp(params: CoreParams) -> bool:

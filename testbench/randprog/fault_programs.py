@@ -18,7 +18,8 @@ import dataclasses
 from collections.abc import Callable
 
 from dualflow.errors import ConfigError
-from dualflow.isa import Instruction, Opcode
+from dualflow.isa import FIELDS, Instruction, Opcode
+from dualflow.isa.encoding import HAND_FIELDS
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.trap import TrapCause
 
@@ -139,9 +140,15 @@ def fault_program(params: CoreParams, seed: int, cause: TrapCause, *, fp: bool =
         at = 0 if src.chance(70) else src.int(0, len(prog.body.items))
         prog.body.items.insert(at, TREE_MAKERS[cause](src, prog))
     text = render(prog)
-    kernel = form_kernel(text, params, f"<random seed {seed} {cause.name}>")
+    kernel = form_kernel(text, params, f"<random seed {seed} {cause.name}>", seed=seed)
     if cause in KERNEL_PATCHES:
         code = list(kernel.code)
         KERNEL_PATCHES[cause](src, code, kernel.dmax)
+        if kernel.hands:  # a source patched to reach back Dmax reads a hand whose ring exceeds Dmax
+            wide = next(h for h, n in enumerate(kernel.rings) if n > kernel.dmax)
+            lsb = HAND_FIELDS["a"][0] - FIELDS["dst"][0]
+            code = [dataclasses.replace(new, dst=new.dst & ~(3 << lsb) | wide << lsb)
+                    if new != old and new.a == kernel.dmax and new.hand_of("a") != wide else new
+                    for new, old in zip(code, kernel.code)]
         kernel = dataclasses.replace(kernel, code=code)
     return CoreProgram(seed, prog, text, kernel, cause)

@@ -1,0 +1,157 @@
+"""Random hands programs (DFLOW ``Variant.HANDS``) for the RTL core, legal by construction.
+
+The converter does not emit hands, so a hands program is made from a converted kernel of the
+original form (``core_programs.form_kernel``; its one ring is the *main* hand's, converted for
+that hand's ring) by ``handify``:
+
+- the main hand ``m`` (drawn per program) takes every producer, source, ``rpinc`` and reserving
+  ``ssy`` of the original: its RP moves exactly as the original's one RP did, so every read the
+  golden model accepted is still legal;
+- inside each *segment* (a run of instructions with no control instruction and no branch target
+  inside: one path, the same active lanes throughout) side instructions are put on the other
+  hands: producers writing a side hand whose sources are side values written earlier in the
+  segment (at their exact distance, below the hand's ring and Dmax), the main-hand sources of
+  the next original instruction (the same positions it reads, at the same RP_m), or an
+  immediate; ``rpinc k -> h`` on a side hand; and *reroutes*: a copy ``mov |m d| -> h`` of one of
+  the next instruction's main sources, which that instruction then reads on hand h instead;
+- an ``ssy`` without a reservation may get one on a side hand (``ssy L, k -> h``): the side
+  hands' RPs rise at the join, and nothing reads a side value across a segment's end.
+
+So every hand selector position is exercised (written hands, source hands on producers, stores,
+branch conditions and memory addresses), with rings of any size, and the golden model accepts
+the program: a side read names a position its own segment wrote, with every lane of the
+segment active, less than a ring back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from dualflow.isa import FIELDS, SPECS, Instruction, Kernel, Opcode, UnitClass, Variant
+from dualflow.isa.encoding import HAND_FIELDS
+
+__all__ = ["handify", "selectors"]
+
+#: Side producers: an ALU opcode with sources A and B (B maybe an immediate).
+SIDE_OPS = (Opcode.IADD, Opcode.ISUB, Opcode.IXOR, Opcode.IMUL, Opcode.IMIN, Opcode.UMAX, Opcode.IAND, Opcode.IOR)
+
+
+def selectors(write: int = 0, **sources: int) -> int:
+    """The dst field holding the written hand and the source hands (``a``, ``b``, ``c``)."""
+    base = FIELDS["dst"][0]
+    out = write << (HAND_FIELDS["write"][0] - base)
+    for name, hand in sources.items():
+        out |= hand << (HAND_FIELDS[name][0] - base)
+    return out
+
+
+def _relabel(ins: Instruction, main: int) -> Instruction:
+    """``ins`` of the original form moved to hand ``main`` (writes, sources, advances)."""
+    if not main:
+        return ins
+    write = main if ins.names_written_hand else 0
+    srcs = {}
+    for name in SPECS[ins.op].sources:
+        if (name == "b" and ins.bimm) or ins.is_uniform(name) or not getattr(ins, name):
+            continue
+        srcs[name] = main
+    return dataclasses.replace(ins, dst=selectors(write, **srcs))
+
+
+def _targets(code: list[Instruction]) -> set[int]:
+    return {ins.imm for ins in code if "target" in SPECS[ins.op].syntax.value}
+
+
+def handify(kernel: Kernel, rings: tuple[int, ...], main: int, rng: random.Random, *,
+            side_percent: int = 35, reroute_percent: int = 30) -> Kernel:
+    """The hands kernel of ``kernel`` (original DFLOW form, its ring ``rings[main]``) for a core with
+    ``rings``: see the module docstring. ``side_percent``: chance of side instructions before an
+    instruction; ``reroute_percent``: chance of rerouting one of its main sources."""
+    if kernel.ring != rings[main] or kernel.hands:
+        raise ValueError(f"handify needs an original-form kernel of ring {rings[main]}, not {kernel.rings}")
+    sides = [h for h in range(len(rings)) if h != main]
+    dmax = kernel.dmax
+    targets = _targets(kernel.code)
+    out: list[Instruction] = []
+    new_pc: dict[int, int] = {}
+    reserve = False
+    # per side hand: advances since the segment began, and the positions written in it
+    count = {h: 0 for h in sides}
+    written: dict[int, list[int]] = {h: [] for h in sides}
+
+    def new_segment():
+        for h in sides:
+            count[h] = 0
+            written[h] = []
+
+    def side_source(pick_main: list[tuple[int, int]]) -> tuple[int, int] | None:
+        """A (hand, distance) a side instruction may read here: a side value of this segment or
+        a main source of the next instruction."""
+        options = [(h, count[h] - pos) for h in sides for pos in written[h]
+                   if 1 <= count[h] - pos < rings[h] and count[h] - pos <= dmax]
+        options += pick_main
+        return rng.choice(options) if options else None
+
+    def write_side(h: int, ins: Instruction):
+        out.append(ins)
+        written[h].append(count[h])
+        count[h] += 1
+
+    for pc, ins in enumerate(kernel.code):
+        if pc in targets:
+            new_segment()
+        new_pc[pc] = len(out)
+        spec = SPECS[ins.op]
+        ins = _relabel(ins, main)
+        main_srcs = [(main, getattr(ins, name)) for name in spec.sources
+                     if not (name == "b" and ins.bimm) and not ins.is_uniform(name) and getattr(ins, name)]
+        if sides and rng.randrange(100) < side_percent:
+            for _ in range(rng.randint(1, 3)):
+                h = rng.choice(sides)
+                if rng.randrange(100) < 15:
+                    out.append(Instruction(Opcode.RPINC, dst=selectors(h), bimm=True, imm=rng.randint(1, 3)))
+                    count[h] += out[-1].imm
+                    continue
+                a = side_source(main_srcs)
+                if a is None:
+                    write_side(h, Instruction(Opcode.MOV, dst=selectors(h), bimm=True, imm=rng.randrange(1 << 16)))
+                    continue
+                op = rng.choice(SIDE_OPS)
+                b = side_source(main_srcs) if rng.randrange(2) else None
+                if b is None:
+                    write_side(h, Instruction(op, dst=selectors(h, a=a[0]), a=a[1], bimm=True,
+                                              imm=rng.randrange(1 << 12)))
+                else:
+                    write_side(h, Instruction(op, dst=selectors(h, a=a[0], b=b[0]), a=a[1], b=b[1]))
+        if sides and main_srcs and rng.randrange(100) < reroute_percent:
+            # copy one main source to a side hand, then read it there
+            names = [name for name in spec.sources
+                     if not (name == "b" and ins.bimm) and not ins.is_uniform(name) and getattr(ins, name)]
+            name = rng.choice(names)
+            h = rng.choice(sides)
+            write_side(h, Instruction(Opcode.MOV, dst=selectors(h, b=main), b=getattr(ins, name)))
+            copy = count[h] - 1
+            if rng.randrange(2):  # something else on that hand in between
+                write_side(h, Instruction(Opcode.MOV, dst=selectors(h), bimm=True, imm=rng.randrange(100)))
+            distance = count[h] - copy
+            if distance < rings[h] and distance <= dmax:
+                lsb = HAND_FIELDS[name][0] - FIELDS["dst"][0]
+                dst = ins.dst & ~(3 << lsb) | h << lsb
+                ins = dataclasses.replace(ins, dst=dst, **{name: distance})
+        if ins.op is Opcode.SSY and not ins.a and sides and rng.randrange(100) < 30:
+            ins = dataclasses.replace(ins, a=rng.randint(1, 4), dst=selectors(rng.choice(sides)))
+            reserve = True
+        out.append(ins)
+        if spec.unit is UnitClass.CTRL:
+            new_segment()
+    code = []
+    for ins in out:
+        if "target" in SPECS[ins.op].syntax.value:
+            ins = dataclasses.replace(ins, imm=new_pc[ins.imm])
+        code.append(ins)
+    variants = kernel.variants | {Variant.HANDS} | ({Variant.RESERVED_SSY} if reserve else set())
+    return Kernel(name=kernel.name, form=kernel.form, code=code, params=kernel.params,
+                  shared_bytes=kernel.shared_bytes, local_bytes=kernel.local_bytes, rings=tuple(rings),
+                  dmax=dmax, variants=frozenset(variants),
+                  labels={new_pc[pc]: name for pc, name in kernel.labels.items()})
