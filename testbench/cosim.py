@@ -13,7 +13,6 @@ cases); each case carries its own seed.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import random
@@ -26,7 +25,7 @@ import numpy as np
 
 from dualflow.atomic_write import atomic_write
 from dualflow.errors import ConfigError, DualflowError, KernelFault
-from dualflow.isa import FIELDS, Form, Instruction, Kernel, Opcode, SpecialReg, format_instruction
+from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_instruction
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.device import Device
 from dualflow.models.trace import HandTraceRecord, Trace, TraceRecord
@@ -228,23 +227,12 @@ def _job(params: CoreParams, case: CosimCase) -> tuple[dict, Trace, Device, Devi
         cfg[cfg_mask_base(params) + w] = mask
         if mask:
             tid_rows.append([w, [x % bx for x in t], [(x // bx) % by for x in t], [x // (bx * by) for x in t]])
-    words = [_encode(ins) for ins in case.kernel.code]
+    words = case.kernel.words()
     job = {"name": case.name, "seed": case.seed, "words": words, "cfg": {str(k): v for k, v in cfg.items()},
            "tid": tid_rows, "blocks": blocks, "local_bytes": case.kernel.local_bytes, "max_cycles": case.max_cycles,
            "min_latency": case.min_latency, "max_latency": case.max_latency,
            "memory": {"words": before.memory.words.tolist(), "valid": before.memory.valid.tolist()}}
     return job, trace, dev, before, fault
-
-
-def _encode(ins: Instruction) -> int:
-    """The word of ``ins``. A hands kernel's instruction that writes no value but reads a source
-    on another hand (a store, a branch condition) has a dst field of source selectors, which
-    ``Instruction.check_fields`` (form-agnostic) refuses in ``encode``; its word is put together
-    from the instruction without them (the kernel has checked them: ``check_form``)."""
-    if ins.dst and not ins.spec.produces and not ins.names_written_hand:
-        lsb, width = FIELDS["dst"]
-        return dataclasses.replace(ins, dst=0).encode() | (ins.dst & ((1 << width) - 1)) << lsb
-    return ins.encode()
 
 
 def op_name(op: int, mod: int, form: Form) -> str:

@@ -68,11 +68,7 @@ def _vectors() -> list[int]:
 
 def _expected(word: int, form: Form, hands: int = 1) -> dict | None:
     try:
-        if form is Form.DFLOW and hands > 1:  # the dst field holds selectors: check_form rules them
-            dst = word >> FIELDS["dst"][0] & (1 << FIELDS["dst"][1]) - 1
-            ins = dataclasses.replace(Instruction.decode(word & ~_word(dst=255)), dst=dst)
-        else:
-            ins = Instruction.decode(word)
+        ins = Instruction.decode(word, form)
     except EncodingError:
         return None
     spec = SPECS[ins.op]
