@@ -1,8 +1,8 @@
 """What a queued FR-FCFS DRAM controller changes in whole runs (closed loop): the reservation
 model's ``frfcfs`` against ``queued-frfcfs`` (docs/memory-system.md, "Queued controllers").
 
-Each workload runs whole on ``paper-rtx3080`` in both modes twice: with the preset's reservation
-``frfcfs`` and with ``memory.dram.scheduler=queued-frfcfs`` (``--engine``: compiled by default,
+Each workload runs whole on ``paper-rtx3080`` in both modes twice: with the reservation model's
+``frfcfs`` and with the presets'  ``memory.dram.scheduler=queued-frfcfs`` (``--engine``: compiled by default,
 which gives the reference engine's results). The table gives
 per run the cycles, the mean latency of a DRAM read from its controller (core cycles, from the
 recorded requests), the row-hit rate and the requests served ahead of an older one of their bank;

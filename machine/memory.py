@@ -280,7 +280,7 @@ class DramConfig(_Described):
     tccd: int = field(default=3, metadata=doc(
         "DRAM cycles", f"column command to column command of the same bank, hence of its bank group (Accel-Sim "
         f"SM86 CCDL=6; paper: {_paper(6)}); across banks the data bus spaces bursts"))
-    scheduler: str = field(default="frfcfs", metadata=doc(
+    scheduler: str = field(default="queued-frfcfs", metadata=doc(
         "", "bank scheduling: 'fcfs' (each bank serves requests in the order the L2 makes them) or 'frfcfs' "
         "(also a row hit to a bank's previous row in the time before its committed precharge; a reservation "
         "model's part of first-ready first-come-first-served, docs/memory-system.md) (Accel-Sim SM86 "

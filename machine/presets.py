@@ -81,7 +81,7 @@ AMPERE_MEMORY: dict = {
     "memory.dram.bytes_per_cycle": 8.0, "memory.dram.banks": 16, "memory.dram.row_bytes": 2048,
     "memory.dram.tcl": 24, "memory.dram.twl": 8, "memory.dram.trcd": 24, "memory.dram.trp": 24,
     "memory.dram.tras": 55, "memory.dram.trc": 78, "memory.dram.trrd": 12, "memory.dram.trtp": 4,
-    "memory.dram.twr": 24, "memory.dram.tccd": 6, "memory.dram.scheduler": "frfcfs",
+    "memory.dram.twr": 24, "memory.dram.tccd": 6, "memory.dram.scheduler": "queued-frfcfs",
 }
 
 PRESETS = {

@@ -21,7 +21,7 @@ from dualflow.machine.presets import preset
 from dualflow.models.timing.memory.dram import Dram
 
 CONFIG = DramConfig(clock_mhz=1000.0, latency=10, channels=1, bytes_per_cycle=32.0, banks=4, row_bytes=512,
-                    tcl=5, twl=2, trcd=6, trp=7, tras=20, trc=30, trrd=3, trtp=2, twr=4, tccd=2)
+                    tcl=5, twl=2, trcd=6, trp=7, tras=20, trc=30, trrd=3, trtp=2, twr=4, tccd=2, scheduler="frfcfs")
 LINE = 128
 
 
@@ -186,7 +186,7 @@ def test_presets_device_timing():
             "tccd": 6}
     ampere = preset("ampere-rtx3070").memory.dram
     assert {name: getattr(ampere, name) for name in sm86} == sm86
-    assert (ampere.channels, ampere.banks, ampere.row_bytes, ampere.scheduler) == (16, 16, 2048, "frfcfs")
+    assert (ampere.channels, ampere.banks, ampere.row_bytes, ampere.scheduler) == (16, 16, 2048, "queued-frfcfs")
     assert round(ampere.channels * ampere.bytes_per_cycle * ampere.clock_mhz / 1000) == 448  # GB/s
     # the paper's: the same nanoseconds in its 1523 MHz clock, rounded up
     paper = preset("paper-rtx3080").memory.dram
