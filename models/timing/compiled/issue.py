@@ -4,7 +4,8 @@ order of models/timing/warp_order.py, and the block barrier of the functional ex
 (``BatchExecutor``'s ``bar``, ``exit_`` and ``_check_barrier``), which the reference reads from it.
 
 The instruction issued is the warp's next record of the launch's streams: its active lanes, its
-RP at issue, whether its ``exit`` made the warp done."""
+RP at issue (with ``Variant.HANDS``, every hand's: scoreboard.py), whether its ``exit`` made the
+warp done."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from .core import (
     RING_GUARD,
     SCOREBOARD,
     ST_DST,
+    ST_HAND,
     ST_IS_MEM,
     ST_IS_STORE,
     ST_ISSUE_ONLY,
@@ -43,7 +45,9 @@ from .core import (
     ST_PRODUCES,
     ST_REDIRECT,
     ST_SRC,
+    ST_SRC_HAND,
     ST_UNIQ,
+    ST_UNIQ_HAND,
     ST_UNIT,
     SV_NCU,
     SV_SEQ,
@@ -70,7 +74,7 @@ from .core import (
     log_issue,
     wake_push,
 )
-from .scoreboard import add_reader, base_blocked, guard_blocks, waits
+from .scoreboard import add_reader, base_blocked, guard_blocks, hand_entry, hand_guard_blocks, hand_waits, waits
 from .warps import dirty, is_member, next_pc, retire_warp
 
 
@@ -195,12 +199,20 @@ def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
     needs_cu = st[pc, ST_NEEDS_CU] != 0
     if needs_cu and pool_count(state, s, sm, slot, False) >= s.collector_units // s.parts:
         return COLLECTOR_FULL
-    if s.dflow:
-        rp = streams.rp[wv[sm, slot, W_REC]]
+    if s.dflow and s.hands:  # the ring guard of the hand it writes, its operands on every hand
+        rec = wv[sm, slot, W_REC]
+        if st[pc, ST_PRODUCES] and hand_guard_blocks(state, s, code, streams, sm, slot, rec, pc):
+            return stall(state, sm, slot, RING_GUARD, PENDING)
+        if needs_cu and hand_waits(state, s, code, streams, sm, slot, rec, -1, pc, t + 1) and (
+                not allow_wait or not may_wait(state, s, code, streams, sm, slot, pc, 0, rec, t)):
+            return SCOREBOARD
+    elif s.dflow:
+        rec = wv[sm, slot, W_REC]
+        rp = streams.rp[rec]
         if st[pc, ST_PRODUCES] and guard_blocks(state, s, sm, slot, rp):
             return stall(state, sm, slot, RING_GUARD, PENDING)
         if needs_cu and waits(state, s, code, sm, slot, rp, pc, t + 1) and (
-                not allow_wait or not may_wait(state, s, code, sm, slot, pc, rp, t)):
+                not allow_wait or not may_wait(state, s, code, streams, sm, slot, pc, rp, rec, t)):
             return SCOREBOARD  # not cached: other warps' collector units free the limit
     elif base_blocked(state, code, sm, slot, pc):
         return stall(state, sm, slot, SCOREBOARD, PENDING)
@@ -209,13 +221,14 @@ def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
 
 
 @njit(cache=True)
-def may_wait(state, s, code, sm, slot, pc, rp, t):
+def may_wait(state, s, code, streams, sm, slot, pc, rp, rec, t):
     """D-FLOW: may the warp send ``pc``, whose operands are not all ready, ahead into a
-    collector unit to wait there (the limits, and ``unblocks_next``)?"""
+    collector unit to wait there (the limits, and ``unblocks_next``)? ``rp``: its RP, ``rec``:
+    its record (which holds every hand's RP with ``Variant.HANDS``)."""
     return not (state.wv[sm, slot, W_WAITING_CUS] >= s.waiting_per_warp
                 or s.pool_limited and pool_count(state, s, sm, slot, True) >= s.waiting_per_sm
                 or s.collector_units // s.parts - pool_count(state, s, sm, slot, False) <= s.reserve
-                or not unblocks_next(state, s, code, sm, slot, pc, rp, t))
+                or not unblocks_next(state, s, code, streams, sm, slot, pc, rp, rec, t))
 
 
 @njit(cache=True)
@@ -242,16 +255,18 @@ def issue_waiting(state, s, code, streams, sm, slot, t):
     SCOREBOARD (every earlier check passed, its operands are not ready): the same answer
     without repeating those checks."""
     pc = state.ibuf_pc[sm, slot, state.wv[sm, slot, W_IB_HEAD]]
-    rp = streams.rp[state.wv[sm, slot, W_REC]]
-    if not may_wait(state, s, code, sm, slot, pc, rp, t):
+    rec = state.wv[sm, slot, W_REC]
+    rp = streams.rp[rec]  # (with Variant.HANDS, not an RP: not read)
+    if not may_wait(state, s, code, streams, sm, slot, pc, rp, rec, t):
         return SCOREBOARD
     execute(state, s, code, streams, sm, slot, pc, t, True)
     return ISSUED
 
 
 @njit(cache=True)
-def unblocks_next(state, s, code, sm, slot, pc, rp, t):
-    """Sm._unblocks_next: is sending ``pc`` ahead to wait worth a collector unit?"""
+def unblocks_next(state, s, code, streams, sm, slot, pc, rp, rec, t):
+    """Sm._unblocks_next (with ``Variant.HANDS``, ``_unblocks_next_hands``): is sending ``pc``
+    ahead to wait worth a collector unit?"""
     st = code.table
     if state.wv[sm, slot, W_IB_LEN] < 2 or st[pc, ST_REDIRECT]:
         return False
@@ -260,6 +275,12 @@ def unblocks_next(state, s, code, sm, slot, pc, rp, t):
     if s.ahead_loads and not (st[nxt, ST_IS_MEM] and not st[nxt, ST_IS_STORE]):  # not a load
         return False
     produces = st[pc, ST_PRODUCES] != 0
+    if s.hands:  # the hand ``pc`` writes one further
+        hand = st[pc, ST_HAND] if produces else -1
+        for k in range(st[nxt, ST_NSRC]):
+            if st[nxt, ST_SRC_HAND + k] == hand and st[nxt, ST_SRC + k] == 1:
+                return False  # it reads the result of ``pc``
+        return not hand_waits(state, s, code, streams, sm, slot, rec, hand, nxt, t + 1)
     rp2 = rp + 1 if produces else rp
     if produces:
         for k in range(st[nxt, ST_NSRC]):
@@ -352,7 +373,14 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
     nops = st[pc, ST_NUNIQ]
     for k in range(nops):  # an operand named twice is read once
         d = st[pc, ST_UNIQ + k]
-        if s.dflow:
+        if s.dflow and s.hands:  # (hand, distance); the key: position * capacity + entry
+            hand = st[pc, ST_UNIQ_HAND + k]
+            position = streams.rp[rec * s.hands + hand] - d
+            entry = hand_entry(code, hand, position)
+            key = position * s.ring + entry
+            state.cu_bank[sm, u, k] = register_bank(entry, slot, s.banks, s.bank_groups)
+            add_reader(state, sm, slot, key)
+        elif s.dflow:
             key = rp - d
             state.cu_bank[sm, u, k] = register_bank(key % s.ring, slot, s.banks, s.bank_groups)
             add_reader(state, sm, slot, key)
@@ -361,7 +389,13 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
             state.cu_bank[sm, u, k] = register_bank(d, slot, s.banks, s.bank_groups)
         state.cu_key[sm, u, k] = key
         state.cu_read[sm, u, k] = 0
-    if s.dflow:
+    if s.dflow and s.hands:
+        dest = -1
+        if st[pc, ST_PRODUCES]:  # HandsScoreboard.hand_issue
+            hand = st[pc, ST_HAND]
+            dest = hand_entry(code, hand, streams.rp[rec * s.hands + hand])
+            state.board[sm, slot, dest] = PENDING
+    elif s.dflow:
         dest = rp % s.ring if st[pc, ST_PRODUCES] else -1
         if st[pc, ST_PRODUCES]:
             state.board[sm, slot, rp % s.ring] = PENDING  # RingScoreboard.issue
@@ -376,7 +410,8 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
     state.cu_dest[sm, u], state.cu_nops[sm, u], state.cu_unread[sm, u] = dest, nops, nops
     state.cu_ready_at[sm, u] = t + 1
     state.cu_waiting[sm, u] = 0
-    if s.dflow and waits(state, s, code, sm, slot, rp, pc, t + 1):
+    if s.dflow and (hand_waits(state, s, code, streams, sm, slot, rec, -1, pc, t + 1) if s.hands
+                    else waits(state, s, code, sm, slot, rp, pc, t + 1)):
         state.cu_waiting[sm, u] = 1
         wv[sm, slot, W_WAITING_CUS] += 1
         sv[sm, SV_WAITING_CUS] += 1
