@@ -48,7 +48,7 @@ from dualflow.machine.functional import FunctionalConfig
 
 from . import alu
 from .memory import GlobalMemory
-from .trace import TraceRecord
+from .trace import HandTraceRecord, TraceRecord
 
 U32 = np.uint32
 SYNC_ENTRY, DIV_ENTRY = 0, 1
@@ -840,6 +840,7 @@ class BatchExecutor:
             else:
                 values = self.regs[ins.dst - 1][g]
         name = format_instruction(ins, self.kernel.form).split(" ")[0]
+        record, extra = (HandTraceRecord, {"hand": hand}) if self.hands else (TraceRecord, {})
         base = self.blocks.start
         wpb = self.geo.warps_per_block
         for row, w in enumerate(g.tolist()):
@@ -854,9 +855,9 @@ class BatchExecutor:
                 addrs = lanes(self.last_access[0])
                 if self.last_access[1] is not None:
                     data = lanes(self.last_access[1])
-            self.trace.append(TraceRecord(
+            self.trace.append(record(
                 block=base + w // wpb, warp=int(self.wid[w]), seq=int(self.seq[w]), pc=pc, op=name,
                 rp=int(rp_before[row]) if self.dflow else None, mask=bits,
                 dst=(int(rp_before[row] % ring) if self.dflow else ins.dst - 1) if writes else None,
-                values=lanes(values) if writes else None, addrs=addrs, data=data, hand=hand))
+                values=lanes(values) if writes else None, addrs=addrs, data=data, **extra))
             self.seq[w] += 1

@@ -9,9 +9,10 @@ version, the record fields in order and the configuration; every further line is
 as a JSON array in that field order. Per-lane lists always have ``warp_size`` entries; lanes
 outside the active mask hold 0 and must be ignored by a comparator.
 
-A kernel of the DFLOW ``hands`` variant (several rings, one RP each) adds a field ``hand`` after
-the others (``HAND_FIELDS``): its records' ``rp`` and ``dst`` are the RP and the slot of that hand.
-Traces of every other kernel have no such field (their files are as before).
+A kernel of the DFLOW ``hands`` variant (several rings, one RP each) has records with a field
+``hand`` after the others (``HandTraceRecord``, ``HAND_FIELDS``): their ``rp`` and ``dst`` are
+the RP and the slot of that hand. Records and trace files of every other kernel have no such field
+(they are as before).
 """
 
 from __future__ import annotations
@@ -46,8 +47,7 @@ class TraceRecord:
     values: per-lane values written (uint32 bit patterns), or None.
     addrs: per-lane byte addresses of a load or store, or None.
     data: per-lane store data, or None.
-    hand: DFLOW ``hands`` variant only: the hand the instruction writes (a producer) or advances
-        (``rpinc``, a reserving ``ssy``), 0 (hand s) for the others; None in every other kernel.
+    hand: None here (not a field); ``HandTraceRecord``'s field.
     """
 
     block: int
@@ -61,13 +61,27 @@ class TraceRecord:
     values: tuple[int, ...] | None
     addrs: tuple[int, ...] | None
     data: tuple[int, ...] | None
-    hand: int | None = None
+
+    hand = None  # not a field: the records of a kernel of the hands variant are HandTraceRecords
 
 
-#: Fields of a record in a file: ``FIELDS`` (no ``hand``), or ``HAND_FIELDS`` for a kernel of the
-#: ``hands`` variant (``Trace.fields``).
-HAND_FIELDS = tuple(f.name for f in fields(TraceRecord))
-FIELDS = HAND_FIELDS[:-1]
+@dataclass(frozen=True)
+class HandTraceRecord(TraceRecord):
+    """A retired warp instruction of a kernel of the DFLOW ``hands`` variant: a ``TraceRecord``
+    whose ``rp`` and ``dst`` are those of hand ``hand``.
+
+    Attributes
+    ----------
+    hand: the hand the instruction writes (a producer) or advances (``rpinc``, a reserving
+        ``ssy``): its written-hand selector, 0 (hand s) for every other instruction.
+    """
+
+    hand: int = 0
+
+
+FIELDS = tuple(f.name for f in fields(TraceRecord))
+#: The fields of a ``HandTraceRecord`` (``FIELDS`` and ``hand``): a trace of a hands kernel (``Trace.fields``).
+HAND_FIELDS = tuple(f.name for f in fields(HandTraceRecord))
 
 
 class TraceFileError(DualflowError):
@@ -87,7 +101,7 @@ class Trace:
     @property
     def fields(self) -> tuple[str, ...]:
         """The fields of its records in a file: ``HAND_FIELDS`` when they name hands."""
-        return HAND_FIELDS if any(rec.hand is not None for rec in self.records) else FIELDS
+        return HAND_FIELDS if any(isinstance(rec, HandTraceRecord) for rec in self.records) else FIELDS
 
     def header(self) -> dict:
         return {"format": FORMAT, "version": VERSION, "fields": list(self.fields), "kernel": self.kernel,
@@ -156,5 +170,5 @@ class Trace:
             for key in ("values", "addrs", "data"):
                 if rec[key] is not None:
                     rec[key] = tuple(rec[key])
-            records.append(TraceRecord(**rec))
+            records.append(HandTraceRecord(**rec) if "hand" in rec else TraceRecord(**rec))
         return cls(kernel, form, warp_size, config, records)
