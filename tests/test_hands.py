@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from programs import launch_out
 
-from dualflow.errors import AsmError, ConfigError, KernelFault
+from dualflow.errors import AsmError, KernelFault
 from dualflow.isa import FIELDS, Form, Instruction, Kernel, Module, Opcode, Variant, assemble, disassemble
 from dualflow.isa.encoding import HAND_FIELDS, UNIFORM_FLAG, EncodingError
 from dualflow.isa.kernel import KernelError
@@ -471,16 +471,19 @@ def test_trace_of_the_original_form_has_no_hand_field(tmp_path):
     assert writes_t and all(r.dst == r.rp % 16 for r in writes_t)
 
 
-# ------------------------------------------------------------------ what does not implement it yet
+# ------------------------------------------------------------------ timing (tests/test_timing_hands.py)
 @pytest.mark.parametrize("engine", ["reference", "compiled"])
-def test_timing_models_refuse_a_hands_kernel(engine):
+def test_timing_models_run_a_hands_kernel(engine):
     from dualflow.machine.presets import preset
     from dualflow.models.timing.device import TimingDevice
 
     dev = TimingDevice(preset("paper-rtx3080").replace(mode="dflow", num_sms=2), engine=engine)
-    out = dev.alloc(128)
-    with pytest.raises(ConfigError, match="declares .variant hands .* the timing models do not implement"):
-        dev.launch(_DIVERGENT, grid=1, block=32, params=[out])
+    out = dev.upload(np.zeros(32, np.uint32))
+    dev.launch(_DIVERGENT, grid=1, block=32, params=[out])
+    assert np.array_equal(dev.copy_out(out, 32), np.full(32, 107, np.uint32))
+
+
+# ------------------------------------------------------------------ what does not implement it yet
 
 
 def test_converter_refuses_hands():

@@ -523,8 +523,8 @@ class Sm:
         board = warp.board
         banks, groups = self.cfg.register_banks, self.cfg.bank_groups
         if hands:  # (hand, distance) operands; slots in the warp's slot space (HandsScoreboard)
-            operands = [Operand(register_bank(board.slot(h, rp[h] - d), warp.slot, banks, groups), board.key(h, rp[h] - d))
-                        for d, h in zip(ins.unique_sources, ins.unique_hands)]
+            operands = [Operand(register_bank(board.slot(h, rp[h] - d), warp.slot, banks, groups),
+                                board.key(h, rp[h] - d)) for d, h in zip(ins.unique_sources, ins.unique_hands)]
             for op in operands:
                 board.add_reader(op.key)
             dest = board.hand_issue(ins.dst_hand, rp[ins.dst_hand]) if ins.produces else -1
