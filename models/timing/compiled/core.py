@@ -66,12 +66,14 @@ OP_OTHER, OP_MEMBAR, OP_BAR, OP_EXIT = range(4)
  ST_IS_STORE, ST_SPACE, ST_OP, ST_COLOR, ST_NEEDS_CU, ST_SRC, _) = range(16)
 MAX_SOURCES = 4
 ST_UNIQ = ST_SRC + MAX_SOURCES
-# ``Variant.HANDS``: the hand of each source and unique source, and the hand a producer writes
-# (all 0 in the original form, whose code never reads them)
-ST_SRC_HAND = ST_UNIQ + MAX_SOURCES
-ST_UNIQ_HAND = ST_SRC_HAND + MAX_SOURCES
-ST_HAND = ST_UNIQ_HAND + MAX_SOURCES
-ST_WIDTH = ST_HAND + 1
+ST_WIDTH = ST_UNIQ + MAX_SOURCES
+# ``Variant.HANDS``: columns of ``Code.hands``, apart from ``table`` (whose rows the original
+# form's code reads as they were): the hand of each source and unique source, the hand a
+# producer writes (all 0 in the original form, whose code never reads them)
+HT_SRC = 0
+HT_UNIQ = HT_SRC + MAX_SOURCES
+HT_DST = HT_UNIQ + MAX_SOURCES
+HT_WIDTH = HT_DST + 1
 
 # --- per-SM scalars: columns of ``SmState.sv`` -----------------------------------------------
 (SV_FETCH_RR, SV_WAITING_CUS, SV_SEQ, SV_WARP_AGE, SV_LAST_CYCLE, SV_NWARPS, SV_NCU, SV_NCOMP, SV_NWAKE,
@@ -103,8 +105,9 @@ Settings = namedtuple("Settings", [
     "num_sms", "record_issue", "hands"])
 
 # table[pc, ST_*]; units[class] = (latency, interval, count); rings[hand] = (its ring, its base):
-# hand h's slot k is entry base + k of the warp's slot space (one row, (ring, 0), without hands)
-Code = namedtuple("Code", ["table", "units", "rings"])
+# hand h's slot k is entry base + k of the warp's slot space (one row, (ring, 0), without hands);
+# hands[pc, HT_*]
+Code = namedtuple("Code", ["table", "units", "rings", "hands"])
 
 Streams = namedtuple("Streams", [
     "first", "count", "pc", "threads", "rp", "exits", "access", "ordinal", "tx_first", "tx_count", "degree",
@@ -186,8 +189,8 @@ def _settings_ref(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_widt
 # The fields are borrowed views (borrowed.py): njit code reads them without reference counting;
 # the Python proxies keep what owns them (``keep``).
 @njit(cache=True)
-def _code_ref(table, units, rings):
-    return CodeRef(borrowed_view(table), borrowed_view(units), borrowed_view(rings))
+def _code_ref(table, units, rings, hands):
+    return CodeRef(borrowed_view(table), borrowed_view(units), borrowed_view(rings), borrowed_view(hands))
 
 
 @njit(cache=True)

@@ -67,6 +67,10 @@ from .core import (
     ERR_MEMORY_DEADLOCK,
     ERR_ORDER,
     ERR_ORDER_FAR,
+    HT_DST,
+    HT_SRC,
+    HT_UNIQ,
+    HT_WIDTH,
     IDLE,
     M_ACTIVE,
     M_BARRIERS,
@@ -82,7 +86,6 @@ from .core import (
     SPACES,
     ST_COLOR,
     ST_DST,
-    ST_HAND,
     ST_IS_MEM,
     ST_IS_STORE,
     ST_ISSUE_ONLY,
@@ -95,9 +98,7 @@ from .core import (
     ST_REDIRECT,
     ST_SPACE,
     ST_SRC,
-    ST_SRC_HAND,
     ST_UNIQ,
-    ST_UNIQ_HAND,
     ST_UNIT,
     ST_WIDTH,
     SV_FETCH_RR,
@@ -135,9 +136,6 @@ def encode_code(static: list[StaticInstruction]) -> np.ndarray:
         row[ST_NSRC], row[ST_NUNIQ] = len(ins.sources), len(ins.unique_sources)
         row[ST_SRC:ST_SRC + len(ins.sources)] = ins.sources
         row[ST_UNIQ:ST_UNIQ + len(ins.unique_sources)] = ins.unique_sources
-        row[ST_SRC_HAND:ST_SRC_HAND + len(ins.source_hands)] = ins.source_hands
-        row[ST_UNIQ_HAND:ST_UNIQ_HAND + len(ins.unique_hands)] = ins.unique_hands
-        row[ST_HAND] = ins.dst_hand
         row[ST_REDIRECT], row[ST_ISSUE_ONLY], row[ST_NEEDS_CU] = ins.redirect, ins.issue_only, ins.needs_cu
         row[ST_IS_MEM], row[ST_ORDERED], row[ST_IS_STORE] = ins.is_mem, ins.ordered, ins.is_store
         row[ST_SPACE] = SPACES.index(ins.space)
@@ -153,8 +151,21 @@ class _KernelPlan:
     def __init__(self, kernel: Kernel, units: np.ndarray):
         self.static = decoded(kernel)
         self.table = encode_code(self.static)
-        self.code_ref = code_ref(Code(table=self.table, units=units, rings=hand_rings(kernel)))
+        self.code_ref = code_ref(Code(table=self.table, units=units, rings=hand_rings(kernel),
+                                      hands=encode_hands(self.static)))
         self.settings: dict[tuple, tuple[Settings, SettingsRef]] = {}
+
+
+def encode_hands(static: list[StaticInstruction]) -> np.ndarray:
+    """``Code.hands``: per pc, the hands of its sources and unique sources and the hand it
+    writes (columns ``HT_*``; all 0 without ``Variant.HANDS``)."""
+    ht = np.zeros((max(len(static), 1), HT_WIDTH), dtype=np.int64)
+    for ins in static:
+        row = ht[ins.pc]
+        row[HT_SRC:HT_SRC + len(ins.source_hands)] = ins.source_hands
+        row[HT_UNIQ:HT_UNIQ + len(ins.unique_hands)] = ins.unique_hands
+        row[HT_DST] = ins.dst_hand
+    return ht
 
 
 def hand_rings(kernel: Kernel) -> np.ndarray:

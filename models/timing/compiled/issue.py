@@ -19,6 +19,9 @@ from .core import (
     DONE,
     DRAIN,
     ERR_PC,
+    HT_DST,
+    HT_SRC,
+    HT_UNIQ,
     IBUFFER,
     IDLE,
     ISSUED,
@@ -34,7 +37,6 @@ from .core import (
     RING_GUARD,
     SCOREBOARD,
     ST_DST,
-    ST_HAND,
     ST_IS_MEM,
     ST_IS_STORE,
     ST_ISSUE_ONLY,
@@ -45,9 +47,7 @@ from .core import (
     ST_PRODUCES,
     ST_REDIRECT,
     ST_SRC,
-    ST_SRC_HAND,
     ST_UNIQ,
-    ST_UNIQ_HAND,
     ST_UNIT,
     SV_NCU,
     SV_SEQ,
@@ -276,9 +276,9 @@ def unblocks_next(state, s, code, streams, sm, slot, pc, rp, rec, t):
         return False
     produces = st[pc, ST_PRODUCES] != 0
     if s.hands:  # the hand ``pc`` writes one further
-        hand = st[pc, ST_HAND] if produces else -1
+        hand = code.hands[pc, HT_DST] if produces else -1
         for k in range(st[nxt, ST_NSRC]):
-            if st[nxt, ST_SRC_HAND + k] == hand and st[nxt, ST_SRC + k] == 1:
+            if code.hands[nxt, HT_SRC + k] == hand and st[nxt, ST_SRC + k] == 1:
                 return False  # it reads the result of ``pc``
         return not hand_waits(state, s, code, streams, sm, slot, rec, hand, nxt, t + 1)
     rp2 = rp + 1 if produces else rp
@@ -374,7 +374,7 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
     for k in range(nops):  # an operand named twice is read once
         d = st[pc, ST_UNIQ + k]
         if s.dflow and s.hands:  # (hand, distance); the key: position * capacity + entry
-            hand = st[pc, ST_UNIQ_HAND + k]
+            hand = code.hands[pc, HT_UNIQ + k]
             position = streams.rp[rec * s.hands + hand] - d
             entry = hand_entry(code, hand, position)
             key = position * s.ring + entry
@@ -392,7 +392,7 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
     if s.dflow and s.hands:
         dest = -1
         if st[pc, ST_PRODUCES]:  # HandsScoreboard.hand_issue
-            hand = st[pc, ST_HAND]
+            hand = code.hands[pc, HT_DST]
             dest = hand_entry(code, hand, streams.rp[rec * s.hands + hand])
             state.board[sm, slot, dest] = PENDING
     elif s.dflow:

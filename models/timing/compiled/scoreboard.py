@@ -16,12 +16,12 @@ from __future__ import annotations
 from numba import njit
 
 from .core import (
+    HT_DST,
+    HT_SRC,
     PENDING,
     ST_DST,
-    ST_HAND,
     ST_NSRC,
     ST_SRC,
-    ST_SRC_HAND,
     W_NUNREAD,
 )
 
@@ -106,7 +106,7 @@ def hand_rp(s, streams, rec, hand):
 def hand_guard_blocks(state, s, code, streams, sm, slot, rec, pc):
     """HandsScoreboard.hand_guard_blocks of the producer ``pc`` at record ``rec``: its hand's
     slot's previous value (same hand, one ring back) is in flight or unread."""
-    hand = code.table[pc, ST_HAND]
+    hand = code.hands[pc, HT_DST]
     position = streams.rp[rec * s.hands + hand]
     entry = hand_entry(code, hand, position)
     return (state.board[sm, slot, entry] == PENDING
@@ -119,7 +119,7 @@ def hand_waits(state, s, code, streams, sm, slot, rec, bump, pc, cycle):
     hand ``bump``'s RP one further (-1: none)."""
     st = code.table
     for k in range(st[pc, ST_NSRC]):
-        hand = st[pc, ST_SRC_HAND + k]
+        hand = code.hands[pc, HT_SRC + k]
         position = streams.rp[rec * s.hands + hand] - st[pc, ST_SRC + k]
         if hand == bump:
             position += 1
