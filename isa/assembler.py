@@ -571,7 +571,8 @@ class Assembler:
                     self._require_variant(draft, Variant.RESERVED_SSY, line.lineno, tok.col, "a reserved advance")
                 fields["a"] = value
         if line.hand is not None:
-            hand = self._hand(line.hand.text, draft, line.lineno, line.hand.col, f"a written hand (-> {line.hand.text})")
+            what = f"a written hand (-> {line.hand.text})"
+            hand = self._hand(line.hand.text, draft, line.lineno, line.hand.col, what)
             if not (spec.produces or op is Opcode.RPINC or (op is Opcode.SSY and fields.get("a"))):
                 raise self.error(line.lineno, line.hand.col, f"{spec.mnemonic} writes and advances no hand: "
                                  "-> names the hand of a producer, rpinc or ssy with a reserved advance")

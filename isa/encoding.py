@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from dualflow.errors import DualflowError
 
 from .opcodes import (
+    HAND_NAMES,
     SPECS,
     UNIFORM_PARAM_WORDS,
     UNIFORM_SREGS,
-    HAND_NAMES,
     Form,
     ModKind,
     Opcode,

@@ -59,7 +59,8 @@ class Kernel:
     ring: DFLOW form: ring entries per warp (``.ring``); with ``Variant.HANDS``, hand 0's (s).
     rings: DFLOW form: the entries of each ring per warp, one per hand (``.ring N0 N1 ...``;
         more than one only with ``Variant.HANDS``); ``(ring,)`` in the original form. Give
-        either ``ring`` or ``rings``; the other follows.
+        either ``ring`` or ``rings``; the other follows. With one ring and both given (as
+        ``dataclasses.replace(kernel, ring=64)`` gives them), ``ring`` is the size.
     dmax: DFLOW form: largest legal operand distance (``.dmax``), below the largest ring (and
         each operand's distance below its hand's ring).
     variants: DFLOW form: the ``Variant``s of the form the kernel uses (``.variant``).
@@ -82,8 +83,8 @@ class Kernel:
     rings: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.rings == ():  # the original form's one ring
-            self.rings = (DEFAULT_RING if self.ring is None else self.ring,)
+        if self.rings == () or (self.ring is not None and isinstance(self.rings, tuple) and len(self.rings) == 1):
+            self.rings = (DEFAULT_RING if self.ring is None else self.ring,)  # one ring: ``ring`` is its size
         if self.ring is None and isinstance(self.rings, tuple) and self.rings:
             self.ring = self.rings[0]
         self.validate()
@@ -247,7 +248,8 @@ class Kernel:
             raise KernelError(f"{where}: form {_shown(meta.get('form'))} is not one of "
                               f"{', '.join(f.value for f in Form)}")
         form = Form(meta["form"])
-        hands = form is Form.DFLOW and isinstance(meta.get("variants"), list) and Variant.HANDS.value in meta["variants"]
+        named = meta.get("variants")
+        hands = form is Form.DFLOW and isinstance(named, list) and Variant.HANDS.value in named
         extra = ("regs",) if form is Form.REG else ("rings", "dmax") if hands else ("ring", "dmax")
         keys = {"name", "form", "params", "shared_bytes", "local_bytes", "labels", "count", *extra}
         if form is Form.DFLOW and "variants" in meta:

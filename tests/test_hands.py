@@ -4,6 +4,7 @@ source reads a distance back on the hand it names (Clockhands-style)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import struct
@@ -123,6 +124,8 @@ def test_kernel_rings_ring_and_capacity():
     one = Kernel("k", Form.DFLOW, [Instruction(Opcode.EXIT)], ring=40)
     assert one.rings == (40,) and one.ring == 40 and one.capacity == 40 and not one.hands
     assert Kernel("k", Form.DFLOW, [Instruction(Opcode.EXIT)]).rings == (32,)
+    moved = dataclasses.replace(one, ring=64)  # one ring: ``ring`` gives its size
+    assert moved.rings == (64,) and moved.ring == 64
 
 
 @pytest.mark.parametrize("kwargs, code, message", [
@@ -142,7 +145,7 @@ def test_kernel_rings_ring_and_capacity():
      "pc 0: a hand selector (dst field 1) needs .variant hands"),
     (dict(ring=32, variants=frozenset({Variant.RESERVED_SSY})),
      [Instruction(Opcode.MOV, dst=_selectors(b=1), b=1)], "needs .variant hands"),
-    (dict(ring=32, rings=(16,)), [], "ring 32 is not hand 0's ring"),
+    (dict(ring=32, rings=(16, 8), variants=HANDS), [], "ring 32 is not hand 0's ring"),
 ])
 def test_kernel_refuses(kwargs, code, message):
     with pytest.raises(KernelError) as info:
@@ -498,3 +501,18 @@ def test_rtl_does_not_implement_hands():
     from dualflow.rtl.decode import VARIANTS
 
     assert Variant.HANDS not in VARIANTS
+
+
+def test_cli_asm_disasm_and_refusals(tmp_path, capsys):
+    from dualflow.cli import main
+
+    src = tmp_path / "h.s"
+    src.write_text(disassemble(Module({"k": _DIVERGENT})))
+    assert main(["asm", str(src), "-o", str(tmp_path / "h.bin")]) == 0
+    assert "rings 16 16, dmax 8" in capsys.readouterr().out
+    assert main(["disasm", str(tmp_path / "h.bin")]) == 0
+    assert assemble(capsys.readouterr().out).only.code == _DIVERGENT.code
+    for command in (["cosim", str(src), "--mode", "dflow"], ["sim", str(src), "--mode", "dflow"]):
+        assert main(command + ["--value", "out=0"]) == 1
+        err = capsys.readouterr().err
+        assert ".variant hands" in err and "Traceback" not in err

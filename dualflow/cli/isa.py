@@ -33,7 +33,8 @@ def cmd_asm(args) -> int:
         check_output(args.output, "-o", inputs=[args.source])
     module = assemble_file(args.source)
     for k in module:
-        extra = f"{k.regs} registers" if k.form.value == "reg" else f"ring {k.ring}, dmax {k.dmax}"
+        rings = f"rings {' '.join(map(str, k.rings))}" if k.hands else f"ring {k.ring}"  # one per hand (hands)
+        extra = f"{k.regs} registers" if k.form.value == "reg" else f"{rings}, dmax {k.dmax}"
         print(f"{k.name}: {k.form.value}, {len(k.code)} instructions, {extra}, "
               f"{k.shared_bytes} B shared, {k.local_bytes} B local")
     if args.output is not None:

@@ -188,8 +188,9 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
     if kernel.form is not Form.REG:
         raise ConvertError(f"kernel {kernel.name!r} is already in {kernel.form.value.upper()} form")
     if variants - VARIANTS:
-        raise ConvertError(f"the converter does not use .variant {', '.join(sorted(v.value for v in variants - VARIANTS))} "
-                           f"yet (it uses {', '.join(sorted(v.value for v in VARIANTS))})")
+        unused = ", ".join(sorted(v.value for v in variants - VARIANTS))
+        raise ConvertError(f"the converter does not use .variant {unused} yet "
+                           f"(it uses {', '.join(sorted(v.value for v in VARIANTS))})")
     if ring <= dmax:
         raise ConvertError(f"ring {ring} must exceed dmax {dmax}")
     if ring > MAX_RING:
