@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from programs import launch_out
 
-from dualflow.errors import AsmError, ConfigError, KernelFault
+from dualflow.errors import AsmError, KernelFault
 from dualflow.isa import FIELDS, Form, Instruction, Kernel, Module, Opcode, Variant, assemble, disassemble
 from dualflow.isa.encoding import HAND_FIELDS, UNIFORM_FLAG, EncodingError
 from dualflow.isa.kernel import KernelError
@@ -476,16 +476,19 @@ def test_trace_of_the_original_form_has_no_hand_field(tmp_path):
     assert writes_t and all(r.dst == r.rp % 16 for r in writes_t)
 
 
-# ------------------------------------------------------------------ what does not implement it yet
+# ------------------------------------------------------------------ timing (tests/test_timing_hands.py)
 @pytest.mark.parametrize("engine", ["reference", "compiled"])
-def test_timing_models_refuse_a_hands_kernel(engine):
+def test_timing_models_run_a_hands_kernel(engine):
     from dualflow.machine.presets import preset
     from dualflow.models.timing.device import TimingDevice
 
     dev = TimingDevice(preset("paper-rtx3080").replace(mode="dflow", num_sms=2), engine=engine)
-    out = dev.alloc(128)
-    with pytest.raises(ConfigError, match="declares .variant hands .* the timing models do not implement"):
-        dev.launch(_DIVERGENT, grid=1, block=32, params=[out])
+    out = dev.upload(np.zeros(32, np.uint32))
+    dev.launch(_DIVERGENT, grid=1, block=32, params=[out])
+    assert np.array_equal(dev.copy_out(out, 32), np.full(32, 107, np.uint32))
+
+
+# ------------------------------------------------------------------ what does not implement it yet
 
 
 def test_converter_uses_hands_only_where_a_loop_has_invariants():
@@ -506,7 +509,7 @@ def test_rtl_implements_hands_on_a_core_built_with_rings():
     assert Variant.HANDS not in VARIANTS and Variant.HANDS in CORE_VARIANTS
 
 
-def test_cli_asm_disasm_and_refusals(tmp_path, capsys):
+def test_cli_asm_disasm_cosim_refuses_sim_runs(tmp_path, capsys):
     from dualflow.cli import main
 
     src = tmp_path / "h.s"
@@ -515,10 +518,11 @@ def test_cli_asm_disasm_and_refusals(tmp_path, capsys):
     assert "rings 16 16, dmax 8" in capsys.readouterr().out
     assert main(["disasm", str(tmp_path / "h.bin")]) == 0
     assert assemble(capsys.readouterr().out).only.code == _DIVERGENT.code
-    for command in (["cosim", str(src), "--mode", "dflow"], ["sim", str(src), "--mode", "dflow"]):
-        assert main(command + ["--value", "out=0"]) == 1
-        err = capsys.readouterr().err
-        assert ".variant hands" in err and "Traceback" not in err
+    assert main(["cosim", str(src), "--mode", "dflow", "--value", "out=0"]) == 1
+    err = capsys.readouterr().err
+    assert ".variant hands" in err and "Traceback" not in err
+    assert main(["sim", str(src), "--mode", "dflow"]) == 0  # the timing engines time hands kernels
+    assert "cycles" in capsys.readouterr().out
 
 
 def test_non_producers_read_other_hands_in_binaries():

@@ -43,7 +43,7 @@ from dualflow.models.timing.compiled.core import (
     reset_state,
     sm_state_ref,
 )
-from dualflow.models.timing.compiled.engine import encode_code
+from dualflow.models.timing.compiled.engine import encode_code, encode_hands, hand_rings
 from dualflow.models.timing.compiled.sm import must_keep_order
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.ordering import MemoryOrderViolation
@@ -92,7 +92,8 @@ def test_register_bank_rule_is_the_machines():
 def test_memory_order_rule_is_the_isas():
     k = directed_kernel("memory_order", Form.DFLOW)
     static = decode_kernel(k)
-    code = code_ref(Code(table=encode_code(static), units=np.zeros((5, 3), dtype=np.int64)))
+    code = code_ref(Code(table=encode_code(static), units=np.zeros((5, 3), dtype=np.int64), rings=hand_rings(k),
+                         hands=encode_hands(static)))
     mem = [ins for ins in static if ins.ordered]
     assert len(mem) >= 2
     for a in mem:

@@ -3,8 +3,9 @@
 SMs advance in global cycle order (a heap of the next cycle each SM needs), so requests reach
 the shared memory system in time order and the run is deterministic: ties go to the lower SM.
 Blocks are dispatched in order, each to the next SM with room (threads, blocks, shared memory,
-register file: registers per thread in BASE, ring entries per warp in D-FLOW), round robin at
-the start of a launch and then wherever a block finishes.
+register file: registers per thread in BASE, ring entries per warp in D-FLOW, with
+``Variant.HANDS`` every hand's ring: ``Kernel.capacity``), round robin at the start of a launch
+and then wherever a block finishes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import heapq
 import numpy as np
 
 from dualflow.errors import ConfigError, DualflowError, KernelFault
-from dualflow.isa import Form, Kernel, Variant
+from dualflow.isa import Form, Kernel
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import block_registers, entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
@@ -41,9 +42,6 @@ def check_launch(config: GpuConfig, kernel: Kernel, geo: Geometry) -> tuple[int,
     size, a block larger than an empty SM); returns the shared bytes and register-file entries
     one block holds. Both engines call it."""
     want = config.mode.form
-    if kernel.form is Form.DFLOW and kernel.hands:
-        raise ConfigError(f"kernel {kernel.name!r} declares .variant {Variant.HANDS.value} (one ring and RP per "
-                          "hand), which the timing models do not implement yet; run it in the functional model")
     if kernel.form is not want:
         raise ConfigError(f"kernel {kernel.name!r} is in {kernel.form.value.upper()} form; the {config.mode} "
                           f"GPU runs {want.value.upper()} form")
@@ -103,7 +101,8 @@ class Gpu:
 
         for sm in self.sms:
             sm.static, sm.kernel_name, sm.count = static, kernel.name, count
-            sm.ring, sm.local_bytes, sm.warps_per_block = kernel.ring, kernel.local_bytes, wpb
+            sm.ring, sm.local_bytes, sm.warps_per_block = kernel.capacity, kernel.local_bytes, wpb
+            sm.rings = kernel.rings if kernel.form is Form.DFLOW and kernel.hands else None
             sm.last_cycle = -1
         before = sm_totals(self.sms)
         begin = self.cycle

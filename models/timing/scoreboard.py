@@ -12,6 +12,14 @@ overwrites slot p mod R, which held position p - R, so it may not issue while (a
 the slot's current value has not written back (two writes in flight to one slot), or (b) a
 collector unit of this warp still has to read position p - R. Distances never exceed Dmax < R,
 so no instruction that has not issued yet can need position p - R.
+
+D-FLOW with ``Variant.HANDS`` (``HandsScoreboard``): one ring per hand, each with its RP. The
+rings' slots are numbered into one slot space of ``capacity`` entries per warp, hand h's slot s
+being ``base_h + s`` (``base_h`` the sum of the rings before h), which is also the register-file
+entry the bank mapping sees. A source (h, d) is position RP_h - d of hand h; a producer on hand
+h writes position RP_h, slot ``base_h + RP_h mod N_h``, and its ring guard concerns that slot's
+previous value, position RP_h - N_h of the same hand, only: the other hands' readers never hold
+it back.
 """
 
 from __future__ import annotations
@@ -82,3 +90,44 @@ class RingScoreboard:
 
     def writeback(self, slot: int, cycle: int) -> None:
         self.ready[slot] = cycle + 1
+
+
+class HandsScoreboard(RingScoreboard):
+    """D-FLOW, ``Variant.HANDS``: ``RingScoreboard`` over the slot space of every hand's ring
+    (``ring`` is the capacity, ``ready`` one entry per slot). A value at position p of hand h is
+    keyed ``p * capacity + slot``: one key per (hand, position), and the key mod the capacity is
+    its slot, as a position mod the ring is in one ring (so ``add_reader``, ``read_done`` and
+    ``writeback`` are ``RingScoreboard``'s)."""
+
+    __slots__ = ("rings", "bases")
+
+    def __init__(self, rings: tuple[int, ...]):
+        super().__init__(sum(rings))
+        self.rings = tuple(rings)
+        self.bases = tuple(sum(rings[:h]) for h in range(len(rings)))
+
+    def slot(self, hand: int, position: int) -> int:
+        """The slot (in the warp's slot space) of position ``position`` of hand ``hand``."""
+        return self.bases[hand] + position % self.rings[hand]
+
+    def key(self, hand: int, position: int) -> int:
+        """The key of position ``position`` of hand ``hand`` (``unread``'s, operands')."""
+        return position * self.ring + self.bases[hand] + position % self.rings[hand]
+
+    def hand_guard_blocks(self, hand: int, position: int) -> bool:
+        """Would a producer at ``position`` of ``hand`` overwrite a value still needed or still
+        in flight (the previous value of its slot, position - N_hand of the same hand)?"""
+        slot = self.bases[hand] + position % self.rings[hand]
+        return self.ready[slot] == PENDING or (position - self.rings[hand]) * self.ring + slot in self.unread
+
+    def hand_issue(self, hand: int, position: int) -> int:
+        """A producer at ``position`` of ``hand`` issues: its slot, now pending."""
+        slot = self.bases[hand] + position % self.rings[hand]
+        self.ready[slot] = PENDING
+        return slot
+
+    def hand_waits(self, rps: list[int], distances: tuple[int, ...], hands: tuple[int, ...], cycle: int) -> bool:
+        """Would an instruction issued with the hands' RPs ``rps``, reading ``distances`` back on
+        ``hands``, wait in its collector unit?"""
+        ready, rings, bases = self.ready, self.rings, self.bases
+        return any(ready[bases[h] + (rps[h] - d) % rings[h]] > cycle for d, h in zip(distances, hands))

@@ -85,7 +85,8 @@ class Sm:
         # per-launch bindings
         self.static: list[StaticInstruction] = []
         self.kernel_name = ""
-        self.ring = 0
+        self.ring = 0  # D-FLOW: ring entries per warp (with Variant.HANDS, every hand's: the capacity)
+        self.rings: tuple[int, ...] | None = None  # Variant.HANDS: the ring of each hand (None without)
         self.local_bytes = 0
         self.warps_per_block = 1
         self.count: Callable[[int, int], None] | None = None
@@ -111,7 +112,7 @@ class Sm:
         for i in range(warps):
             slot = self.free_slots.pop(0)
             warp = Warp(cta, executor, first_warp + i, slot, self.warp_age, slot % self.cfg.schedulers,
-                        dflow=self.dflow, entries=entries)
+                        dflow=self.dflow, entries=entries, rings=self.rings)
             self.warp_age += 1
             warp.fetch_pc = warp.pc
             warp.sched_clean = self.sched_clean_until
@@ -417,6 +418,8 @@ class Sm:
         if needs_cu and self.pool_units[pool] >= self.pool_capacity:
             return "collector_full"
         board = warp.board
+        if self.rings is not None:
+            return self._try_issue_hands(warp, ins, pc, t, needs_cu, allow_wait, pool)
         if self.dflow:
             rp = int(warp.ex.rp[warp.w])
             if ins.produces and board.guard_blocks(rp):
@@ -431,6 +434,39 @@ class Sm:
             return self._stall(warp, "scoreboard")
         self._execute(warp, ins, pc, t, needs_cu)
         return None
+
+    def _try_issue_hands(self, warp: Warp, ins: StaticInstruction, pc: int, t: int, needs_cu: bool,
+                         allow_wait: bool, pool: int) -> str | None:
+        """``_try_issue``'s D-FLOW part for a ``Variant.HANDS`` kernel: the ring guard of the
+        hand the instruction writes, its operands on the hands it reads."""
+        board = warp.board
+        rps = warp.ex.rps[:, warp.w].tolist()
+        if ins.produces and board.hand_guard_blocks(ins.dst_hand, rps[ins.dst_hand]):
+            return self._stall(warp, "ring_guard")
+        if needs_cu and board.hand_waits(rps, ins.sources, ins.source_hands, t + 1) and (
+                not allow_wait or warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
+                or self.pool_limited and self.waiting_cus[pool] >= self.cfg.dflow_waiting_per_sm
+                or self.pool_capacity - self.pool_units[pool] <= self.reserve
+                or not self._unblocks_next_hands(warp, ins, rps, t)):
+            return "scoreboard"  # not cached: other warps' collector units free the limit
+        self._execute(warp, ins, pc, t, needs_cu)
+        return None
+
+    def _unblocks_next_hands(self, warp: Warp, ins: StaticInstruction, rps: list[int], t: int) -> bool:
+        """``_unblocks_next`` for a ``Variant.HANDS`` kernel: the next instruction sees the RP of
+        the hand ``ins`` writes one further."""
+        if len(warp.ibuf) < 2 or ins.redirect:
+            return False
+        nxt = self.static[warp.ibuf[1][0]]
+        if self.ahead_of_loads_only and not nxt.is_load:
+            return False
+        if ins.produces:
+            hand = ins.dst_hand
+            if any(h == hand and d == 1 for d, h in zip(nxt.sources, nxt.source_hands)):
+                return False  # it reads the result of ins
+            rps = list(rps)
+            rps[hand] += 1
+        return not warp.board.hand_waits(rps, nxt.sources, nxt.source_hands, t + 1)
 
     def _unblocks_next(self, warp: Warp, ins: StaticInstruction, rp: int, t: int) -> bool:
         """D-FLOW: is sending ``ins`` ahead to wait worth a collector unit? Only if the warp's next
@@ -464,7 +500,8 @@ class Sm:
         g = warp.g
         mask = ex.active[w:w + 1].copy()  # a slice is cheaper than ex.active[g]; copied, as handlers change it
         threads = int(np.count_nonzero(mask))
-        rp = int(ex.rp[w]) if self.dflow else 0
+        hands = self.rings is not None
+        rp = ex.rps[:, w].tolist() if hands else int(ex.rp[w]) if self.dflow else 0  # hands: one RP each
         ex.handlers[pc](g, mask)
         if self.issue_log is not None:
             self.issue_log.append((t, warp.cta.block, int(ex.wid[w]), pc))
@@ -485,7 +522,13 @@ class Sm:
             warp.mem_inflight += 1
         board = warp.board
         banks, groups = self.cfg.register_banks, self.cfg.bank_groups
-        if self.dflow:
+        if hands:  # (hand, distance) operands; slots in the warp's slot space (HandsScoreboard)
+            operands = [Operand(register_bank(board.slot(h, rp[h] - d), warp.slot, banks, groups),
+                                board.key(h, rp[h] - d)) for d, h in zip(ins.unique_sources, ins.unique_hands)]
+            for op in operands:
+                board.add_reader(op.key)
+            dest = board.hand_issue(ins.dst_hand, rp[ins.dst_hand]) if ins.produces else -1
+        elif self.dflow:
             dest = rp % self.ring if ins.produces else -1
             # an operand named twice is read once
             operands = [Operand(register_bank((rp - d) % self.ring, warp.slot, banks, groups), rp - d)
@@ -506,7 +549,8 @@ class Sm:
             return
         self.seq += 1
         cu = CollectorUnit(self.seq, warp, ins, operands, dest, len(operands), ready_at=t + 1)
-        if self.dflow and board.waits(rp, ins.sources, t + 1):
+        if self.dflow and (board.hand_waits(rp, ins.sources, ins.source_hands, t + 1) if hands
+                           else board.waits(rp, ins.sources, t + 1)):
             cu.waiting = True
             warp.waiting_cus += 1
             self.waiting_cus[warp.sched % self.parts] += 1

@@ -7,8 +7,8 @@ data race). So a launch can be run first, in the functional model's own batched 
 in chunks of ``FunctionalConfig.batch_warps``, lowest pc first, ``BatchExecutor.next_step``),
 recording per warp the stream a timing engine consumes:
 
-- per issued instruction (a *record*, in issue order): pc, active lanes, RP at issue (D-FLOW),
-  and whether an ``exit`` made the warp done;
+- per issued instruction (a *record*, in issue order): pc, active lanes, RP at issue (D-FLOW;
+  every hand's with ``Variant.HANDS``), and whether an ``exit`` made the warp done;
 - per memory instruction (an *access*, ldc included): the transactions of a global or local
   access (``coalesce`` of the lanes' addresses, local ones through ``local_addresses``), the
   bank-conflict degree of a shared access (``conflict_degree``), and, D-FLOW, the order
@@ -93,7 +93,8 @@ class LaunchStreams:
     count: np.ndarray  # int64[nwarps] records of each warp
     pc: np.ndarray  # int64[N]
     threads: np.ndarray  # int64[N] active lanes at issue
-    rp: np.ndarray  # int64[N] D-FLOW: RP at issue; BASE: 0
+    rp: np.ndarray  # int64[N] D-FLOW: RP at issue; BASE: 0. Variant.HANDS: int64[N * hands], every
+    # hand's RP at issue (record r's hand h at r * hands + h)
     exits: np.ndarray  # int64[N] 1: this exit made the warp done
     access: np.ndarray  # int64[N] row of the access table, or -1
     tx_first: np.ndarray  # int64[M] global/local: first transaction; else 0
@@ -322,7 +323,8 @@ class Executors:
     def _shape(kernel: Kernel) -> tuple:
         """What the handlers and arrays were made from (instructions are frozen: the same objects
         are the same code)."""
-        return (kernel.form, kernel.ring, kernel.regs, kernel.shared_bytes, kernel.local_bytes, *kernel.code)
+        return (kernel.form, kernel.ring, kernel.rings, kernel.variants, kernel.regs, kernel.shared_bytes,
+                kernel.local_bytes, *kernel.code)
 
     def start(self, kernel: Kernel, geo: Geometry, blocks: range, params: np.ndarray, memory: GlobalMemory,
               fconfig: FunctionalConfig, warp_counts: np.ndarray, thread_counts: np.ndarray,
@@ -364,6 +366,7 @@ class _PreRun:
             line_bytes, sector_bytes, shared_cfg, local_bytes
         self.static, self.checked, self.kinds = _kernel_facts(kernel)
         self.dflow = kernel.form is Form.DFLOW
+        self.hands = len(kernel.rings) if self.dflow and kernel.hands else 0  # Variant.HANDS: RPs per record
         self.warps = geo.num_blocks * geo.warps_per_block
         self.monitor = _RaceMonitor(memory, self.warps, geo.warps_per_block, kernel.name)
         # per batch step, in execution order
@@ -410,6 +413,8 @@ class _PreRun:
         add_warps, add_pc, add_threads = self.step_warps.append, self.step_pc.append, self.step_threads.append
         add_rp = self.step_rp.append if self.dflow else None
         next_step, rp = ex.next_step, ex.rp if self.dflow else None
+        if self.hands:
+            rp = ex.rps.T  # [warp, hand]: every hand's RP
         count_rows = np.add.reduce  # active lanes per warp: a third of np.count_nonzero(axis=1)'s cost
         last_mask = threads = None
         records = self.records
@@ -471,12 +476,17 @@ class _PreRun:
             return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
         exit_len = [len(done) for _, done in self.exit_at]
+        warps = cat(self.step_warps)
         first, count, pc, threads, rp, exits, access = group_records(
-            self.warps, cat(self.step_warps), np.array([len(w) for w in self.step_warps], dtype=np.int64),
-            np.array(self.step_pc, dtype=np.int64), cat(self.step_threads), cat(self.step_rp),
+            self.warps, warps, np.array([len(w) for w in self.step_warps], dtype=np.int64),
+            np.array(self.step_pc, dtype=np.int64), cat(self.step_threads),
+            np.zeros(0, np.int64) if self.hands else cat(self.step_rp),
             np.array([at for at, _ in self.exit_at], dtype=np.int64), np.array(exit_len, dtype=np.int64),
             cat([done for _, done in self.exit_at], bool), np.array(self.access_at, dtype=np.int64),
             np.array(self.access_rows, dtype=np.int64))
+        if self.hands:  # grouped as group_records groups: a stable sort by warp
+            rps = np.concatenate(self.step_rp) if self.step_rp else np.zeros((0, self.hands), np.int64)
+            rp = np.ascontiguousarray(rps[np.argsort(warps, kind="stable")], dtype=np.int64).reshape(-1)
         tx_count = cat(self.tx_counts)
         tx_first = np.cumsum(tx_count) - tx_count
         tx_first[tx_count == 0] = 0  # shared, param, no active lane

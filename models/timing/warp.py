@@ -15,7 +15,7 @@ import numpy as np
 from dualflow.models.executor import BatchExecutor
 
 from .collector import Operand
-from .scoreboard import RegisterScoreboard, RingScoreboard
+from .scoreboard import HandsScoreboard, RegisterScoreboard, RingScoreboard
 
 
 class Cta:
@@ -36,7 +36,7 @@ class Warp:
                  "stall", "stall_until", "sched_clean")
 
     def __init__(self, cta: Cta, ex: BatchExecutor, w: int, slot: int, age: int, sched: int, *,
-                 dflow: bool, entries: int):
+                 dflow: bool, entries: int, rings: tuple[int, ...] | None = None):
         self.cta, self.ex, self.w, self.slot, self.age, self.sched = cta, ex, w, slot, age, sched
         self.g = np.array([w])
         self.ibuf: deque[tuple[int, int]] = deque()  # (pc, cycle from which it may issue)
@@ -45,8 +45,10 @@ class Warp:
         self.inflight = 0  # issued, not completed
         self.mem_inflight = 0  # memory instructions issued, not completed
         self.dflow = dflow
-        self.board: RegisterScoreboard | RingScoreboard = RingScoreboard(entries) if dflow else \
-            RegisterScoreboard(entries)
+        # (``rings``: a ``Variant.HANDS`` kernel's, one per hand; ``entries`` is then their sum)
+        self.board: RegisterScoreboard | RingScoreboard = (
+            RegisterScoreboard(entries) if not dflow else RingScoreboard(entries) if rings is None
+            else HandsScoreboard(rings))
         self.exited = False  # every lane has executed exit
         self.finished = False  # exited and nothing in flight
         self.waiting_cus = 0  # D-FLOW: collector units holding an operand not yet written back

@@ -67,6 +67,13 @@ OP_OTHER, OP_MEMBAR, OP_BAR, OP_EXIT = range(4)
 MAX_SOURCES = 4
 ST_UNIQ = ST_SRC + MAX_SOURCES
 ST_WIDTH = ST_UNIQ + MAX_SOURCES
+# ``Variant.HANDS``: columns of ``Code.hands``, apart from ``table`` (whose rows the original
+# form's code reads as they were): the hand of each source and unique source, the hand a
+# producer writes (all 0 in the original form, whose code never reads them)
+HT_SRC = 0
+HT_UNIQ = HT_SRC + MAX_SOURCES
+HT_DST = HT_UNIQ + MAX_SOURCES
+HT_WIDTH = HT_DST + 1
 
 # --- per-SM scalars: columns of ``SmState.sv`` -----------------------------------------------
 (SV_FETCH_RR, SV_WAITING_CUS, SV_SEQ, SV_WARP_AGE, SV_LAST_CYCLE, SV_NWARPS, SV_NCU, SV_NCOMP, SV_NWAKE,
@@ -86,15 +93,21 @@ M_ACTIVE, M_BARRIERS, M_BUSY, M_RESIDENT, M_CONFLICTS, M_FLUSHES, M_WIDTH = rang
 ERR_NONE, ERR_ORDER, ERR_ORDER_FAR, ERR_DEADLOCK, ERR_PC, ERR_PAST_END, ERR_MEMORY_DEADLOCK = range(7)
 COMPLETION_WIDTH = 6  # (done, seq, kind, slot, dest, pc)
 
+# ``ring``: D-FLOW ring entries per warp; with ``Variant.HANDS`` the slot space of every hand's ring
+# (``Kernel.capacity``), and ``hands`` the kernel's hands (0 without the variant: the original
+# form's code; see scoreboard.py)
 Settings = namedtuple("Settings", [
     "dflow", "lrr", "schedulers", "max_warps", "ibuffer_entries", "fetch_width", "fetch_warps", "fetch_past",
     "fetch_latency", "collector_units", "parts", "pool_limited", "reserve", "ready_first", "ahead_loads",
     "waiting_per_warp", "waiting_per_sm", "banks", "bank_groups", "bank_ports", "writeback_ports", "const_latency",
     "cta_launch_latency", "warp_size", "max_threads", "max_ctas", "shared_bytes", "registers", "ring",
     "code_length", "warps_per_block", "num_blocks", "block_shared", "block_registers", "entries",
-    "num_sms", "record_issue"])
+    "num_sms", "record_issue", "hands"])
 
-Code = namedtuple("Code", ["table", "units"])  # table[pc, ST_*]; units[class] = (latency, interval, count)
+# table[pc, ST_*]; units[class] = (latency, interval, count); rings[hand] = (its ring, its base):
+# hand h's slot k is entry base + k of the warp's slot space (one row, (ring, 0), without hands);
+# hands[pc, HT_*]
+Code = namedtuple("Code", ["table", "units", "rings", "hands"])
 
 Streams = namedtuple("Streams", [
     "first", "count", "pc", "threads", "rp", "exits", "access", "ordinal", "tx_first", "tx_count", "degree",
@@ -164,20 +177,20 @@ def _settings_ref(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_widt
                   fetch_latency, collector_units, parts, pool_limited, reserve, ready_first, ahead_loads,
                   waiting_per_warp, waiting_per_sm, banks, bank_groups, bank_ports, writeback_ports, const_latency,
                   cta_launch_latency, warp_size, max_threads, max_ctas, shared_bytes, registers, ring, code_length,
-                  warps_per_block, num_blocks, block_shared, block_registers, entries, num_sms, record_issue):
+                  warps_per_block, num_blocks, block_shared, block_registers, entries, num_sms, record_issue, hands):
     return SettingsRef(dflow, lrr, schedulers, max_warps, ibuffer_entries, fetch_width, fetch_warps, fetch_past,
                        fetch_latency, collector_units, parts, pool_limited, reserve, ready_first, ahead_loads,
                        waiting_per_warp, waiting_per_sm, banks, bank_groups, bank_ports, writeback_ports, const_latency,
                        cta_launch_latency, warp_size, max_threads, max_ctas, shared_bytes, registers, ring,
                        code_length, warps_per_block, num_blocks, block_shared, block_registers, entries, num_sms,
-                       record_issue)
+                       record_issue, hands)
 
 
 # The fields are borrowed views (borrowed.py): njit code reads them without reference counting;
 # the Python proxies keep what owns them (``keep``).
 @njit(cache=True)
-def _code_ref(table, units):
-    return CodeRef(borrowed_view(table), borrowed_view(units))
+def _code_ref(table, units, rings, hands):
+    return CodeRef(borrowed_view(table), borrowed_view(units), borrowed_view(rings), borrowed_view(hands))
 
 
 @njit(cache=True)

@@ -47,7 +47,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from dualflow.errors import DualflowError
-from dualflow.isa import Kernel, Opcode
+from dualflow.isa import Form, Kernel, Opcode
 from dualflow.machine import Scheduler
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import entries_per_warp
@@ -67,6 +67,10 @@ from .core import (
     ERR_MEMORY_DEADLOCK,
     ERR_ORDER,
     ERR_ORDER_FAR,
+    HT_DST,
+    HT_SRC,
+    HT_UNIQ,
+    HT_WIDTH,
     IDLE,
     M_ACTIVE,
     M_BARRIERS,
@@ -147,8 +151,28 @@ class _KernelPlan:
     def __init__(self, kernel: Kernel, units: np.ndarray):
         self.static = decoded(kernel)
         self.table = encode_code(self.static)
-        self.code_ref = code_ref(Code(table=self.table, units=units))
+        self.code_ref = code_ref(Code(table=self.table, units=units, rings=hand_rings(kernel),
+                                      hands=encode_hands(self.static)))
         self.settings: dict[tuple, tuple[Settings, SettingsRef]] = {}
+
+
+def encode_hands(static: list[StaticInstruction]) -> np.ndarray:
+    """``Code.hands``: per pc, the hands of its sources and unique sources and the hand it
+    writes (columns ``HT_*``; all 0 without ``Variant.HANDS``)."""
+    ht = np.zeros((max(len(static), 1), HT_WIDTH), dtype=np.int64)
+    for ins in static:
+        row = ht[ins.pc]
+        row[HT_SRC:HT_SRC + len(ins.source_hands)] = ins.source_hands
+        row[HT_UNIQ:HT_UNIQ + len(ins.unique_hands)] = ins.unique_hands
+        row[HT_DST] = ins.dst_hand
+    return ht
+
+
+def hand_rings(kernel: Kernel) -> np.ndarray:
+    """``Code.rings``: per hand, its ring and its base in the warp's slot space (the rings
+    before it); one row, the ring at base 0, without ``Variant.HANDS``."""
+    rings = kernel.rings if kernel.form is Form.DFLOW and kernel.hands else (max(kernel.ring, 1),)
+    return np.array([[n, sum(rings[:h])] for h, n in enumerate(rings)], dtype=np.int64)
 
 
 def encode_streams(streams: LaunchStreams, st: np.ndarray) -> Streams:
@@ -246,14 +270,15 @@ class CompiledGpu:
             cta_launch_latency=sm.cta_launch_latency, warp_size=sm.warp_size, max_threads=sm.max_threads,
             max_ctas=sm.max_ctas, shared_bytes=sm.shared_bytes, registers=sm.registers, ring=1, code_length=0,
             warps_per_block=0, num_blocks=0, block_shared=0, block_registers=0, entries=0, num_sms=cfg.num_sms,
-            record_issue=int(self.issue_log is not None))
+            record_issue=int(self.issue_log is not None), hands=0)
 
     def _settings(self, kernel: Kernel, geo: Geometry, shared: int, registers: int, code_length: int) -> Settings:
         """The ``Settings`` of a launch of ``kernel`` with this shape."""
         return self._gpu_settings()._replace(
-            ring=max(kernel.ring, 1), code_length=code_length, warps_per_block=geo.warps_per_block,
+            ring=max(kernel.capacity, 1), code_length=code_length, warps_per_block=geo.warps_per_block,
             num_blocks=geo.num_blocks, block_shared=shared, block_registers=registers,
-            entries=entries_per_warp(kernel, self.config.mode))
+            entries=entries_per_warp(kernel, self.config.mode),
+            hands=len(kernel.rings) if kernel.form is Form.DFLOW and kernel.hands else 0)
 
     def _raise(self, kernel: Kernel, static: list[StaticInstruction], streams: LaunchStreams, state) -> None:
         code, sm, slot = (int(x) for x in state.err[:3])

@@ -4,7 +4,10 @@ order of models/timing/warp_order.py, and the block barrier of the functional ex
 (``BatchExecutor``'s ``bar``, ``exit_`` and ``_check_barrier``), which the reference reads from it.
 
 The instruction issued is the warp's next record of the launch's streams: its active lanes, its
-RP at issue, whether its ``exit`` made the warp done."""
+RP at issue (with ``Variant.HANDS``, every hand's: scoreboard.py), whether its ``exit`` made the
+warp done. A hands kernel's D-FLOW checks and operands are functions of their own here
+(``hands_blocked``, ``may_wait_hands``, ``unblocks_next_hands``, ``hands_operands``), which
+the original form's path only branches around."""
 
 from __future__ import annotations
 
@@ -18,6 +21,9 @@ from .core import (
     DONE,
     DRAIN,
     ERR_PC,
+    HT_DST,
+    HT_SRC,
+    HT_UNIQ,
     IBUFFER,
     IDLE,
     ISSUED,
@@ -70,7 +76,7 @@ from .core import (
     log_issue,
     wake_push,
 )
-from .scoreboard import add_reader, base_blocked, guard_blocks, waits
+from .scoreboard import add_reader, base_blocked, guard_blocks, hand_entry, hand_guard_blocks, hand_waits, waits
 from .warps import dirty, is_member, next_pc, retire_warp
 
 
@@ -195,7 +201,11 @@ def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
     needs_cu = st[pc, ST_NEEDS_CU] != 0
     if needs_cu and pool_count(state, s, sm, slot, False) >= s.collector_units // s.parts:
         return COLLECTOR_FULL
-    if s.dflow:
+    if s.hands:  # D-FLOW, Variant.HANDS
+        why = hands_blocked(state, s, code, streams, sm, slot, pc, t, allow_wait, needs_cu)
+        if why != ISSUED:
+            return why
+    elif s.dflow:
         rp = streams.rp[wv[sm, slot, W_REC]]
         if st[pc, ST_PRODUCES] and guard_blocks(state, s, sm, slot, rp):
             return stall(state, sm, slot, RING_GUARD, PENDING)
@@ -206,6 +216,69 @@ def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
         return stall(state, sm, slot, SCOREBOARD, PENDING)
     execute(state, s, code, streams, sm, slot, pc, t, needs_cu)
     return ISSUED
+
+
+@njit(cache=True)
+def hands_blocked(state, s, code, streams, sm, slot, pc, t, allow_wait, needs_cu):
+    """Sm._try_issue_hands's checks: the ring guard of the hand ``pc`` writes, its operands on
+    every hand (RING_GUARD, SCOREBOARD, or ISSUED: nothing holds it back)."""
+    rec = state.wv[sm, slot, W_REC]
+    if code.table[pc, ST_PRODUCES] and hand_guard_blocks(state, s, code, streams, sm, slot, rec, pc):
+        return stall(state, sm, slot, RING_GUARD, PENDING)
+    if needs_cu and hand_waits(state, s, code, streams, sm, slot, rec, -1, pc, t + 1) and (
+            not allow_wait or not may_wait_hands(state, s, code, streams, sm, slot, pc, t)):
+        return SCOREBOARD  # not cached: other warps' collector units free the limit
+    return ISSUED
+
+
+@njit(cache=True)
+def may_wait_hands(state, s, code, streams, sm, slot, pc, t):
+    """``may_wait`` for a ``Variant.HANDS`` kernel."""
+    return not (state.wv[sm, slot, W_WAITING_CUS] >= s.waiting_per_warp
+                or s.pool_limited and pool_count(state, s, sm, slot, True) >= s.waiting_per_sm
+                or s.collector_units // s.parts - pool_count(state, s, sm, slot, False) <= s.reserve
+                or not unblocks_next_hands(state, s, code, streams, sm, slot, pc, t))
+
+
+@njit(cache=True)
+def unblocks_next_hands(state, s, code, streams, sm, slot, pc, t):
+    """Sm._unblocks_next_hands: ``unblocks_next`` with the hand ``pc`` writes one further."""
+    st = code.table
+    if state.wv[sm, slot, W_IB_LEN] < 2 or st[pc, ST_REDIRECT]:
+        return False
+    second = (state.wv[sm, slot, W_IB_HEAD] + 1) % s.ibuffer_entries
+    nxt = state.ibuf_pc[sm, slot, second]
+    if s.ahead_loads and not (st[nxt, ST_IS_MEM] and not st[nxt, ST_IS_STORE]):  # not a load
+        return False
+    hand = code.hands[pc, HT_DST] if st[pc, ST_PRODUCES] else -1
+    for k in range(st[nxt, ST_NSRC]):
+        if code.hands[nxt, HT_SRC + k] == hand and st[nxt, ST_SRC + k] == 1:
+            return False  # it reads the result of ``pc``
+    return not hand_waits(state, s, code, streams, sm, slot, state.wv[sm, slot, W_REC], hand, nxt, t + 1)
+
+
+@njit(cache=True)
+def hands_operands(state, s, code, streams, sm, slot, u, pc, rec):
+    """``execute``'s operands and destination for a ``Variant.HANDS`` kernel: each unique
+    (hand, distance) source in collector unit ``u`` (its bank from its entry in the warp's slot
+    space, its key position * capacity + entry), the destination's entry pending; returns
+    the destination (-1: none)."""
+    st = code.table
+    for k in range(st[pc, ST_NUNIQ]):  # an operand named twice is read once
+        hand = code.hands[pc, HT_UNIQ + k]
+        position = streams.rp[rec * s.hands + hand] - st[pc, ST_UNIQ + k]
+        entry = hand_entry(code, hand, position)
+        key = position * s.ring + entry
+        state.cu_bank[sm, u, k] = register_bank(entry, slot, s.banks, s.bank_groups)
+        add_reader(state, sm, slot, key)
+        state.cu_key[sm, u, k] = key
+        state.cu_read[sm, u, k] = 0
+    if not st[pc, ST_PRODUCES]:
+        return -1
+    hand = code.hands[pc, HT_DST]  # HandsScoreboard.hand_issue
+    dest = hand_entry(code, hand, streams.rp[rec * s.hands + hand])
+    state.board[sm, slot, dest] = PENDING
+    return dest
 
 
 @njit(cache=True)
@@ -242,8 +315,10 @@ def issue_waiting(state, s, code, streams, sm, slot, t):
     SCOREBOARD (every earlier check passed, its operands are not ready): the same answer
     without repeating those checks."""
     pc = state.ibuf_pc[sm, slot, state.wv[sm, slot, W_IB_HEAD]]
-    rp = streams.rp[state.wv[sm, slot, W_REC]]
-    if not may_wait(state, s, code, sm, slot, pc, rp, t):
+    if s.hands:
+        if not may_wait_hands(state, s, code, streams, sm, slot, pc, t):
+            return SCOREBOARD
+    elif not may_wait(state, s, code, sm, slot, pc, streams.rp[state.wv[sm, slot, W_REC]], t):
         return SCOREBOARD
     execute(state, s, code, streams, sm, slot, pc, t, True)
     return ISSUED
@@ -350,25 +425,28 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
     while state.cu_used[sm, u]:
         u += 1
     nops = st[pc, ST_NUNIQ]
-    for k in range(nops):  # an operand named twice is read once
-        d = st[pc, ST_UNIQ + k]
-        if s.dflow:
-            key = rp - d
-            state.cu_bank[sm, u, k] = register_bank(key % s.ring, slot, s.banks, s.bank_groups)
-            add_reader(state, sm, slot, key)
-        else:
-            key = d
-            state.cu_bank[sm, u, k] = register_bank(d, slot, s.banks, s.bank_groups)
-        state.cu_key[sm, u, k] = key
-        state.cu_read[sm, u, k] = 0
-    if s.dflow:
-        dest = rp % s.ring if st[pc, ST_PRODUCES] else -1
-        if st[pc, ST_PRODUCES]:
-            state.board[sm, slot, rp % s.ring] = PENDING  # RingScoreboard.issue
+    if s.hands:  # D-FLOW, Variant.HANDS
+        dest = hands_operands(state, s, code, streams, sm, slot, u, pc, rec)
     else:
-        dest = st[pc, ST_DST]
-        if dest >= 0:
-            state.board[sm, slot, dest] += 1  # RegisterScoreboard.issue
+        for k in range(nops):  # an operand named twice is read once
+            d = st[pc, ST_UNIQ + k]
+            if s.dflow:
+                key = rp - d
+                state.cu_bank[sm, u, k] = register_bank(key % s.ring, slot, s.banks, s.bank_groups)
+                add_reader(state, sm, slot, key)
+            else:
+                key = d
+                state.cu_bank[sm, u, k] = register_bank(d, slot, s.banks, s.bank_groups)
+            state.cu_key[sm, u, k] = key
+            state.cu_read[sm, u, k] = 0
+        if s.dflow:
+            dest = rp % s.ring if st[pc, ST_PRODUCES] else -1
+            if st[pc, ST_PRODUCES]:
+                state.board[sm, slot, rp % s.ring] = PENDING  # RingScoreboard.issue
+        else:
+            dest = st[pc, ST_DST]
+            if dest >= 0:
+                state.board[sm, slot, dest] += 1  # RegisterScoreboard.issue
     sv[sm, SV_SEQ] += 1
     state.cu_used[sm, u] = 1
     state.cu_seq[sm, u] = sv[sm, SV_SEQ]
@@ -376,7 +454,12 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
     state.cu_dest[sm, u], state.cu_nops[sm, u], state.cu_unread[sm, u] = dest, nops, nops
     state.cu_ready_at[sm, u] = t + 1
     state.cu_waiting[sm, u] = 0
-    if s.dflow and waits(state, s, code, sm, slot, rp, pc, t + 1):
+    if s.hands:
+        if hand_waits(state, s, code, streams, sm, slot, rec, -1, pc, t + 1):
+            state.cu_waiting[sm, u] = 1
+            wv[sm, slot, W_WAITING_CUS] += 1
+            sv[sm, SV_WAITING_CUS] += 1
+    elif s.dflow and waits(state, s, code, sm, slot, rp, pc, t + 1):
         state.cu_waiting[sm, u] = 1
         wv[sm, slot, W_WAITING_CUS] += 1
         sv[sm, SV_WAITING_CUS] += 1
