@@ -14,7 +14,7 @@ less, at least the converter's minimum), so both modes hold the same register fi
 adds the DFLOW/REG instruction ratio.
 
     python benchmarks/variants.py [--size small] [--preset paper-rtx3080] [--capacity | --equal-capacity]
-                                  [workload ...]
+                                  [--columns original,all] [workload ...]
 """
 
 from __future__ import annotations
@@ -33,9 +33,8 @@ from dualflow.machine.presets import preset
 from dualflow.models.statistic import merge_launches
 from dualflow.models.timing.device import TimingDevice
 
-#: The variants timed: those the converter uses, but hands (the timing models refuse a hands
-#: kernel until they learn the variant; `dualflow overhead --variant hands` counts its instructions).
-TIMED_VARIANTS = CONVERTER_VARIANTS - {Variant.HANDS}
+#: The variants timed: every one the converter uses.
+TIMED_VARIANTS = CONVERTER_VARIANTS
 #: The columns after BASE: the original form, each variant alone, then all of them together.
 VARIANTS: tuple[tuple[str, frozenset[Variant]], ...] = (
     ("original", frozenset()), *((v.value, frozenset({v})) for v in Variant if v in TIMED_VARIANTS),
@@ -78,7 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--capacity", action="store_true", help="print the register-file capacity per warp only")
     parser.add_argument("--equal-capacity", action="store_true",
                         help="convert for a ring of BASE's registers per thread (equal register file per warp)")
+    parser.add_argument("--columns", help="the DFLOW columns to run, comma separated (default: "
+                        + ",".join(label for label, _ in VARIANTS) + ")")
     args = parser.parse_args(argv)
+    columns = VARIANTS
+    if args.columns:
+        chosen = args.columns.split(",")
+        unknown = sorted(set(chosen) - {label for label, _ in VARIANTS})
+        if unknown:
+            parser.error(f"unknown column {', '.join(unknown)} (have: {', '.join(label for label, _ in VARIANTS)})")
+        columns = tuple(c for c in VARIANTS if c[0] in chosen)
     if args.capacity:
         print(capacity_table(args.workloads, preset(args.preset).sm.warp_size))
         return 0
@@ -86,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.preset}, size {args.size}, {scope}: cycles, warp-instructions (and their ratio to BASE's) and "
           "speedup over BASE")
     print(f"{'workload':<11}{'ring':>5}{'BASE cycles':>12}" + "".join(
-        f"{label + ' cycles':>{CYCLES_WIDTH}}{'instr.':>11}{'ratio':>7}{'speedup':>8}" for label, _ in VARIANTS))
+        f"{label + ' cycles':>{CYCLES_WIDTH}}{'instr.':>11}{'ratio':>7}{'speedup':>8}" for label, _ in columns))
     for name in args.workloads:
         reg = WORKLOADS[name]().module(Form.REG)
         ring = DEFAULT_RING
@@ -94,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             ring = max(max(entries_per_warp(k, "base") for k in reg), MIN_DMAX + 1)
         base_cycles, base_instructions = run(name, args.size, args.preset, Form.REG, None)
         cells = []
-        for _, variants in VARIANTS:
+        for _, variants in columns:
             module, _ = convert_module(reg, dmax=ring - 1, ring=ring, variants=variants)
             cycles, instructions = run(name, args.size, args.preset, Form.DFLOW, module)
             cells.append(f"{cycles:>{CYCLES_WIDTH},}{instructions:>11,}{instructions / base_instructions:>7.3f}"
