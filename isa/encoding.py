@@ -159,14 +159,7 @@ class Instruction:
         leaving out absent ones (field 0: ``rz`` in REG form, no operand in DFLOW form), an
         immediate in place of B and uniform operands (held once per warp: no register or ring
         read, no dependency). REG: register + 1; DFLOW: distance."""
-        out = []
-        for name in SPECS[self.op].sources:
-            if (name == "b" and self.bimm) or self.uniform & UNIFORM_FLAG[name]:
-                continue
-            value = getattr(self, name)
-            if value:
-                out.append(value)
-        return out
+        return [value for _, value in self.hand_sources()]
 
     def variant_uses(self, form: Form | None = None) -> dict[Variant, str]:
         """The DFLOW variants whose fields this instruction uses, each with what uses it (for
