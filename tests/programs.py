@@ -147,3 +147,61 @@ def launch_out(kernel: Kernel, grid, block, nwords: int, *, extra_params=(), con
     dev.copy_in(out, np.full(nwords, fill, np.uint32))
     res = dev.launch(kernel, grid=grid, block=block, params=[out, *extra_params], trace=trace)
     return dev, res, dev.copy_out(out, nwords)
+
+
+# ------------------------------------------------------------------ the hands variant
+def hands_source(name: str, rings: str, dmax: int, body: str, variants: str = "hands") -> str:
+    """A DFLOW kernel of ``.variant hands`` (and ``variants``) with one parameter, ``out``."""
+    return f".kernel {name}\n.form dflow\n.param out\n.ring {rings}\n.dmax {dmax}\n.variant {variants}\n{body}"
+
+
+def hands_loop(trips: int) -> str:
+    """Body of ``.ring 8 2 2 2``: tid at u0, the invariant 3 at v0; the loop runs ``trips`` times
+    on hand s (written 5 times an iteration: a ring of 8 wraps) and reads the invariant on v every
+    iteration; each thread stores tid + 3 * (0 + 1 + ... + trips - 1)."""
+    return f"""    s2r %tid.x -> u            ; u0: tid
+    mov 3 -> v                 ; v0: the loop invariant
+    s2r %tid.x                 ; s: acc = tid
+    mov 0                      ; s: i
+LOOP:                          ; acc at |2|, i at |1|
+    imad |1|, |v1|, |2|        ; t = i * 3 + acc
+    iadd |2|, 1                ; i + 1
+    isetp.lt |1|, {trips}
+    mov |3|                    ; acc' = t
+    mov |3|                    ; i'
+    brnz |3|, LOOP
+    ishl |u1|, 2
+    ldc out
+    iadd |1|, |2|
+    stg [|1|], |5|             ; acc
+    exit
+"""
+
+
+def hands_divergent(condition: str) -> str:
+    """Body in which the two paths of a branch on ``condition`` (of tid at |1|) write different
+    numbers of values on hands s and t; the join takes each hand's largest RP, and every thread
+    stores X + Y = 107."""
+    return f"""    s2r %tid.x                 ; s0: tid
+    mov 7                      ; s1: X
+    mov 100 -> t               ; t0: Y
+    ssy JOIN
+    {condition:<26} ; s2
+    brnz |1|, A
+    mov 1                      ; path B: s + 1, t + 3
+    mov 2 -> t
+    mov 3 -> t
+    mov 4 -> t
+    sync
+A:  mov 5                      ; path A: s + 2, t + 1
+    mov 6
+    mov 8 -> t
+    sync
+JOIN:                          ; RP_s = 3 + 2, RP_t = 1 + 3: each hand's largest
+    iadd |s4|, |t4|            ; X + Y
+    ishl |6|, 2
+    ldc out
+    iadd |1|, |2|
+    stg [|1|], |4|
+    exit
+"""

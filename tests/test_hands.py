@@ -11,7 +11,7 @@ import struct
 
 import numpy as np
 import pytest
-from programs import launch_out
+from programs import hands_divergent, hands_loop, hands_source, launch_out
 
 from dualflow.errors import AsmError, KernelFault
 from dualflow.isa import FIELDS, Form, Instruction, Kernel, Module, Opcode, Variant, assemble, disassemble
@@ -310,23 +310,7 @@ def _stores(body: str, rings: str, dmax: int, variants: str = "hands", tail_s: i
 {body}""").only
 
 
-_LOOP = _stores("""    s2r %tid.x -> u            ; u0: tid
-    mov 3 -> v                 ; v0: the loop invariant
-    s2r %tid.x                 ; s: acc = tid
-    mov 0                      ; s: i
-LOOP:                          ; acc at |2|, i at |1|
-    imad |1|, |v1|, |2|        ; t = i * 3 + acc
-    iadd |2|, 1                ; i + 1
-    isetp.lt |1|, 40
-    mov |3|                    ; acc' = t
-    mov |3|                    ; i'
-    brnz |3|, LOOP
-    ishl |u1|, 2
-    ldc out
-    iadd |1|, |2|
-    stg [|1|], |5|             ; acc
-    exit
-""", "8 2 2 2", 7)
+_LOOP = assemble(hands_source("k", "8 2 2 2", 7, hands_loop(40))).only
 
 
 def test_loop_reads_an_invariant_on_hand_v_while_hand_s_wraps():
@@ -334,29 +318,7 @@ def test_loop_reads_an_invariant_on_hand_v_while_hand_s_wraps():
     assert np.array_equal(out, np.arange(32, dtype=np.uint32) + 3 * sum(range(40)))
 
 
-_DIVERGENT = _stores("""    s2r %tid.x                 ; s0: tid
-    mov 7                      ; s1: X
-    mov 100 -> t               ; t0: Y
-    ssy JOIN
-    isetp.lt |2|, 16           ; s2
-    brnz |1|, A
-    mov 1                      ; path B: s + 1, t + 3
-    mov 2 -> t
-    mov 3 -> t
-    mov 4 -> t
-    sync
-A:  mov 5                      ; path A: s + 2, t + 1
-    mov 6
-    mov 8 -> t
-    sync
-JOIN:                          ; RP_s = 3 + 2, RP_t = 1 + 3: each hand's largest
-    iadd |s4|, |t4|            ; X + Y
-    ishl |6|, 2
-    ldc out
-    iadd |1|, |2|
-    stg [|1|], |4|
-    exit
-""", "16 16", 8)
+_DIVERGENT = assemble(hands_source("k", "16 16", 8, hands_divergent("isetp.lt |2|, 16"))).only
 
 
 def test_divergent_if_joins_each_hand_at_its_largest_rp():

@@ -6,6 +6,7 @@ alike; the core's parameters and the refusals of kernels whose rings are not the
 from __future__ import annotations
 
 import pytest
+from programs import hands_divergent, hands_loop, hands_source
 
 from dualflow.errors import ConfigError
 from dualflow.isa import Variant, assemble
@@ -29,23 +30,7 @@ def _kernel(name: str, rings: str, dmax: int, body: str, variants: str = "hands"
 
 
 #: hand s wraps (ring 8) around a loop that reads an invariant on hand v and tid on hand u (rings of 2)
-LOOP = _kernel("loop", "8 2 2 2", 7, """    s2r %tid.x -> u            ; u0: tid
-    mov 3 -> v                 ; v0: the loop invariant
-    s2r %tid.x                 ; s: acc = tid
-    mov 0                      ; s: i
-LOOP:                          ; acc at |2|, i at |1|
-    imad |1|, |v1|, |2|        ; t = i * 3 + acc
-    iadd |2|, 1                ; i + 1
-    isetp.lt |1|, 12
-    mov |3|                    ; acc' = t
-    mov |3|                    ; i'
-    brnz |3|, LOOP
-    ishl |u1|, 2
-    ldc out
-    iadd |1|, |2|
-    stg [|1|], |5|             ; acc
-    exit
-""")
+LOOP = hands_source("loop", "8 2 2 2", 7, hands_loop(12))
 
 #: rings of two entries: every read a distance 1 back, rpinc on hands t and v, a store's data on t
 SMALL = _kernel("small", "8 2 2 2", 7, """    s2r %tid.x                 ; s0: tid
@@ -65,29 +50,7 @@ SMALL = _kernel("small", "8 2 2 2", 7, """    s2r %tid.x                 ; s0: t
 """)
 
 #: a divergent if: each hand joins at its own largest RP (s from path A, t from path B)
-DIVERGENT = _kernel("divergent", "16 8", 8, """    s2r %tid.x                 ; s0: tid
-    mov 7                      ; s1: X
-    mov 100 -> t               ; t0: Y
-    ssy JOIN
-    iand |2|, 1                ; s2: odd lanes take path A
-    brnz |1|, A
-    mov 1                      ; path B: s + 1, t + 3
-    mov 2 -> t
-    mov 3 -> t
-    mov 4 -> t
-    sync
-A:  mov 5                      ; path A: s + 2, t + 1
-    mov 6
-    mov 8 -> t
-    sync
-JOIN:                          ; RP_s = 3 + 2, RP_t = 1 + 3: each hand's largest
-    iadd |s4|, |t4|            ; X + Y
-    ishl |6|, 2
-    ldc out
-    iadd |1|, |2|
-    stg [|1|], |4|
-    exit
-""")
+DIVERGENT = hands_source("divergent", "16 8", 8, hands_divergent("iand |2|, 1"))
 
 #: ssy L, 2 -> t reserves on hand t: path B writes nothing on t, the join reads 3 back on t
 RESERVED = _kernel("reserved", "16 8", 7, """    mov 7 -> t                 ; t0: read after the join

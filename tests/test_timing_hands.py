@@ -13,6 +13,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from programs import hands_divergent, hands_loop, hands_source
 
 from dualflow.isa import Form, Kernel, Variant, assemble
 from dualflow.kernels.directed import FAULT_PROGRAMS, PROGRAMS, program
@@ -81,50 +82,12 @@ def both(k: Kernel, config: GpuConfig, words: int = 1024, **launch) -> tuple[Tim
 # ------------------------------------------------------------------ kernels
 #: tid at u0, the invariant 3 at v0; the loop runs on hand s (ring 8, written 5 times an
 #: iteration: it wraps 25 times) and reads the invariant on v every iteration.
-LOOP = hands_kernel("""    s2r %tid.x -> u            ; u0: tid
-    mov 3 -> v                 ; v0: the loop invariant
-    s2r %tid.x                 ; s: acc = tid
-    mov 0                      ; s: i
-LOOP:                          ; acc at |2|, i at |1|
-    imad |1|, |v1|, |2|        ; t = i * 3 + acc
-    iadd |2|, 1                ; i + 1
-    isetp.lt |1|, 40
-    mov |3|                    ; acc' = t
-    mov |3|                    ; i'
-    brnz |3|, LOOP
-    ishl |u1|, 2
-    ldc out
-    iadd |1|, |2|
-    stg [|1|], |5|             ; acc
-    exit
-""", "8 2 2 2", 7, name="loop")
+LOOP = assemble(hands_source("loop", "8 2 2 2", 7, hands_loop(40))).only
 LOOP_OUT = np.arange(32, dtype=np.uint32) + 3 * sum(range(40))
 
 #: Paths of a divergent branch write different numbers of values on s and t; the join takes each
 #: hand's largest RP.
-DIVERGENT = hands_kernel("""    s2r %tid.x                 ; s0: tid
-    mov 7                      ; s1: X
-    mov 100 -> t               ; t0: Y
-    ssy JOIN
-    isetp.lt |2|, 16           ; s2
-    brnz |1|, A
-    mov 1                      ; path B: s + 1, t + 3
-    mov 2 -> t
-    mov 3 -> t
-    mov 4 -> t
-    sync
-A:  mov 5                      ; path A: s + 2, t + 1
-    mov 6
-    mov 8 -> t
-    sync
-JOIN:
-    iadd |s4|, |t4|            ; X + Y
-    ishl |6|, 2
-    ldc out
-    iadd |1|, |2|
-    stg [|1|], |4|
-    exit
-""", "16 16", 8, name="divergent")
+DIVERGENT = assemble(hands_source("divergent", "16 16", 8, hands_divergent("isetp.lt |2|, 16"))).only
 
 
 def guard_kernel(hand: str) -> Kernel:
