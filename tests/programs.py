@@ -205,3 +205,24 @@ JOIN:                          ; RP_s = 3 + 2, RP_t = 1 + 3: each hand's largest
     stg [|1|], |4|
     exit
 """
+
+
+def hands_unwritten_read(split: int) -> str:
+    """Body in which threads below ``split`` take path A, which writes hand t once, and the others
+    path B, which writes nothing on t; after the join every lane reads |t1|, which path B's lanes
+    never wrote: an illegal read on hand t while every read on hand s is fine."""
+    return f"""    s2r %tid.x                 ; s0
+    mov 5 -> t                 ; t0
+    ssy JOIN
+    isetp.lt |1|, {split:<11} ; s1
+    brnz |1|, A
+    mov 9                      ; path B: s + 1, nothing on t
+    sync
+A:  mov 9                      ; path A: s + 1, t + 1
+    mov 6 -> t
+    sync
+JOIN:
+    iadd |3|, |2|              ; fine on hand s (every lane wrote s0 and s1)
+    iadd |t1|, |1|             ; t1: path B's lanes never wrote it
+    exit
+"""

@@ -11,7 +11,7 @@ import struct
 
 import numpy as np
 import pytest
-from programs import hands_divergent, hands_loop, hands_source, launch_out
+from programs import hands_divergent, hands_loop, hands_source, hands_unwritten_read, launch_out
 
 from dualflow.errors import AsmError, KernelFault
 from dualflow.isa import FIELDS, Form, Instruction, Kernel, Module, Opcode, Variant, assemble, disassemble
@@ -394,21 +394,7 @@ JOIN:
 
 
 def test_illegal_read_on_a_small_hand_while_the_large_hand_is_fine():
-    k = _stores("""    s2r %tid.x                 ; s0
-    mov 5 -> t                 ; t0
-    ssy JOIN
-    isetp.lt |1|, 16           ; s1
-    brnz |1|, A
-    mov 9                      ; path B: s + 1, nothing on t
-    sync
-A:  mov 9                      ; path A: s + 1, t + 1
-    mov 6 -> t
-    sync
-JOIN:
-    iadd |3|, |2|              ; fine on hand s (every lane wrote s0 and s1)
-    iadd |t1|, |1|             ; t1: path B's lanes never wrote it
-    exit
-""", "32 2", 7)
+    k = _stores(hands_unwritten_read(16), "32 2", 7)
     with pytest.raises(KernelFault) as info:
         launch_out(k, 1, 32, 32)
     message = str(info.value)

@@ -6,7 +6,7 @@ alike; the core's parameters and the refusals of kernels whose rings are not the
 from __future__ import annotations
 
 import pytest
-from programs import hands_divergent, hands_loop, hands_source
+from programs import hands_divergent, hands_loop, hands_source, hands_unwritten_read
 
 from dualflow.errors import ConfigError
 from dualflow.isa import Variant, assemble
@@ -102,21 +102,7 @@ JOIN:                          ; RP_s 7, RP_t 4 (reserved), RP_u 2
 """, variants="hands reserved-ssy")
 
 #: path B's lanes never wrote position 1 of hand t: an illegal read at the join (DFLOW_READ)
-ILLEGAL = _kernel("illegal", "16 8", 7, """    s2r %tid.x                 ; s0
-    mov 5 -> t                 ; t0
-    ssy JOIN
-    isetp.lt |1|, 5            ; s1
-    brnz |1|, A
-    mov 9                      ; path B: s + 1, nothing on t
-    sync
-A:  mov 9                      ; path A: s + 1, t + 1
-    mov 6 -> t
-    sync
-JOIN:
-    iadd |3|, |2|              ; fine on hand s (every lane wrote s0 and s1)
-    iadd |t1|, |1|             ; t1: path B's lanes never wrote it
-    exit
-""")
+ILLEGAL = _kernel("illegal", "16 8", 7, hands_unwritten_read(5))
 
 
 def _expected_loop(tid: int) -> int:
