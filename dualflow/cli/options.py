@@ -79,23 +79,24 @@ def add_variants(parser) -> None:
 
 
 def _rings(text: str) -> tuple[int, ...]:
-    import argparse
+    from dualflow.isa.opcodes import MAX_HANDS
 
     try:
         sizes = tuple(int(x) for x in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: ring sizes S,T (integers, comma-separated)") from None
-    if len(sizes) != 2 or any(n < 1 for n in sizes):
-        raise argparse.ArgumentTypeError(f"{text!r}: two ring sizes S,T (hands s and t), each at least 1")
+        raise argparse.ArgumentTypeError(f"{text!r}: ring sizes S,T[,U[,V]] (integers, comma-separated)") from None
+    if not 2 <= len(sizes) <= MAX_HANDS or any(n < 1 for n in sizes):
+        raise argparse.ArgumentTypeError(f"{text!r}: two to {MAX_HANDS} ring sizes S,T[,U[,V]] (hands s, t, u, v), "
+                                         "each at least 1")
     return sizes
 
 
 def add_rings(parser) -> None:
-    """``--rings S,T``: with ``--variant hands``, the ring of each hand the converter uses (s and t)
+    """``--rings S,T[,U[,V]]``: with ``--variant hands``, the ring of each hand the converter uses
     instead of splitting ``--ring`` between them (``args.rings``, None when not given)."""
-    parser.add_argument("--rings", type=_rings, default=None, metavar="S,T",
-                        help="with --variant hands: hand s's and hand t's rings (default: --ring is the budget "
-                             "per warp, hand t gets what the loop invariants need, hand s the rest)")
+    parser.add_argument("--rings", type=_rings, default=None, metavar="S,T[,U[,V]]",
+                        help="with --variant hands: the rings of hands s, t, u, v (default: --ring is the budget "
+                             "per warp, hands t, u, v get what their loop invariants need, hand s the rest)")
 
 
 def variants_of(args) -> frozenset:

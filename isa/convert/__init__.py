@@ -28,7 +28,7 @@ from .breakdown import LoopInfo
 from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
-from .hands import INVARIANT_HAND, assign, split_webs
+from .hands import OTHER_HANDS, assign, split_webs
 from .reserve import reserve_advances
 from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
@@ -39,7 +39,8 @@ __all__ = ["ConvertError", "ConversionReport", "VARIANTS", "convert_kernel", "co
 #: The DFLOW variants the converter can use.
 VARIANTS = frozenset({Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS, Variant.HANDS})
 
-#: The hands variant with a budget: hand t's ring sizes tried, from what the invariants need down.
+#: The hands variant with a budget: the largest other hand's ring sizes tried, from what its
+#: values need down (each entry less gives hand s one more).
 HAND_SPLITS = 3
 #: Rounds of loop-frame refinement (each regenerates the kernel with the frames the latches want).
 REFINE_ROUNDS = 4
@@ -175,12 +176,12 @@ class _Plan:
 
 
 def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dmax: int, spill_base: int,
-          uniform: bool, hand_limit: int | None = None) -> _Plan:
+          uniform: bool, hand_limit: dict[int, int] | None = None) -> _Plan:
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
     dropped = use_uniform_operands(cfg) if uniform else set()
     weight = _weights(cfg, origin, unrolled)
-    if hand_limit:  # the hands variant: loop invariants on a hand of their own (hands.py)
+    if hand_limit:  # the hands variant: loop invariants on hands of their own (hands.py)
         split_webs(cfg)
         cfg.hand_plan = assign(cfg, weight, hand_limit)
     gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
@@ -194,8 +195,8 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
     ``variants`` given where they save instructions (the kernel declares those it uses).
 
     With ``Variant.HANDS``, ``ring`` is the register-file budget per warp (the sum of the hands'
-    rings): hand t gets what the loop invariants put on it need, hand s the rest (and Dmax no
-    more than its ring less one); ``rings`` (s, t) fixes both sizes instead."""
+    rings): hands t, u, v get what the loop invariants put on them need, hand s the rest (and
+    Dmax no more than its ring less one); ``rings`` (s, t[, u[, v]]) fixes the sizes instead."""
     if kernel.form is not Form.REG:
         raise ConvertError(f"kernel {kernel.name!r} is already in {kernel.form.value.upper()} form")
     if variants - VARIANTS:
@@ -206,8 +207,9 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
     if rings is not None:
         if not hands:
             raise ConvertError("rings (one size per hand) need the hands variant")
-        if len(rings) != 2 or any(not 1 <= n <= MAX_RING for n in rings):
-            raise ConvertError(f"rings {rings}: the converter uses two hands (s, t), each of 1..{MAX_RING} entries")
+        if not 2 <= len(rings) <= 1 + len(OTHER_HANDS) or any(not 1 <= n <= MAX_RING for n in rings):
+            raise ConvertError(f"rings {rings}: the converter uses two to {1 + len(OTHER_HANDS)} hands "
+                               f"(s, t, u, v), each of 1..{MAX_RING} entries")
         if rings[0] - 1 < MIN_DMAX:
             raise ConvertError(f"rings {rings}: hand s's ring must exceed {MIN_DMAX}, the converter's smallest Dmax")
         ring = sum(rings)
@@ -221,14 +223,17 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         raise ConvertError(f"dmax {dmax} is too small for the converter: it needs at least {MIN_DMAX} (room for "
                            f"a join's values below Dmax - {FRAME_SLACK} plus {MARGIN} positions of headroom)")
     if hands and rings is None:
-        # Hand t as large as the invariants need, or a little smaller (more reach for hand s, a
-        # value or two left on it): the conversion that costs least (loop-weighted) is kept.
+        # The other hands as large as their invariants need, or the largest a little smaller (more
+        # reach for hand s, a value or two left on it): the conversion that costs least
+        # (loop-weighted) is kept.
         need = _hand_need(kernel, dmax, ring, Variant.UNIFORM_OPERANDS in variants)
-        if need is None:  # nothing to put on hand t: the original form, all of the budget one ring
+        if need is None:  # nothing to put on another hand: the original form, all of the budget one ring
             return _convert(kernel, min(dmax, ring - 1), ring, variants, None)[:2]
+        largest = max(need, key=lambda h: (need[h], -h))
         best = None
-        for t_ring in range(need + 1, max(1, need - HAND_SPLITS + 1), -1):
-            done = _convert(kernel, dmax, ring, variants, (ring - t_ring, t_ring))
+        for less in range(min(HAND_SPLITS, need[largest])):
+            others = [need[h] - (less if h == largest else 0) for h in sorted(need)]
+            done = _convert(kernel, dmax, ring, variants, (ring - sum(others), *others))
             if best is None or done[2] < best[2]:
                 best = done
         return best[:2]
@@ -236,8 +241,8 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
 
 
 def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
-             rings: tuple[int, int] | None) -> tuple[Kernel, ConversionReport, float]:
-    """``convert_kernel`` once the rings are known (``rings``: the hands variant's, s and t),
+             rings: tuple[int, ...] | None) -> tuple[Kernel, ConversionReport, float]:
+    """``convert_kernel`` once the rings are known (``rings``: the hands variant's, s first),
     with the loop-weighted cost of what it added."""
     spill_base = kernel.local_bytes
     uniform = Variant.UNIFORM_OPERANDS in variants
@@ -246,7 +251,8 @@ def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
     declared = dmax
     if rings is not None:
         declared = min(dmax, max(rings) - 1)
-        dmax, hand_limit = min(dmax, rings[0] - 1), min(dmax, rings[1] - 1) or None
+        dmax = min(dmax, rings[0] - 1)
+        hand_limit = {h: min(dmax, n - 1) for h, n in enumerate(rings) if h and n > 1} or None
     best = _plan(kernel, identity, {}, dmax, spill_base, uniform, hand_limit)
     rounds = best.rounds
     work = float(rounds)  # in generations of the kernel as given (an unrolled one is longer)
@@ -309,26 +315,27 @@ def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
     hand_plan = getattr(best.cfg, "hand_plan", None)
     if rings is None:
         out, report = _link(kernel, best, dmax, ring, rounds)
-    elif hand_plan is None:  # no value on hand t after all: the original form with hand s's ring
+    elif hand_plan is None:  # no value on another hand after all: the original form with hand s's ring
         out, report = _link(kernel, best, dmax, rings[0], rounds)
     else:
-        out, report = _link(kernel, best, declared, rings[0], rounds, rings[1])
+        out, report = _link(kernel, best, declared, rings[0], rounds, rings[1:])
     if Variant.RESERVED_SSY in variants:
         out, report = reserve_advances(out, report)
     return out, report, best.cost
 
 
-def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool) -> int | None:
-    """The hands variant with a budget of ``ring`` entries: the largest distance hand t needs for
+def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool) -> dict[int, int] | None:
+    """The hands variant with a budget of ``ring`` entries: the ring each other hand needs for
     the kernel's invariants (as given, not unrolled), leaving hand s at least MIN_DMAX + 1
-    entries; None if nothing goes on hand t."""
+    entries; None if nothing goes on another hand."""
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
     if uniform:
         use_uniform_operands(cfg)
     split_webs(cfg)
-    plan = assign(cfg, _weights(cfg, list(range(len(kernel.code))), {}), min(dmax, ring - MIN_DMAX - 2))
-    return None if plan is None else plan.max_distance[INVARIANT_HAND]
+    room = ring - MIN_DMAX - 1  # what the other hands may take together
+    plan = assign(cfg, _weights(cfg, list(range(len(kernel.code))), {}), min(dmax, room - 1), total=room)
+    return None if plan is None else plan.rings()
 
 
 def _added(gen: CodeGen, blocks) -> int:
@@ -375,7 +382,7 @@ def _generate(cfg, dmax: int, spill_base: int, weight: dict[int, float], origin:
 
 
 def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int,
-          hand_ring: int | None = None) -> tuple[Kernel, ConversionReport]:
+          hand_rings: tuple[int, ...] = ()) -> tuple[Kernel, ConversionReport]:
     cfg, gen, origin = plan.cfg, plan.gen, plan.origin
     order = block_code_order(cfg, set(gen.codes))
     owner, emitted = [], []
@@ -400,8 +407,8 @@ def _link(kernel: Kernel, plan: _Plan, dmax: int, ring: int, rounds: int,
     variants = frozenset({Variant.UNIFORM_OPERANDS}) if any(ins.uniform for ins in code) else frozenset()
     rings = (ring,)
     hands = getattr(cfg, "hand_plan", None)
-    if hands is not None:  # hand s, then hand t as large as asked or as its values need
-        rings = (ring, hand_ring or hands.ring(INVARIANT_HAND))
+    if hands is not None:  # hand s, then the others as large as asked or as their values need
+        rings = (ring, *(hand_rings or tuple(hands.rings().values())))
         variants |= {Variant.HANDS}
     out = Kernel(name=kernel.name, form=Form.DFLOW, code=code, params=list(kernel.params),
                  shared_bytes=kernel.shared_bytes, local_bytes=kernel.local_bytes + spill_bytes,

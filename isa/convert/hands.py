@@ -1,23 +1,27 @@
 """The ``hands`` variant in converted code: which registers live on a hand of their own.
 
 Hand s (0) is the ring the rest of the converter manages (frames, tails, relays, spills). A
-register is put on the *invariant hand* (hand 1, ``t``) when nothing inside a loop writes it: it
-has one definition in the whole CFG, outside every loop, on every path to each of its reads
-(not live at the kernel's entry), and it is live into some loop. No instruction in a loop
-writes that hand, so inside a loop its RP stands still and every distance on it is constant:
-the loop needs no relay, recomputation or reload for those values, and they take no place in
-hand s's frames.
+register may go on another hand (t, u, v: 1..3) when it holds one value a loop reads without
+writing it: it has one definition in the whole CFG (not live at the kernel's entry, so that
+definition is on every path to each of its reads), it is not carried around a loop that contains
+its definition (not live at that loop's header), and it is live into some loop that does not
+contain its definition (an invariant of that loop, read in it or live through it). A loop whose
+header has a value of hand h live writes nothing on h, so inside it h's RP stands still and
+every distance on h is constant: the loop needs no relay, recomputation or reload for those
+values, and they take no place in hand s's frames. So the invariants of an outer loop and those
+of an inner loop defined in the outer loop's body (which the outer loop writes every iteration)
+go on different hands.
 
-Positions on the invariant hand are *absolute*: every block has one RP advance on it from the
-kernel's entry (``hand_in``), the same on every path, which makes the position of each value the
-same wherever it is read. Blocks outside loops that write the hand advance it; where paths of
-unequal advance meet, the shorter ones end with ``rpinc k -> t`` (``hand_pad``), which also
-satisfies the reconvergence rule (the join takes the largest RP per hand: every path arrives
-with the same). Inside a loop nothing writes or pads the hand: if a pad would be needed there
-(a loop block with an edge to a join that other paths reach with a larger advance), the
-assignment is given up (``HandPlan.of`` returns None). The hand's ring needs one entry more
-than the largest distance read on it (values are never relayed on it, so the hand holds every
-value it got until the kernel ends): ``HandPlan.ring``.
+Positions on a hand are RP advances from the kernel's entry (``hand_in``) along the forward
+edges; a back edge is followed only into a header where a value of the hand is live (then the
+loop writes nothing on it). Every join where a value of the hand is live must be reached with
+the same advance on every edge, which makes each value's distance the same on every path: where
+paths of unequal advance meet, the shorter ones end with ``rpinc k -> h`` (``hand_pad``), which
+also satisfies the reconvergence rule (the join takes the largest RP per hand: every path
+arrives with the same). A loop that writes a hand starts each iteration at another advance, but
+nothing on that hand is live across its header, so distances within an iteration do not depend
+on it. A hand's ring needs one entry more than the largest distance read on it
+(``HandPlan.ring``): a value is never relayed on it.
 """
 
 from __future__ import annotations
@@ -26,13 +30,15 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from dualflow.isa.encoding import MAX_REGS, Instruction
-from dualflow.isa.opcodes import SPECS
+from dualflow.isa.opcodes import MAX_HANDS, SPECS
 
 from .cfg import Cfg, natural_loops
 from .liveness import defines, liveness, uses
 
-#: The hand loop invariants defined outside every loop live on (``t``; hand s is 0).
+#: The hand the invariants of the outermost loops go on first (``t``; hand s is 0).
 INVARIANT_HAND = 1
+#: The hands other than s the converter may put values on (t, u, v).
+OTHER_HANDS = tuple(range(INVARIANT_HAND, MAX_HANDS))
 
 
 @dataclass
@@ -40,11 +46,12 @@ class HandPlan:
     """Registers on hands other than s, and where their values sit."""
 
     hand: dict[int, int]  #: register -> its hand (1..)
-    pos: dict[int, int]  #: register -> absolute position on its hand (RP advance before its write)
+    pos: dict[int, int]  #: register -> position on its hand (RP advance before its write)
     hand_in: dict[int, dict[int, int]]  #: block -> hand -> RP advance at its entry
     hand_pad: dict[int, dict[int, int]]  #: block -> hand -> rpinc at its end
     max_distance: dict[int, int] = field(default_factory=dict)  #: hand -> largest distance read
     limit: int = 0  #: the largest distance allowed on the hands (their rings less one, Dmax)
+    pad_cost: float = 0.0  #: the pads in loops, loop-weighted (each ``rpinc`` its block's weight)
 
     @property
     def hands(self) -> int:
@@ -55,18 +62,26 @@ class HandPlan:
         """The ring hand ``h`` needs: one more than its largest distance read."""
         return self.max_distance.get(h, 0) + 1
 
+    def rings(self) -> dict[int, int]:
+        """The ring each hand other than s needs, for every hand up to the highest used."""
+        return {h: self.ring(h) for h in range(INVARIANT_HAND, self.hands)}
+
     @staticmethod
-    def of(cfg: Cfg, regs: dict[int, int], live_in: dict[int, set[int]] | None = None) -> HandPlan | None:
-        """The positions of ``regs`` (register -> hand) in ``cfg``; None if some loop would have
-        to pad a hand, or an edge would (a block whose successors need different advances).
+    def of(cfg: Cfg, regs: dict[int, int], live_in: dict[int, set[int]] | None = None,
+           weight: dict[int, float] | None = None) -> HandPlan | None:
+        """The positions of ``regs`` (register -> hand) in ``cfg``; None if a loop would have to
+        write or pad a hand with a value live at its header, or an edge would have to pad (a
+        block whose successors need different advances).
 
         Only joins where a value of the hand is live need every path to arrive with the same
         advance: after another join, values written later are read at distances that do not
         depend on the path, whatever the advance the join starts from."""
         if live_in is None:
             live_in = liveness(cfg)[0]
+        weight = weight or {}
         order = cfg.rpo()
         index = {b: i for i, b in enumerate(order)}
+        loops = natural_loops(cfg)
         hands = sorted(set(regs.values()))
         writes = {b: {h: 0 for h in hands} for b in order}
         for b in order:
@@ -74,10 +89,17 @@ class HandPlan:
                 r = defines(ins)
                 if r in regs:
                     writes[b][regs[r]] += 1
-        hin = {b: {h: 0 for h in hands} for b in order}
-        hout = {b: dict(writes[b]) for b in order}
         # Joins that constrain their predecessors, per hand: a value of the hand is live there.
         bound = {b: {h for h in hands if any(regs.get(r) == h for r in live_in[b])} for b in order}
+        for header, body in loops.items():  # such a loop may not write the hand
+            if any(writes[b][h] for h in bound[header] for b in body):
+                return None
+        # Edges followed per hand: every forward edge; a back edge only into a header that holds
+        # a value of the hand (its loop writes nothing on it).
+        preds = {b: {h: [p for p in cfg.blocks[b].preds if p in index
+                         and (index[p] < index[b] or h in bound[b])] for h in hands} for b in order}
+        hin = {b: {h: 0 for h in hands} for b in order}
+        hout = {b: dict(writes[b]) for b in order}
         changed, passes = True, 0
         while changed:  # largest advance over incoming paths; a block ends at what its successors need
             changed = False
@@ -87,8 +109,7 @@ class HandPlan:
             for b in order:
                 blk = cfg.blocks[b]
                 for h in hands:
-                    preds = [p for p in blk.preds if p in index]
-                    new_in = max((hout[p][h] for p in preds), default=0)
+                    new_in = max((hout[p][h] for p in preds[b][h]), default=0)
                     new_out = max([new_in + writes[b][h]] + [hin[s][h] for s in blk.succs if s in index
                                                              and h in bound[s]])
                     if new_in != hin[b][h] or new_out != hout[b][h]:
@@ -99,8 +120,8 @@ class HandPlan:
             for s in cfg.blocks[b].succs:
                 if s in index and any(hin[s][h] != hout[b][h] for h in bound[s]):
                     return None
-        for body in natural_loops(cfg).values():
-            if any(pad[b][h] or writes[b][h] for b in body for h in hands):
+        for header, body in loops.items():
+            if any(pad[b][h] for h in bound[header] for b in body):
                 return None
         pos: dict[int, int] = {}
         at = {b: dict(hin[b]) for b in order}
@@ -122,49 +143,69 @@ class HandPlan:
                 r = defines(ins)
                 if r in regs:
                     now[regs[r]] += 1
-        return HandPlan(dict(regs), pos, hin, {b: {h: k for h, k in p.items() if k} for b, p in pad.items()}, far)
+        pads = {b: {h: k for h, k in p.items() if k} for b, p in pad.items()}
+        in_loop = set().union(*loops.values()) if loops else set()
+        cost = sum(weight.get(b, 1) * len(p) for b, p in pads.items() if b in in_loop)
+        return HandPlan(dict(regs), pos, hin, pads, far, pad_cost=cost)
 
 
 def invariant_candidates(cfg: Cfg, weight: dict[int, float]) -> list[int]:
-    """Registers that may live on the invariant hand, most valuable first (loop-weighted reads).
+    """Registers that may live on a hand other than s, most valuable first (loop-weighted reads,
+    and the loops they are live into: each would relay them every iteration).
 
-    One definition in the CFG, outside every loop; not live at the entry (so the definition is on
-    every path to every read); live into some loop."""
+    One definition in the CFG; not live at the entry (so the definition is on every path to
+    every read); not live at the header of a loop containing the definition (not carried
+    around it); live into some loop that does not contain the definition."""
     order = cfg.rpo()
     live_in, _ = liveness(cfg)
     loops = natural_loops(cfg)
-    in_loop = set().union(*loops.values()) if loops else set()
     defs: dict[int, list[int]] = {}
     for b in order:
         for ins in cfg.blocks[b].code:
             r = defines(ins)
             if r is not None:
                 defs.setdefault(r, []).append(b)
-    into = set().union(*(live_in[h] for h in loops)) if loops else set()
-    cands = [r for r, where in defs.items()
-             if len(where) == 1 and where[0] not in in_loop and r not in live_in[cfg.entry] and r in into]
-    value = {r: 0.0 for r in cands}
+    value: dict[int, float] = {}
+    for r, where in defs.items():
+        if len(where) != 1 or r in live_in[cfg.entry]:
+            continue
+        d = where[0]
+        if any(d in body and r in live_in[h] for h, body in loops.items()):
+            continue
+        into = [h for h, body in loops.items() if d not in body and r in live_in[h]]
+        if into:
+            value[r] = sum(weight.get(h, 1) for h in into)
     for b in order:
         for ins in cfg.blocks[b].code:
             for r in uses(ins):
                 if r in value:
                     value[r] += weight.get(b, 1)
-    return sorted(cands, key=lambda r: (-value[r], r))
+    return sorted(value, key=lambda r: (-value[r], r))
 
 
-def assign(cfg: Cfg, weight: dict[int, float], limit: int) -> HandPlan | None:
-    """The invariant hand's registers: the candidates, most valuable first, while every distance
-    read on the hand stays at most ``limit``; None if none fits."""
+def assign(cfg: Cfg, weight: dict[int, float], limit: int | dict[int, int],
+           hands: tuple[int, ...] = OTHER_HANDS, total: int | None = None) -> HandPlan | None:
+    """The registers on hands other than s: the candidates, most valuable first, each on the
+    first of ``hands`` where the plan stays possible, every distance read on that hand stays at
+    most its limit (``limit``: one for all, or hand -> limit), the rings of those hands take at
+    most ``total`` entries together and no loop gains a pad; None if none fits."""
+    limits = limit if isinstance(limit, dict) else {h: limit for h in hands}
+    hands = tuple(h for h in hands if limits.get(h, 0) > 0)
     chosen: dict[int, int] = {}
     plan = None
     live_in = liveness(cfg)[0]
     for r in invariant_candidates(cfg, weight):
-        trial = HandPlan.of(cfg, {**chosen, r: INVARIANT_HAND}, live_in)
-        if trial is None or trial.max_distance.get(INVARIANT_HAND, 0) > limit:
-            continue
-        chosen[r] = INVARIANT_HAND
-        plan = trial
-        plan.limit = limit
+        for h in hands:
+            trial = HandPlan.of(cfg, {**chosen, r: h}, live_in, weight)
+            if (trial is None or trial.max_distance.get(h, 0) > limits[h]
+                    or trial.pad_cost > (plan.pad_cost if plan else 0)
+                    or total is not None and sum(trial.rings().values()) > total):
+                continue
+            chosen[r] = h
+            plan = trial
+            break
+    if plan is not None:
+        plan.limit = max(limits[h] for h in set(plan.hand.values()))
     return plan
 
 
@@ -180,13 +221,12 @@ def _renamed(ins: Instruction, old: int, new: int) -> Instruction:
 
 
 def split_webs(cfg: Cfg) -> int:
-    """Give a register of its own to every value that could live on the invariant hand but shares
-    its register with other values (a compiler reuses registers): a definition outside every
-    loop whose every read is reached by it alone, read in a loop or live through one. Rewrites
+    """Give a register of its own to every value that could live on a hand other than s but
+    shares its register with other values (a compiler reuses registers): a definition whose
+    every read is reached by it alone, read in a loop that does not contain it or live into one. Rewrites
     the REG code of ``cfg``'s blocks (before its analysis); returns how many values it renamed."""
     order = cfg.rpo()
     loops = natural_loops(cfg)
-    in_loop = set().union(*loops.values()) if loops else set()
     defs_of: dict[int, list[tuple[int, int]]] = {}
     top = -1
     for b in order:
@@ -228,11 +268,12 @@ def split_webs(cfg: Cfg) -> int:
     # a loop header.
     live_in, _ = liveness(cfg)
     reaches: dict[tuple[int, int], list[tuple[int, int, frozenset]]] = {}  # def -> its uses
-    live_loop: set[tuple[int, int]] = set()
+    live_loop: dict[tuple[int, int], set[int]] = {}  # def -> headers it is live into
     for b in order:
         if b in loops:
             for r in live_in[b] & shared:
-                live_loop |= reach_in[b].get(r, set())
+                for d in reach_in[b].get(r, ()):
+                    live_loop.setdefault(d, set()).add(b)
         now = {r: set(v) for r, v in reach_in[b].items()}
         for k, ins in enumerate(cfg.blocks[b].code):
             for r in set(uses(ins)) & shared:
@@ -247,9 +288,11 @@ def split_webs(cfg: Cfg) -> int:
         for d in defs_of[r]:
             b, k = d
             used = reaches.get(d, [])
-            if b in in_loop or not used or any(at != {d} for _, _, at in used):
+            if not used or any(at != {d} for _, _, at in used):
                 continue
-            if d not in live_loop and not any(ub in in_loop for ub, _, _ in used):
+            outside = {h for h, body in loops.items() if b not in body}  # loops it may be invariant in
+            if not live_loop.get(d, set()) & outside and not any(
+                    ub in loops[h] for ub, _, _ in used for h in outside):
                 continue
             if top + 1 >= MAX_REGS:
                 return renamed
