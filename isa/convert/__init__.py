@@ -28,7 +28,7 @@ from .breakdown import LoopInfo
 from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
-from .hands import OTHER_HANDS, assign, split_webs
+from .hands import OTHER_HANDS, assign, copy_carried, drop_unused_copies, split_webs
 from .reserve import reserve_advances
 from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
@@ -182,8 +182,10 @@ def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dm
     dropped = use_uniform_operands(cfg) if uniform else set()
     weight = _weights(cfg, origin, unrolled)
     if hand_limit:  # the hands variant: loop invariants on hands of their own (hands.py)
+        copies = copy_carried(cfg)
         split_webs(cfg)
         cfg.hand_plan = assign(cfg, weight, hand_limit)
+        drop_unused_copies(cfg, copies, cfg.hand_plan)
     gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
     return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled, dropped=dropped)
 
@@ -332,6 +334,7 @@ def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool) -> dict[int,
     isolate_critical_edges(cfg)
     if uniform:
         use_uniform_operands(cfg)
+    copy_carried(cfg)
     split_webs(cfg)
     room = ring - MIN_DMAX - 1  # what the other hands may take together
     plan = assign(cfg, _weights(cfg, list(range(len(kernel.code))), {}), min(dmax, room - 1), total=room)

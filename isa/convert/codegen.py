@@ -730,7 +730,8 @@ class CodeGen:
                     bc.offset0 = -bc.cur
             out = Instruction(ins.op, a=fields.get("a", 0), b=fields.get("b", 0), c=fields.get("c", 0),
                               mod=ins.mod, bimm=ins.bimm, imm=imm, uniform=ins.uniform, dst=select)
-            self.emit(bc, out, "orig", bc.body, pc=pc, target=target)
+            # the only instruction of the REG code with no source pc: a carried value's copy (hands.py)
+            self.emit(bc, out, "orig" if pc is not None else "relay-join", bc.body, pc=pc, target=target)
             reg, recipe = writes[k]
             if reg is not None and reg not in self.hand_of:
                 bc.layout[reg] = Val(bc.cur - 1, recipe)

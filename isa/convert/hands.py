@@ -30,7 +30,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from dualflow.isa.encoding import MAX_REGS, Instruction
-from dualflow.isa.opcodes import MAX_HANDS, SPECS
+from dualflow.isa.opcodes import MAX_HANDS, SPECS, Opcode
 
 from .cfg import Cfg, natural_loops
 from .liveness import defines, liveness, uses
@@ -39,6 +39,9 @@ from .liveness import defines, liveness, uses
 INVARIANT_HAND = 1
 #: The hands other than s the converter may put values on (t, u, v).
 OTHER_HANDS = tuple(range(INVARIANT_HAND, MAX_HANDS))
+#: A value read more than this many values after its definition is a candidate for another hand
+#: even if no loop reads it (hand s would relay it past its Dmax, or spill it).
+LONG_SPAN = 16
 
 
 @dataclass
@@ -149,13 +152,30 @@ class HandPlan:
         return HandPlan(dict(regs), pos, hin, pads, far, pad_cost=cost)
 
 
-def invariant_candidates(cfg: Cfg, weight: dict[int, float]) -> list[int]:
+def spans(cfg: Cfg) -> dict[int, int]:
+    """Register -> the most values written between one of its definitions and a read of it, in
+    the blocks' reverse postorder (a value read that far on hand s is relayed or spilled)."""
+    at, last_def, far = 0, {}, {}
+    for b in cfg.rpo():
+        for ins in cfg.blocks[b].code:
+            for r in uses(ins):
+                if r in last_def:
+                    far[r] = max(far.get(r, 0), at - last_def[r])
+            r = defines(ins)
+            if r is not None:
+                last_def[r] = at
+                at += 1
+    return far
+
+
+def invariant_candidates(cfg: Cfg, weight: dict[int, float], long_span: int = LONG_SPAN) -> list[int]:
     """Registers that may live on a hand other than s, most valuable first (loop-weighted reads,
     and the loops they are live into: each would relay them every iteration).
 
     One definition in the CFG; not live at the entry (so the definition is on every path to
     every read); not live at the header of a loop containing the definition (not carried
-    around it); live into some loop that does not contain the definition."""
+    around it); live into some loop that does not contain the definition, or read more than
+    ``long_span`` values after it (``spans``)."""
     order = cfg.rpo()
     live_in, _ = liveness(cfg)
     loops = natural_loops(cfg)
@@ -165,6 +185,7 @@ def invariant_candidates(cfg: Cfg, weight: dict[int, float]) -> list[int]:
             r = defines(ins)
             if r is not None:
                 defs.setdefault(r, []).append(b)
+    span = spans(cfg)
     value: dict[int, float] = {}
     for r, where in defs.items():
         if len(where) != 1 or r in live_in[cfg.entry]:
@@ -173,7 +194,7 @@ def invariant_candidates(cfg: Cfg, weight: dict[int, float]) -> list[int]:
         if any(d in body and r in live_in[h] for h, body in loops.items()):
             continue
         into = [h for h, body in loops.items() if d not in body and r in live_in[h]]
-        if into:
+        if into or span.get(r, 0) > long_span:
             value[r] = sum(weight.get(h, 1) for h in into)
     for b in order:
         for ins in cfg.blocks[b].code:
@@ -223,7 +244,8 @@ def _renamed(ins: Instruction, old: int, new: int) -> Instruction:
 def split_webs(cfg: Cfg) -> int:
     """Give a register of its own to every value that could live on a hand other than s but
     shares its register with other values (a compiler reuses registers): a definition whose
-    every read is reached by it alone, read in a loop that does not contain it or live into one. Rewrites
+    every read is reached by it alone, read in a loop that does not contain it, live into one,
+    or read more than ``LONG_SPAN`` values after it. Rewrites
     the REG code of ``cfg``'s blocks (before its analysis); returns how many values it renamed."""
     order = cfg.rpo()
     loops = natural_loops(cfg)
@@ -283,6 +305,13 @@ def split_webs(cfg: Cfg) -> int:
             r = defines(ins)
             if r in shared:
                 now[r] = {(b, k)}
+    # Each instruction's place in the reverse postorder, in values written before it.
+    place: dict[tuple[int, int], int] = {}
+    at = 0
+    for b in order:
+        for k, ins in enumerate(cfg.blocks[b].code):
+            place[(b, k)] = at
+            at += defines(ins) is not None
     renamed = 0
     for r in sorted(shared):
         for d in defs_of[r]:
@@ -291,7 +320,8 @@ def split_webs(cfg: Cfg) -> int:
             if not used or any(at != {d} for _, _, at in used):
                 continue
             outside = {h for h, body in loops.items() if b not in body}  # loops it may be invariant in
-            if not live_loop.get(d, set()) & outside and not any(
+            long = max(place[(ub, uk)] - place[d] for ub, uk, _ in used) > LONG_SPAN
+            if not long and not live_loop.get(d, set()) & outside and not any(
                     ub in loops[h] for ub, _, _ in used for h in outside):
                 continue
             if top + 1 >= MAX_REGS:
@@ -307,3 +337,41 @@ def split_webs(cfg: Cfg) -> int:
                 ublk.code[uk] = _renamed(ublk.code[uk], r, new)
             renamed += 1
     return renamed
+
+
+def copy_carried(cfg: Cfg) -> list[tuple[int, int, int]]:
+    """Copy, at the top of each loop that holds other loops, every register carried around it
+    (live at its header, written in it) that is live into an inner loop not writing it:
+    ``mov r, r``, which ``split_webs`` then gives a register of its own (read by the rest of the
+    iteration), a candidate for another hand. One ``mov`` per outer iteration instead of a relay,
+    spill or reload of the value in every inner loop it lives through. Rewrites the REG code of
+    ``cfg``'s blocks (before its analysis); returns each copy as (block, index, register)."""
+    loops = natural_loops(cfg)
+    live_in, _ = liveness(cfg)
+    written = {h: {defines(ins) for b in body for ins in cfg.blocks[b].code} - {None} for h, body in loops.items()}
+    copies = []
+    for header, body in sorted(loops.items()):
+        inner = [h for h in loops if h != header and loops[h] < body]
+        carried = sorted(r for r in live_in[header] & written[header]
+                         if any(r in live_in[h] and r not in written[h] for h in inner))
+        if not carried:
+            continue
+        blk = cfg.blocks[header]
+        blk.code = [Instruction(Opcode.MOV, dst=r + 1, b=r + 1) for r in carried] + list(blk.code)
+        blk.pcs = [None] * len(carried) + list(blk.pcs)
+        copies += [(header, k, r) for k, r in enumerate(carried)]
+    return copies
+
+
+def drop_unused_copies(cfg: Cfg, copies: list[tuple[int, int, int]], plan: HandPlan | None) -> None:
+    """Undo the copies of ``copy_carried`` whose value did not go on another hand (``plan``): their
+    reads name the carried register again and the copy becomes a ``nop``."""
+    on_hands = set(plan.hand) if plan is not None else set()
+    for b, k, r in copies:
+        new = cfg.blocks[b].code[k].dst - 1
+        if new in on_hands:
+            continue
+        if new != r:  # split_webs renamed it: its reads go back to the carried register
+            for blk in cfg.blocks:
+                blk.code = [_renamed(ins, new, r) for ins in blk.code]
+        cfg.blocks[b].code[k] = Instruction(Opcode.NOP)
