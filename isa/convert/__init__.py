@@ -28,6 +28,8 @@ from .breakdown import LoopInfo
 from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
+from .carried import CARRIED_HAND, carry, frame
+from .carried import find as find_carried
 from .hands import OTHER_HANDS, assign, copy_carried, drop_unused_copies, split_webs
 from .reserve import reserve_advances
 from .surgery import isolate_critical_edges
@@ -181,13 +183,44 @@ def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dm
     isolate_critical_edges(cfg)
     dropped = use_uniform_operands(cfg) if uniform else set()
     weight = _weights(cfg, origin, unrolled)
-    if hand_limit:  # the hands variant: loop invariants on hands of their own (hands.py)
-        copies = copy_carried(cfg)
-        split_webs(cfg)
-        cfg.hand_plan = assign(cfg, weight, hand_limit)
-        drop_unused_copies(cfg, copies, cfg.hand_plan)
+    if hand_limit:  # the hands variant: loop invariants on hands of their own (hands.py, carried.py)
+        cfg.hand_plan = _place_on_hands(cfg, weight, hand_limit)
     gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
     return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled, dropped=dropped)
+
+
+def _place_on_hands(cfg, weight: dict[int, float], limits: dict[int, int] | None = None,
+                    room: int = 0, dmax: int = 0):
+    """The hands variant's plan for ``cfg`` (whose REG code it rewrites): one innermost loop's
+    carried values on hand t, if a loop qualifies and they fit (carried.py), then invariants and
+    values read far away on the other hands (hands.py). ``limits`` (hand -> largest distance)
+    when the rings are known, else ``room``: what all hands but s may take together, each
+    distance at most ``dmax``."""
+    copies = copy_carried(cfg)
+    carried = find_carried(cfg, weight)
+    plan = None
+    if carried is not None:
+        limit = limits.get(CARRIED_HAND, 0) if limits else min(room - 1, dmax)
+        saved = {b.id: (b.code, b.pcs) for b in cfg.blocks}
+        if limit < 1 or not carry(cfg, carried):
+            carried = None
+        else:
+            plan = frame(cfg, carried, None, limit)
+            if plan is None:  # too far on its ring: the loop's values stay on hand s
+                for b in cfg.blocks:
+                    b.code, b.pcs = saved[b.id]
+                carried = None
+    split_webs(cfg)
+    hands = tuple(h for h in OTHER_HANDS if carried is None or h != CARRIED_HAND)
+    taken = plan.ring(CARRIED_HAND) if plan is not None else 0
+    others = assign(cfg, weight, limits if limits else min(room - taken - 1, dmax), hands=hands,
+                    total=None if limits else room - taken, exclude=carried.registers if carried else set())
+    if plan is not None:
+        plan = frame(cfg, carried, others, plan.max_distance[CARRIED_HAND])
+    else:
+        plan = others
+    drop_unused_copies(cfg, copies, plan)
+    return plan
 
 
 def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
@@ -334,10 +367,8 @@ def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool) -> dict[int,
     isolate_critical_edges(cfg)
     if uniform:
         use_uniform_operands(cfg)
-    copy_carried(cfg)
-    split_webs(cfg)
     room = ring - MIN_DMAX - 1  # what the other hands may take together
-    plan = assign(cfg, _weights(cfg, list(range(len(kernel.code))), {}), min(dmax, room - 1), total=room)
+    plan = _place_on_hands(cfg, _weights(cfg, list(range(len(kernel.code))), {}), room=room, dmax=dmax)
     return None if plan is None else plan.rings()
 
 

@@ -169,8 +169,15 @@ def spans(cfg: Cfg) -> dict[int, int]:
 
 
 def invariant_candidates(cfg: Cfg, weight: dict[int, float], long_span: int = LONG_SPAN) -> list[int]:
-    """Registers that may live on a hand other than s, most valuable first (loop-weighted reads,
-    and the loops they are live into: each would relay them every iteration).
+    """``candidate_values``' registers, most valuable first."""
+    value = candidate_values(cfg, weight, long_span)
+    return sorted(value, key=lambda r: (-value[r], r))
+
+
+def candidate_values(cfg: Cfg, weight: dict[int, float], long_span: int = LONG_SPAN) -> dict[int, float]:
+    """Registers that may live on a hand other than s, and what that saves, roughly, in
+    loop-weighted instructions (their loop-weighted reads, the loops they are live into: each
+    would relay them every iteration, and their span: hand s relays a far value now and then).
 
     One definition in the CFG; not live at the entry (so the definition is on every path to
     every read); not live at the header of a loop containing the definition (not carried
@@ -195,31 +202,39 @@ def invariant_candidates(cfg: Cfg, weight: dict[int, float], long_span: int = LO
             continue
         into = [h for h, body in loops.items() if d not in body and r in live_in[h]]
         if into or span.get(r, 0) > long_span:
-            value[r] = sum(weight.get(h, 1) for h in into)
+            # each loop it is live into would relay it every iteration; hand s relays a value read
+            # far away about once per LONG_SPAN values written in between
+            value[r] = sum(weight.get(h, 1) for h in into) + weight.get(d, 1) * span.get(r, 0) / long_span
     for b in order:
         for ins in cfg.blocks[b].code:
             for r in uses(ins):
                 if r in value:
                     value[r] += weight.get(b, 1)
-    return sorted(value, key=lambda r: (-value[r], r))
+    return value
 
 
 def assign(cfg: Cfg, weight: dict[int, float], limit: int | dict[int, int],
-           hands: tuple[int, ...] = OTHER_HANDS, total: int | None = None) -> HandPlan | None:
+           hands: tuple[int, ...] = OTHER_HANDS, total: int | None = None,
+           exclude: set[int] = frozenset()) -> HandPlan | None:
     """The registers on hands other than s: the candidates, most valuable first, each on the
     first of ``hands`` where the plan stays possible, every distance read on that hand stays at
     most its limit (``limit``: one for all, or hand -> limit), the rings of those hands take at
-    most ``total`` entries together and no loop gains a pad; None if none fits."""
+    most ``total`` entries together and the pads it adds in loops cost less than half of what the
+    value saves (``candidate_values``); None if none fits. Registers in ``exclude`` are placed by
+    someone else (carried.py)."""
     limits = limit if isinstance(limit, dict) else {h: limit for h in hands}
     hands = tuple(h for h in hands if limits.get(h, 0) > 0)
     chosen: dict[int, int] = {}
     plan = None
     live_in = liveness(cfg)[0]
-    for r in invariant_candidates(cfg, weight):
+    value = candidate_values(cfg, weight)
+    for r in sorted(value, key=lambda r: (-value[r], r)):
+        if r in exclude:
+            continue
         for h in hands:
             trial = HandPlan.of(cfg, {**chosen, r: h}, live_in, weight)
             if (trial is None or trial.max_distance.get(h, 0) > limits[h]
-                    or trial.pad_cost > (plan.pad_cost if plan else 0)
+                    or trial.pad_cost - (plan.pad_cost if plan else 0) > value[r] / 2
                     or total is not None and sum(trial.rings().values()) > total):
                 continue
             chosen[r] = h

@@ -1,0 +1,198 @@
+"""The ``hands`` variant: the values a loop carries from one iteration to the next, on a hand of
+their own (the *carried hand*, t), so that no iteration relays them past hand s's reach.
+
+A register carried around an innermost loop (live at its header, written in it) goes on the
+carried hand when the loop writes it exactly once per iteration: one definition D in the loop, in
+a block on every path from the header to its back edges; every read of it in the loop comes after
+D on every path (it reads D's value) or before D on every path (it reads the value the iteration
+started with); and it is not live where the loop is left. Every iteration then writes the m
+carried values on the hand in the same order, so at the header the value the i-th of them
+carries is always at distance m - i + 1 (i = 1..m): a read needs no relay, in any iteration.
+The loop's preheader writes the initial values on the hand in the same order (one ``mov`` each,
+once per entry into the loop). Nothing else writes the hand.
+
+The pass rewrites the REG code of the loop (``carry``): the reads of the start-of-iteration value
+name a fresh register that the preheader's ``mov`` writes; D and the reads after it name another.
+Liveness then sees the first as an invariant of the loop and the second as a value of one
+iteration; the back edge's ``start = D's value`` is never written in REG but is what the hand's
+positions (``frame``) give. Only the hands plan reads these registers: both are on the carried
+hand, outside hand s's analysis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from dualflow.isa.encoding import MAX_REGS, Instruction
+from dualflow.isa.opcodes import Opcode
+
+from .cfg import Cfg, natural_loops
+from .hands import LONG_SPAN, HandPlan, _renamed
+from .liveness import defines, liveness, uses
+
+#: The hand the carried values of one loop go on (``t``); the other hands then start at ``u``.
+CARRIED_HAND = 1
+
+
+@dataclass
+class Carried:
+    """The registers one loop carries on the carried hand, in the order each iteration writes them."""
+
+    header: int
+    preheader: int
+    regs: list[int]  #: the carried registers, in update order
+    start: list[int]  #: per register: the one its start-of-iteration reads name after ``carry``
+    update: list[int]  #: per register: the one D and the reads after it name after ``carry``
+
+    @property
+    def registers(self) -> set[int]:
+        return set(self.start) | set(self.update)
+
+
+def _forward(cfg: Cfg, body: set[int], index: dict[int, int], start: int, avoid: int | None) -> set[int]:
+    """Blocks of ``body`` reached from ``start`` by forward edges (not entering ``avoid``)."""
+    seen, work = {start}, [start]
+    while work:
+        b = work.pop()
+        for s in cfg.blocks[b].succs:
+            if s in body and s not in seen and s != avoid and index[s] > index[b]:
+                seen.add(s)
+                work.append(s)
+    return seen
+
+
+def find(cfg: Cfg, weight: dict[int, float]) -> Carried | None:
+    """The innermost loop whose carried values are worth a hand (more than ``LONG_SPAN`` values
+    written per iteration: hand s would relay them), hottest first, and those of its carried
+    registers that qualify; None if no loop has any. Registers are not renamed yet."""
+    order = cfg.rpo()
+    index = {b: i for i, b in enumerate(order)}
+    loops = natural_loops(cfg)
+    live_in, _ = liveness(cfg)
+    best: tuple[float, Carried] | None = None
+    for header in sorted(loops, key=lambda h: index[h]):
+        body = loops[header]
+        if any(h != header and loops[h] < body for h in loops):
+            continue  # holds another loop: copy_carried's business
+        if sum(defines(ins) is not None for b in body for ins in cfg.blocks[b].code) <= LONG_SPAN:
+            continue
+        outside = [p for p in cfg.blocks[header].preds if p not in body]
+        if len(outside) != 1 or cfg.blocks[outside[0]].succs != [header]:
+            continue
+        latches = [p for p in cfg.blocks[header].preds if p in body]
+        exits = {s for b in body for s in cfg.blocks[b].succs if s not in body}
+        reach = {b: _forward(cfg, body, index, b, None) for b in body}
+        avoiding = {}  # block -> blocks reached from the header without passing it
+
+        def dominates(d: int, b: int) -> bool:
+            if d not in avoiding:
+                avoiding[d] = _forward(cfg, body, index, header, d) if d != header else set()
+            return b == d or b not in avoiding[d]
+
+        defs: dict[int, list[tuple[int, int]]] = {}
+        for b in body:
+            for k, ins in enumerate(cfg.blocks[b].code):
+                r = defines(ins)
+                if r is not None:
+                    defs.setdefault(r, []).append((b, k))
+        chosen = []
+        for r in sorted(live_in[header]):
+            if len(defs.get(r, ())) != 1 or any(r in live_in[x] for x in exits):
+                continue
+            bd, kd = defs[r][0]
+            if not all(dominates(bd, latch) for latch in latches):
+                continue
+            # every block of the loop sees D always or never before it (one advance per block)
+            if not all(dominates(bd, b) or b not in reach[bd] for b in body if b != bd):
+                continue
+            chosen.append((index[bd], kd, r))
+        if not chosen:
+            continue
+        chosen.sort()
+        score = weight.get(header, 1) * len(chosen)
+        if best is None or score > best[0]:
+            best = (score, Carried(header, outside[0], [r for _, _, r in chosen], [], []))
+    return best[1] if best else None
+
+
+def carry(cfg: Cfg, c: Carried) -> bool:
+    """Rewrite the loop's REG code for the carried hand (module docstring) and fill ``c.start``
+    and ``c.update``; False (nothing changed) if the registers would run out."""
+    top = max([r for b in cfg.blocks for ins in b.code for r in (defines(ins), *uses(ins)) if r is not None],
+              default=-1)
+    if top + 2 * len(c.regs) >= MAX_REGS:
+        return False
+    body = natural_loops(cfg)[c.header]
+    index = {b: i for i, b in enumerate(cfg.rpo())}
+    c.start = [top + 1 + 2 * i for i in range(len(c.regs))]
+    c.update = [top + 2 + 2 * i for i in range(len(c.regs))]
+    where = {}
+    for b in body:
+        for k, ins in enumerate(cfg.blocks[b].code):
+            r = defines(ins)
+            if r in c.regs:
+                where[r] = (b, k)
+    for r, start, update in zip(c.regs, c.start, c.update):
+        bd, kd = where[r]
+        after = _forward(cfg, body, index, bd, None) - {bd}  # D comes before these (dominated: checked)
+        for b in body:
+            blk = cfg.blocks[b]
+            code = list(blk.code)
+            for k, ins in enumerate(code):
+                new = (b == bd and k > kd) or b in after
+                ins = _renamed(ins, r, update if new else start)
+                if (b, k) == (bd, kd):
+                    ins = dataclasses.replace(ins, dst=update + 1)
+                code[k] = ins
+            blk.code = code
+    pre = cfg.blocks[c.preheader]
+    at = len(pre.code) - (1 if pre.terminator is not None else 0)
+    movs = [Instruction(Opcode.MOV, dst=start + 1, b=r + 1) for r, start in zip(c.regs, c.start)]
+    pre.code = pre.code[:at] + movs + pre.code[at:]
+    pre.pcs = pre.pcs[:at] + [None] * len(movs) + pre.pcs[at:]
+    return True
+
+
+def frame(cfg: Cfg, c: Carried, plan: HandPlan | None, limit: int) -> HandPlan | None:
+    """``plan`` (the other hands', or None) with the carried registers on ``CARRIED_HAND`` at
+    their positions; None if a distance read on it would exceed ``limit``. The preheader starts
+    the hand at 0 (nothing before the loop is live on it), the header at m."""
+    h = CARRIED_HAND
+    m = len(c.regs)
+    order = cfg.rpo()
+    index = {b: i for i, b in enumerate(order)}
+    body = natural_loops(cfg)[c.header]
+    mine = {r: h for r in c.registers}
+    hin = {b: 0 for b in order}
+    pos: dict[int, int] = {}
+    for i, start in enumerate(c.start):
+        pos[start] = i
+    for b in sorted(body, key=index.get):  # forward order: every block's predecessors first
+        if b != c.header:
+            hin[b] = max(hin[p] + sum(defines(ins) in mine for ins in cfg.blocks[p].code)
+                         for p in cfg.blocks[b].preds if p in body and index[p] < index[b])
+        else:
+            hin[b] = m
+    far = 0
+    for b in sorted(body, key=index.get):
+        now = hin[b]
+        for ins in cfg.blocks[b].code:
+            for r in uses(ins):
+                if r in mine:
+                    far = max(far, now - pos[r])
+            r = defines(ins)
+            if r in mine:
+                pos[r] = now
+                now += 1
+    if far > limit:
+        return None
+    if plan is None:
+        plan = HandPlan({}, {}, {b: {} for b in order}, {}, {})
+    plan.hand.update(mine)
+    plan.pos.update(pos)
+    for b in order:
+        plan.hand_in.setdefault(b, {})[h] = hin[b]
+    plan.max_distance[h] = far
+    plan.limit = max(plan.limit, limit)
+    return plan
