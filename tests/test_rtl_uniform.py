@@ -246,3 +246,64 @@ def test_uniform_operands_params():
         CoreParams(mode="base", uniform_operands=True)
     with pytest.raises(ConfigError, match="uniform_operands must be True or False"):
         CoreParams(uniform_operands=1)
+
+
+# ------------------------------------------------------------------ random programs
+#: The core of the random campaigns: the 4 x 4 core of tests/test_rtl_random.py, with uniform operands.
+SMALL = dict(warp_size=4, warps=4)
+
+
+def test_random_programs_use_uniform_operands_on_a_core_built_with_them():
+    """The ``uniform`` parameter set converts every program with uniform operands: over a few seeds
+    they appear in positions A, B and C, name parameter words and special registers, and are
+    branch conditions; the golden model runs each as it runs the REG program. A BASE core of the
+    set is the default one."""
+    from dualflow.isa import Variant
+    from dualflow.testbench.campaign import core_params
+    from dualflow.testbench.randprog.core_programs import core_program
+    from dualflow.testbench.randprog.generator import make_inputs, run
+
+    params = core_params("uniform", "dflow", SMALL)
+    assert params.uniform_operands and not core_params("uniform", "base").uniform_operands
+    positions, named, branches = set(), set(), 0
+    for seed in range(12):
+        prog = core_program(params, seed)
+        kernel = prog.kernel
+        assert Variant.UNIFORM_OPERANDS in kernel.variants
+        for ins in kernel.code:
+            for f in "abc":
+                if ins.is_uniform(f):
+                    positions.add(f)
+                    named.add(type(uniform_operand(getattr(ins, f))).__name__)
+            branches += ins.op in (Opcode.BRNZ, Opcode.BRZ) and ins.is_uniform("a")
+        reg = core_program(CoreParams(mode="base", **SMALL), seed)
+        p = prog.program
+        inputs = make_inputs(p.data_seed)
+        assert np.array_equal(run(kernel, p.launch, p.n, p.slots, inputs),
+                              run(reg.kernel, p.launch, p.n, p.slots, inputs))
+    assert positions == {"a", "b", "c"} and named == {"int", "SpecialReg"} and branches > 0
+
+
+def test_a_short_uniform_campaign_passes():
+    """Random programs with uniform operands on the 4 x 4 core built with them, every record compared."""
+    from dualflow.testbench.campaign import run_campaign
+
+    camp = run_campaign(800, 3, modes=("dflow",), param_sets=("uniform",), overrides=SMALL, batch=2)
+    try:
+        assert camp.ok, camp.report()
+        assert camp.tallies["dflow"].compared >= 800
+    finally:
+        camp.coverage.close()
+
+
+@pytest.mark.slow
+def test_a_uniform_campaign():
+    """About 30,000 compared warp instructions of programs with uniform operands, faults included."""
+    from dualflow.testbench.campaign import run_campaign
+
+    camp = run_campaign(30_000, 17, modes=("dflow",), param_sets=("uniform",), overrides=SMALL, batch=8)
+    try:
+        assert camp.ok, camp.report()
+        assert camp.tallies["dflow"].compared >= 30_000 and camp.tallies["dflow"].faults_met > 0
+    finally:
+        camp.coverage.close()
