@@ -3,9 +3,10 @@
 One control instruction at a time, in order per warp (its warp stops fetching until the control
 unit redirects it). A branch with a condition reads it through a register-file read port of its
 own (states READ, WAIT); a uniform condition (``uniform_operands``) comes with the instruction.
-The ``SimtStack`` holds the (kind, pc, mask, rp) entries of every warp (docs/isa.md "Control flow"); ``exit`` retires lanes and pops; ``bar`` marks the warp waiting at
-the block barrier (released when every running warp waits). Each control instruction completes
-on the writeback stream (it retires like any other) and then redirects its warp's fetch.
+The ``SimtStack`` holds the (kind, pc, mask, rp) entries of every warp (docs/isa.md "Control
+flow"); ``exit`` retires lanes and pops; ``bar`` marks the warp waiting at the block barrier
+(released when every running warp waits). Each control instruction completes on the writeback
+stream (it retires like any other) and then redirects its warp's fetch.
 
 The unit owns the per-warp control state: active mask, alive lanes, RP (DFLOW: also advanced by
 the issue stage at every producing instruction), running and waiting-at-barrier bits; ``start``

@@ -167,7 +167,8 @@ class SimtCore(wiring.Component):
         ]
         if p.uniform_operands:
             for k in range(SOURCES):
-                m.d.comb += [cfg.uniform_index[k].eq(issue.uniform_index[k]), issue.uniform_value[k].eq(cfg.uniform_value[k])]
+                m.d.comb += [cfg.uniform_index[k].eq(issue.uniform_index[k]),
+                             issue.uniform_value[k].eq(cfg.uniform_value[k])]
         wiring.connect(m, issue.control, ctrl.issue)
         wiring.connect(m, issue.alloc, coll.alloc)
 

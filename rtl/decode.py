@@ -10,12 +10,13 @@ Illegal words (unknown opcode, a field the opcode does not use, an undefined ``m
 ``Variant.UNIFORM_OPERANDS``) raise ``illegal``. A core built with it (``CoreParams.uniform_operands``)
 takes a flag where ``Instruction.check_fields`` does: on a field of ``OpSpec.sources`` (not B when
 it is the 32-bit immediate) whose value names something (0..``UNIFORM_MAX``); the flags are passed
-on as ``uniform`` and the field keeps its value (``ring_field`` is the field as a ring source). In a DFLOW core the dst field
-holds the hand selectors of ``Variant.HANDS`` (``isa.encoding.HAND_FIELDS``): with one hand (the
-original form) any non-zero dst field is illegal; with ``hands`` > 1 a selector is legal where
-``Instruction.check_form`` allows it (the written hand on a producer, ``rpinc`` or an ``ssy`` with
-a reserved advance; a source's hand on a source the opcode reads from the ring) and names a hand
-below ``hands``.
+on as ``uniform`` and the field keeps its value (``ring_field`` is the field as a ring source).
+
+In a DFLOW core the dst field holds the hand selectors of ``Variant.HANDS``
+(``isa.encoding.HAND_FIELDS``): with one hand (the original form) any non-zero dst field is
+illegal; with ``hands`` > 1 a selector is legal where ``Instruction.check_form`` allows it (the
+written hand on a producer, ``rpinc`` or an ``ssy`` with a reserved advance; a source's hand on a
+source the opcode reads from the ring) and names a hand below ``hands``.
 """
 
 

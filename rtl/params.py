@@ -34,8 +34,9 @@ SM_FIELDS: dict[str, str] = {
 }
 #: Fields of the RTL alone: the resident warps of the one block the core runs, the register-file
 #: depth (ring, regs, dmax), and the sizes of the core's memories and tables.
-RTL_ONLY: tuple[str, ...] = ("warps", "ring", "rings", "uniform_operands", "regs", "dmax", "shared_bytes", "imem_words", "stack_depth",
-                             "param_words", "requests_in_flight", "shared_banks", "read_check", "trace")
+RTL_ONLY: tuple[str, ...] = ("warps", "ring", "rings", "uniform_operands", "regs", "dmax", "shared_bytes",
+                             "imem_words", "stack_depth", "param_words", "requests_in_flight", "shared_banks",
+                             "read_check", "trace")
 
 
 def _power_of_two(n: int) -> bool:

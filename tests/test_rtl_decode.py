@@ -17,8 +17,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from dualflow.isa import FIELDS, SPECS, Form, Instruction, Opcode
-from dualflow.isa.encoding import EncodingError
-from dualflow.isa.encoding import UNIFORM_MAX
+from dualflow.isa.encoding import UNIFORM_MAX, EncodingError
 from dualflow.isa.opcodes import LOADS, STORES
 from dualflow.rtl.decode import SPACE_CODES, UNIT_CODES, Decoder
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dualflow.errors import ConfigError
+from dualflow.errors import AsmError, ConfigError
 from dualflow.isa import Opcode, assemble
 from dualflow.isa.opcodes import UNIFORM_SREGS, uniform_operand
 from dualflow.rtl.params import CoreParams
@@ -225,8 +225,8 @@ def test_core_without_the_variant_traps_illegal_and_past_param_words_traps_param
     so ``check_case`` is bypassed here. A uniform operand naming a parameter word past the core's
     ``param_words`` traps PARAM at its pc, as ``ldc`` past them does (the golden model has no such
     limit)."""
-    with pytest.raises(Exception, match="uniform-operands"):
-        assemble(OPERANDS.replace(".variant uniform-operands\n", "")).only
+    with pytest.raises(AsmError, match="a uniform operand needs .variant uniform-operands"):
+        assemble(OPERANDS.replace(".variant uniform-operands\n", ""))
     monkeypatch.setattr(cosim, "check_case", lambda params, case: None)
     outputs: dict = {}
     r, = run_cosim(CoreParams(**CORE), [_operands_case(outputs)])
