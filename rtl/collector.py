@@ -45,8 +45,11 @@ COLOR_BITS = 4
 
 
 def source_layout(params: CoreParams) -> data.StructLayout:
-    """One source operand at allocation: needed, entry index, value already in the register file."""
-    return data.StructLayout({"valid": 1, "index": range(params.entries_per_warp), "ready": 1})
+    """One source operand at allocation: needed, entry index, value already in the register file;
+    with ``uniform_operands``, ``value``: the operand of every lane when it is not needed (a
+    uniform operand; 0 for an absent one)."""
+    return data.StructLayout({"valid": 1, "index": range(params.entries_per_warp), "ready": 1,
+                              **({"value": 32} if params.uniform_operands else {})})
 
 
 def mem_layout() -> data.StructLayout:
@@ -259,7 +262,8 @@ class OperandCollector(wiring.Component):
                     m.d.sync += [
                         need[c][k].eq(s.valid), index[c][k].eq(s.index),
                         ready[c][k].eq(s.ready | woken(a.warp, s.index)),
-                        reading[c][k].eq(0), have[c][k].eq(~s.valid), value[c][k].eq(0),
+                        reading[c][k].eq(0), have[c][k].eq(~s.valid),
+                        value[c][k].eq(s.value.replicate(p.warp_size) if p.uniform_operands else 0),
                     ]
                 for j in range(n):
                     if j != c:

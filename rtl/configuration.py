@@ -16,6 +16,9 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
+from dualflow.isa.encoding import UNIFORM_FLAG, UNIFORM_MAX
+from dualflow.isa.opcodes import SpecialReg, uniform_operand
+
 from ._checks import reject
 from .layouts import lane_data
 from .params import CoreParams
@@ -29,6 +32,8 @@ CFG_PARAM_BASE = 16
 CFG_SHARED_LIMIT = 15
 #: Rows of the tid table per warp: tid.x, tid.y, tid.z and one unused row.
 TID_ROWS = 4  # testbench/core/protocol.py says the same to the bench
+#: Uniform-operand read ports: one per source field.
+UNIFORM_PORTS = len(UNIFORM_FLAG)
 
 
 def cfg_mask_base(params: CoreParams) -> int:
@@ -52,6 +57,10 @@ class ConfigRegisters(wiring.Component):
     load_en, load_addr: In, an instruction word is written (the program's extent follows).
     sreg_index: In(4), sreg_value: Out(32), a special register (combinational).
     param_index: In(ceil_log2(param_words)), param_value: Out(32), a parameter word (combinational).
+    uniform_index: In(UNIFORM_MAX + 1).array(3), uniform_value: Out(32).array(3), with
+        ``uniform_operands`` only: what a uniform operand field names (``uniform_operand``): a
+        parameter word (0 past ``param_words``) or a ``UNIFORM_SREGS`` special register
+        (combinational; one port per source field).
     tid_read_addr: In, tid_read_data: Out(lane_data), a tid-table row, the cycle after its address.
     init_mask: Out(warp_size).array(warps), each warp's initial active mask (0: does not run).
     shared_limit: Out(range(shared_bytes + 1)), the block's shared-memory size (reset: all of it).
@@ -75,6 +84,8 @@ class ConfigRegisters(wiring.Component):
             "init_mask": Out(params.warp_size).array(params.warps),
             "shared_limit": Out(range(params.shared_bytes + 1), init=params.shared_bytes),
             "code_loaded": Out(1), "code_last": Out(pcs),
+            **({"uniform_index": In(range(UNIFORM_MAX + 1)).array(UNIFORM_PORTS),
+                "uniform_value": Out(32).array(UNIFORM_PORTS)} if params.uniform_operands else {}),
         })
 
     def elaborate(self, platform) -> Module:
@@ -95,6 +106,17 @@ class ConfigRegisters(wiring.Component):
                     m.d.sync += mask[w].eq(self.cfg_data)
         m.d.comb += [self.sreg_value.eq(sreg[self.sreg_index]), self.param_value.eq(param[self.param_index])]
         m.d.comb += [self.init_mask[w].eq(mask[w]) for w in range(p.warps)]
+        if p.uniform_operands:  # the registers s2r and ldc read, one mux per source field
+            for index, value in zip(self.uniform_index, self.uniform_value):
+                with m.Switch(index):
+                    for field in range(UNIFORM_MAX + 1):
+                        named = uniform_operand(field)
+                        if isinstance(named, SpecialReg):
+                            with m.Case(field):
+                                m.d.comb += value.eq(sreg[int(named)])
+                        elif named < p.param_words:
+                            with m.Case(field):
+                                m.d.comb += value.eq(param[named])
 
         m.submodules.tid = tid = memory.Memory(shape=lane_data(p.warp_size), depth=p.warps * TID_ROWS, init=[])
         wr = tid.write_port()

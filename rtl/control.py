@@ -2,10 +2,11 @@
 
 One control instruction at a time, in order per warp (its warp stops fetching until the control
 unit redirects it). A branch with a condition reads it through a register-file read port of its
-own (states READ, WAIT); the ``SimtStack`` holds the (kind, pc, mask, rp) entries of every warp
-(docs/isa.md "Control flow"); ``exit`` retires lanes and pops; ``bar`` marks the warp waiting at
-the block barrier (released when every running warp waits). Each control instruction completes
-on the writeback stream (it retires like any other) and then redirects its warp's fetch.
+own (states READ, WAIT); a uniform condition (``uniform_operands``) comes with the instruction.
+The ``SimtStack`` holds the (kind, pc, mask, rp) entries of every warp (docs/isa.md "Control
+flow"); ``exit`` retires lanes and pops; ``bar`` marks the warp waiting at the block barrier
+(released when every running warp waits). Each control instruction completes on the writeback
+stream (it retires like any other) and then redirects its warp's fetch.
 
 The unit owns the per-warp control state: active mask, alive lanes, RP (DFLOW: also advanced by
 the issue stage at every producing instruction), running and waiting-at-barrier bits; ``start``
@@ -168,7 +169,7 @@ class ControlUnit(wiring.Component):
             with m.State("IDLE"):
                 with m.If(self.issue.valid):
                     m.d.sync += [busy.eq(1), c_warp.eq(i.warp), c_info.eq(i.info), c_imm.eq(i.imm), c_src.eq(i.src),
-                                 c_cond.eq(0)]
+                                 c_cond.eq(i.uniform_cond.replicate(L) if p.uniform_operands else 0)]
                     if p.dflow:
                         m.d.sync += c_advance.eq(i.advance)
                     with m.If(_one_of(i.info.op, CONDITIONAL) & i.has_src):

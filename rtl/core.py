@@ -165,6 +165,10 @@ class SimtCore(wiring.Component):
             fetch.redirect_valid.eq(ctrl.redirect_valid), fetch.redirect_warp.eq(ctrl.redirect_warp),
             fetch.redirect_pc.eq(ctrl.redirect_pc), fetch.enable.eq(ctrl.running & ~ctrl.waiting),
         ]
+        if p.uniform_operands:
+            for k in range(SOURCES):
+                m.d.comb += [cfg.uniform_index[k].eq(issue.uniform_index[k]),
+                             issue.uniform_value[k].eq(cfg.uniform_value[k])]
         wiring.connect(m, issue.control, ctrl.issue)
         wiring.connect(m, issue.alloc, coll.alloc)
 

@@ -6,13 +6,17 @@ field legality rules are all built from ``isa.opcodes.SPECS`` and the word layou
 the decoder is purely combinational.
 
 Illegal words (unknown opcode, a field the opcode does not use, an undefined ``mod`` value,
-``rpinc`` or an ``ssy`` advance in a BASE core, a uniform-operand flag: the core does not implement
-``Variant.UNIFORM_OPERANDS``, see ``VARIANTS``) raise ``illegal``. In a DFLOW core the dst field
-holds the hand selectors of ``Variant.HANDS`` (``isa.encoding.HAND_FIELDS``): with one hand (the
-original form) any non-zero dst field is illegal; with ``hands`` > 1 a selector is legal where
-``Instruction.check_form`` allows it (the written hand on a producer, ``rpinc`` or an ``ssy`` with
-a reserved advance; a source's hand on a source the opcode reads from the ring) and names a hand
-below ``hands``.
+``rpinc`` or an ``ssy`` advance in a BASE core, a uniform-operand flag in a core built without
+``Variant.UNIFORM_OPERANDS``) raise ``illegal``. A core built with it (``CoreParams.uniform_operands``)
+takes a flag where ``Instruction.check_fields`` does: on a field of ``OpSpec.sources`` (not B when
+it is the 32-bit immediate) whose value names something (0..``UNIFORM_MAX``); the flags are passed
+on as ``uniform`` and the field keeps its value (``ring_field`` is the field as a ring source).
+
+In a DFLOW core the dst field holds the hand selectors of ``Variant.HANDS``
+(``isa.encoding.HAND_FIELDS``): with one hand (the original form) any non-zero dst field is
+illegal; with ``hands`` > 1 a selector is legal where ``Instruction.check_form`` allows it (the
+written hand on a producer, ``rpinc`` or an ``ssy`` with a reserved advance; a source's hand on a
+source the opcode reads from the ring) and names a hand below ``hands``.
 """
 
 
@@ -22,7 +26,7 @@ from amaranth import Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from dualflow.isa.encoding import FIELDS, HAND_FIELDS, WORD_BITS
+from dualflow.isa.encoding import FIELDS, HAND_FIELDS, UNIFORM_FLAG, UNIFORM_MAX, WORD_BITS
 from dualflow.isa.opcodes import (
     INT_CMPS,
     LOADS,
@@ -46,16 +50,38 @@ def _hw_enum(name: str, members: dict[str, int], width: int) -> type[enum.Enum]:
                            lambda ns: [ns.__setitem__(k, v) for k, v in members.items()])
 
 
-#: The DFLOW variants every DFLOW core implements (random-program campaigns convert with these
-#: only). A word with a uniform-operand flag is illegal here. ``Variant.HANDS`` is implemented by a
-#: core built with hands (``CoreParams.rings``; ``CORE_VARIANTS``); the converter does not emit it.
+#: The DFLOW variants every DFLOW core implements (random-program campaigns convert with these,
+#: and with ``Variant.UNIFORM_OPERANDS`` for a core built with it: ``core_variants``).
+#: ``Variant.HANDS`` is implemented by a core built with hands (``CoreParams.rings``); the converter
+#: does not emit it.
 VARIANTS = frozenset({Variant.RESERVED_SSY})
 
 
-#: The DFLOW variants a DFLOW core runs (co-simulation refuses kernels that use others,
-#: testbench/cosim.py ``check_case``): ``VARIANTS`` and ``Variant.HANDS`` for a kernel whose rings
-#: are the core's (``CoreParams.ring_sizes``; with one ring, every selector of the kernel is 0).
-CORE_VARIANTS = VARIANTS | {Variant.HANDS}
+#: The DFLOW variants a DFLOW core may run (co-simulation refuses kernels that use others,
+#: testbench/cosim.py ``check_case``): ``VARIANTS``, ``Variant.HANDS`` for a kernel whose rings
+#: are the core's (``CoreParams.ring_sizes``; with one ring, every selector of the kernel is 0) and
+#: ``Variant.UNIFORM_OPERANDS`` in a core built with it (``core_variants``).
+CORE_VARIANTS = VARIANTS | {Variant.HANDS, Variant.UNIFORM_OPERANDS}
+
+
+def core_variants(params) -> frozenset[Variant]:
+    """The DFLOW variants a DFLOW core of ``params`` (``CoreParams``) runs: ``CORE_VARIANTS``
+    without ``Variant.UNIFORM_OPERANDS`` unless it is built with them."""
+    return CORE_VARIANTS if params.uniform_operands else CORE_VARIANTS - {Variant.UNIFORM_OPERANDS}
+
+
+def decoded_layout(params) -> "DecodedLayout":
+    """The decoded-instruction layout of a core of ``params`` (``CoreParams``)."""
+    return DecodedLayout(dflow=params.dflow, uniform=params.uniform_operands)
+
+
+def ring_field(decoded, name: str):
+    """Source field ``name`` ("a", "b", "c") of a decoded instruction as a ring (or register)
+    source: its value, 0 (no ring read) when it is a uniform operand."""
+    field = getattr(decoded, name)
+    if "uniform" not in dict(decoded.shape()):
+        return field
+    return Mux(decoded.uniform[UNIFORM_FLAG[name].bit_length() - 1], 0, field)
 
 
 def hand_selector(decoded, name: str):
@@ -91,14 +117,16 @@ class DecodedLayout(data.StructLayout):
     ``ssy``'s reserved advance (field A, ``Variant.RESERVED_SSY``; not a source), else 0. imm: the 32-bit
     immediate when ``bimm``, else the sign-extended 16-bit memory offset. bimm: source B is
     ``imm``. is_load, is_store, space: memory access kind. illegal: the word is not a valid
-    instruction for this core.
+    instruction for this core. uniform (``uniform``, a core with ``Variant.UNIFORM_OPERANDS``
+    only): the word's flags (bit 0: A, 1: B, 2: C); a flagged field is a uniform operand.
     """
 
-    def __init__(self, *, dflow: bool = False):
+    def __init__(self, *, dflow: bool = False, uniform: bool = False):
         super().__init__({
             "op": Op, "unit": Unit, "produces": 1, "mod": _width("mod"), "dst": _width("dst"),
             "a": _width("a"), "b": _width("b"), "c": _width("c"), **({"advance": _width("a")} if dflow else {}),
             "imm": 32, "bimm": 1, "is_load": 1, "is_store": 1, "space": Space, "illegal": 1,
+            **({"uniform": _width("uniform")} if uniform else {}),
         })
 
 
@@ -123,20 +151,23 @@ class Decoder(wiring.Component):
     ----------
     dflow: decode for a DFLOW core (``rpinc`` and the advance of ``ssy`` are legal only there).
     hands: DFLOW, the core's hands (``CoreParams.hands``): hand selectors are legal with more than one.
+    uniform: DFLOW, the core implements ``Variant.UNIFORM_OPERANDS`` (``CoreParams.uniform_operands``).
 
     Members
     -------
     word: In(64), the instruction word.
-    out: Out(DecodedLayout(dflow=dflow)), the decoded instruction.
+    out: Out(DecodedLayout(dflow=dflow, uniform=uniform)), the decoded instruction.
     """
 
-    def __init__(self, *, dflow: bool, hands: int = 1):
+    def __init__(self, *, dflow: bool, hands: int = 1, uniform: bool = False):
         if not isinstance(dflow, bool):
             raise reject(self, f"dflow must be a bool, not {dflow!r}")
         if type(hands) is not int or not 1 <= hands <= 4 or (hands > 1 and not dflow):
             raise reject(self, f"hands must be 1 (BASE) or 1..4 (DFLOW), not {hands!r}")
-        self.dflow, self.hands = dflow, hands
-        super().__init__({"word": In(WORD_BITS), "out": Out(DecodedLayout(dflow=dflow))})
+        if not isinstance(uniform, bool) or (uniform and not dflow):
+            raise reject(self, f"uniform must be a bool, True only in DFLOW, not {uniform!r}")
+        self.dflow, self.hands, self.uniform = dflow, hands, uniform
+        super().__init__({"word": In(WORD_BITS), "out": Out(DecodedLayout(dflow=dflow, uniform=uniform))})
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -186,8 +217,8 @@ class Decoder(wiring.Component):
                         if names_hand is not True:
                             checks.append(~names_hand & (sel["write"] != 0) if names_hand is not False
                                           else sel["write"] != 0)
-                        for name in ("a", "b", "c"):  # out.a/b/c: 0 unless a ring source is there
-                            checks.append((sel[name] != 0) & (getattr(out, name) == 0))
+                        for name in ("a", "b", "c"):  # 0 unless a ring source is there
+                            checks.append((sel[name] != 0) & (ring_field(out, name) == 0))
                         if self.hands < 4:
                             checks += [s >= self.hands for s in sel.values()]
                     elif not spec.produces or self.dflow:  # DFLOW: any hand selector (one hand)
@@ -206,11 +237,21 @@ class Decoder(wiring.Component):
                         checks.append(~bimm & (raw["imm16"] != 0))
                     if not self.dflow and op is Opcode.RPINC:
                         checks.append(1)
+                    if self.uniform:  # Variant.UNIFORM_OPERANDS: Instruction.check_fields's rule
+                        for name, bit in UNIFORM_FLAG.items():
+                            flag = raw["uniform"][bit.bit_length() - 1]
+                            if name not in spec.sources:
+                                checks.append(flag)
+                            else:
+                                checks.append(flag & ((bimm if name == "b" else 0) | (raw[name] > UNIFORM_MAX)))
                     bad = 0
                     for c in checks:
                         bad = bad | c
                     m.d.comb += bad_fields.eq(bad)
             with m.Default():
                 m.d.comb += bad_fields.eq(1)
-        m.d.comb += out.illegal.eq(bad_fields | (raw["uniform"] != 0))  # no uniform operands yet (VARIANTS)
+        if self.uniform:
+            m.d.comb += [out.illegal.eq(bad_fields), out.uniform.eq(raw["uniform"])]
+        else:  # a core without the variant
+            m.d.comb += out.illegal.eq(bad_fields | (raw["uniform"] != 0))
         return m

@@ -20,7 +20,7 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ._checks import reject
-from .decode import DecodedLayout, Decoder, Unit
+from .decode import Decoder, Unit, decoded_layout
 from .params import CoreParams
 from .scheduler import WarpScheduler
 
@@ -63,11 +63,11 @@ class FetchUnit(wiring.Component):
             "redirect_valid": In(1), "redirect_warp": In(range(params.warps)), "redirect_pc": In(pcs),
             "consume": In(params.warps),
             "ib_valid": Out(params.warps), "ib_pc": Out(pcs).array(params.warps),
-            "ib_inst": Out(DecodedLayout(dflow=params.dflow)).array(params.warps),
+            "ib_inst": Out(decoded_layout(params)).array(params.warps),
         }
         if depth == 2:
             members.update({"ib_next_valid": Out(params.warps),
-                            "ib_next": Out(DecodedLayout(dflow=params.dflow)).array(params.warps)})
+                            "ib_next": Out(decoded_layout(params)).array(params.warps)})
         super().__init__(members)
 
     def elaborate(self, platform) -> Module:
@@ -78,7 +78,7 @@ class FetchUnit(wiring.Component):
         wr = imem.write_port()
         rd = imem.read_port(transparent_for=())
         m.d.comb += [wr.en.eq(self.load_en), wr.addr.eq(self.load_addr), wr.data.eq(self.load_data)]
-        m.submodules.decoder = dec = Decoder(dflow=p.dflow, hands=p.hands)
+        m.submodules.decoder = dec = Decoder(dflow=p.dflow, hands=p.hands, uniform=p.uniform_operands)
         m.submodules.pick = pick = WarpScheduler(warps=n, policy="lrr", two_level=self.depth == 2)
 
         pc = [Signal(range(p.imem_words), name=f"w{w}_fetch_pc") for w in range(n)]

@@ -19,22 +19,30 @@ decoded dst field's selectors); the entries (of the warp's register-file space) 
 collector and the written bits see are ``hand_base[h] + (RP_h - d) mod N_h`` and
 ``hand_base[h] + RP_h mod N_h``, and a producer advances its own hand's RP.
 
+Uniform operands (``CoreParams.uniform_operands``): a flagged source field is no ring source (no
+scoreboard check, no CU read, no written-bits check); the value it names, read from the
+configuration registers at issue as ``s2r``'s and ``ldc``'s are, goes into the CU as a ready
+operand, or, as a branch condition, to the control unit.
+
 The stage also keeps what issue alone changes: each warp's trace sequence number and its count
 of dispatched instructions not yet written back (``bar`` and ``membar`` wait until it is 0).
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from dualflow.isa.opcodes import SpecialReg
+from dualflow.isa.encoding import UNIFORM_MAX
+from dualflow.isa.opcodes import UNIFORM_PARAM_WORDS, UNIFORM_SREGS, SpecialReg
 
 from ._checks import reject
 from .collector import SOURCES, alloc_layout, waiting_layout
-from .decode import UNIT_CODES, DecodedLayout, Op, Unit, hand_selector
+from .decode import UNIT_CODES, Op, Unit, decoded_layout, hand_selector, ring_field
 from .params import CoreParams
 from .regfile import entry_layout
 from .register_pointer import hand_entry, pick_hand, rp_width
@@ -74,6 +82,10 @@ class IssueStage(wiring.Component):
         ``.array(warps, hands)``).
     sreg_index: Out(4), sreg_value: In(32); param_index: Out(param_bits), param_value: In(32):
         the configuration registers an ``s2r`` or ``ldc`` reads at issue.
+    uniform_index: Out(UNIFORM_MAX + 1).array(3), uniform_value: In(32).array(3), with
+        ``uniform_operands`` only: the configuration register each source field names
+        (``ConfigRegisters``), read at issue; flagged ones go to the CU (or the control unit) as
+        the operand's value.
     code_loaded, code_last: In, the program's extent.
     retire_valid, retire_warp: In, a dispatched instruction of the warp was written back.
     trapped: In(1), the core has stopped: nothing issues. trap: Out(trap_signature), why issue stops it.
@@ -88,7 +100,7 @@ class IssueStage(wiring.Component):
         W, L, pcs = params.warps, params.warp_size, range(params.imem_words)
         self.exec_layout = issue_exec_layout(params)
         members = {
-            "ib_valid": In(W), "ib_pc": In(pcs).array(W), "ib_inst": In(DecodedLayout(dflow=params.dflow)).array(W),
+            "ib_valid": In(W), "ib_pc": In(pcs).array(W), "ib_inst": In(decoded_layout(params)).array(W),
             "consume": Out(W),
             "check": Out(check_signature(params)).array(W), "sb_issue": Out(entry_layout(params)),
             "alloc": Out(stream.Signature(alloc_layout(params, payload_width=self.exec_layout.size,
@@ -103,7 +115,7 @@ class IssueStage(wiring.Component):
             "trapped": In(1), "trap": Out(trap_signature(params)), "start": In(1), "drained": Out(1),
         }
         if params.dflow:
-            members.update({"ib_next_valid": In(W), "ib_next": In(DecodedLayout(dflow=params.dflow)).array(W),
+            members.update({"ib_next_valid": In(W), "ib_next": In(decoded_layout(params)).array(W),
                             "peek": Out(peek_signature(params)).array(W),
                             "advance_rp_valid": Out(1), "advance_rp_warp": Out(range(W)),
                             "cu_waiting": In(waiting_layout(params)).array(params.collector_units)})
@@ -111,7 +123,28 @@ class IssueStage(wiring.Component):
                 members["advance_rp_hand"] = Out(range(params.hands))
         if params.checks_reads:
             members["ring_clear"] = In(clear_layout(params))
+        if params.uniform_operands:
+            members.update({"uniform_index": Out(range(UNIFORM_MAX + 1)).array(SOURCES),
+                            "uniform_value": In(32).array(SOURCES)})
         super().__init__(members)
+
+    def _uniform_operands(self, m: Module, i_d, iw) -> SimpleNamespace:
+        """``Variant.UNIFORM_OPERANDS``: the issuing instruction's flags (one per source), the
+        values its flagged fields name (``%warpid`` is the issuing warp, as for ``s2r``) and
+        whether one names a parameter word past ``param_words`` (a PARAM trap, as ``ldc``'s)."""
+        p = self.params
+        warpid = UNIFORM_PARAM_WORDS + UNIFORM_SREGS.index(SpecialReg.WARPID)
+        flags = [i_d.uniform[k] for k in range(SOURCES)]
+        fields = [getattr(i_d, name) for name in "abc"]
+        values = [Signal(32, name=f"i_uniform{k}") for k in range(SOURCES)]
+        for k in range(SOURCES):
+            m.d.comb += [self.uniform_index[k].eq(fields[k]),
+                         values[k].eq(Mux(fields[k] == warpid, iw, self.uniform_value[k]))]
+        past = Const(0, 1)
+        if p.param_words < UNIFORM_PARAM_WORDS:
+            for k in range(SOURCES):
+                past = past | (flags[k] & (fields[k] >= p.param_words) & (fields[k] < UNIFORM_PARAM_WORDS))
+        return SimpleNamespace(flags=flags, values=values, past_params=past)
 
     def elaborate(self, platform) -> Module:  # noqa: C901 - per-warp checks, then the issuing warp
         m = Module()
@@ -147,7 +180,7 @@ class IssueStage(wiring.Component):
                 # result (distance 1 from the RP after a producing head) and its own sources are
                 # ready (the scoreboard's lookahead port, at the RP after the head)
                 head, nxt = self.ib_inst[w], self.ib_next[w]
-                fields = (nxt.a, nxt.b, nxt.c)
+                fields = tuple(ring_field(nxt, name) for name in "abc")
                 peek = self.peek[w]
                 if H == 1:
                     rp2 = (rp[w] + head.produces)[:ring_bits] if ring_bits else Const(0, 1)
@@ -179,7 +212,7 @@ class IssueStage(wiring.Component):
         drained = Signal(W)
         for w in range(W):
             d = self.ib_inst[w]
-            fields = (d.a, d.b, d.c)
+            fields = tuple(ring_field(d, name) for name in "abc")  # a uniform operand: no ring read
             for k in range(SOURCES):
                 m.d.comb += [i_has[w][k].eq(fields[k] != 0), i_src[w][k].eq(src_index(w, fields[k], "abc"[k]))]
             if p.dflow and H > 1:  # the written hand's slot
@@ -255,8 +288,11 @@ class IssueStage(wiring.Component):
         # by the last instruction, the one that fell through.
         param_index = i_d.imm[2:]
         t = self.trap.payload
-        m.d.comb += [self.trap.valid.eq(i_trap | (i_exec & (i_d.op == Op.LDC) & (param_index >= p.param_words))),
-                     t.warp.eq(iw), t.pc.eq(i_pc)]
+        param_trap = i_exec & (i_d.op == Op.LDC) & (param_index >= p.param_words)
+        if p.uniform_operands:
+            uniform = self._uniform_operands(m, i_d, iw)
+            param_trap = param_trap | (i_go & ~i_trap & uniform.past_params)
+        m.d.comb += [self.trap.valid.eq(i_trap | param_trap), t.warp.eq(iw), t.pc.eq(i_pc)]
         with m.If(i_trap):
             with m.If(sel(past_end)):
                 m.d.comb += [t.cause.eq(TrapCause.PC_RANGE), t.pc.eq(i_pc - 1)]
@@ -270,9 +306,11 @@ class IssueStage(wiring.Component):
         # ---- to the control unit
         c = self.control.payload
         m.d.comb += [self.control.valid.eq(i_ctrl), c.warp.eq(iw), c.info.eq(info), c.imm.eq(i_d.imm),
-                     c.src.eq(sel([i_src[w][0] for w in range(W)])), c.has_src.eq(i_d.a != 0)]
+                     c.src.eq(sel([i_src[w][0] for w in range(W)])), c.has_src.eq(ring_field(i_d, "a") != 0)]
         if p.dflow:
             m.d.comb += c.advance.eq(i_d.advance)
+        if p.uniform_operands:  # a uniform branch condition: the same in every lane, no read
+            m.d.comb += c.uniform_cond.eq(uniform.flags[0] & (uniform.values[0] != 0))
 
         # ---- to a collector unit: special-register and parameter values known at issue
         x = Signal(self.exec_layout)
@@ -311,6 +349,8 @@ class IssueStage(wiring.Component):
             idx = sel([i_src[w][k] for w in range(W)])
             pending_k = sel([self.check[w].src_pending[k] for w in range(W)])
             m.d.comb += [a.src[k].valid.eq(has), a.src[k].index.eq(idx), a.src[k].ready.eq(~pending_k)]
+            if p.uniform_operands:
+                m.d.comb += a.src[k].value.eq(Mux(uniform.flags[k], uniform.values[k], 0))
         m.d.comb += [self.sb_issue.valid.eq(i_exec & sel(i_writes)), self.sb_issue.warp.eq(iw),
                      self.sb_issue.index.eq(sel(i_dst))]
 

@@ -34,8 +34,9 @@ SM_FIELDS: dict[str, str] = {
 }
 #: Fields of the RTL alone: the resident warps of the one block the core runs, the register-file
 #: depth (ring, regs, dmax), and the sizes of the core's memories and tables.
-RTL_ONLY: tuple[str, ...] = ("warps", "ring", "rings", "regs", "dmax", "shared_bytes", "imem_words", "stack_depth",
-                             "param_words", "requests_in_flight", "shared_banks", "read_check", "trace")
+RTL_ONLY: tuple[str, ...] = ("warps", "ring", "rings", "uniform_operands", "regs", "dmax", "shared_bytes",
+                             "imem_words", "stack_depth", "param_words", "requests_in_flight", "shared_banks",
+                             "read_check", "trace")
 
 
 def _power_of_two(n: int) -> bool:
@@ -62,6 +63,10 @@ class CoreParams:
         slot s at entry ``hand_base[h] + s`` of the warp's register-file space. ``None``
         (default; also what one ring normalizes to) is the original form: one ring of ``ring``
         entries, and a core whose Verilog does not mention hands. RTL only.
+    uniform_operands: DFLOW, ``Variant.UNIFORM_OPERANDS``: a source field flagged uniform reads a
+        kernel parameter word or a ``UNIFORM_SREGS`` special register (the values ``ldc`` and
+        ``s2r`` read) instead of a ring slot. ``False`` (default) is a core whose Verilog does not
+        mention them and whose decoder flags such words illegal. RTL only.
     regs: BASE registers per thread (1..255). RTL only.
     dmax: largest encodable DFLOW distance (1..ring-1; with ``rings``, below the largest). RTL only.
     scheduler: warp-scheduler policy, ``Scheduler.GTO`` or ``Scheduler.LRR`` (or its string).
@@ -113,6 +118,7 @@ class CoreParams:
     collector_units: int = 4
     ring: int = None  # type: ignore[assignment]  # rings[0] with rings, else 32
     rings: tuple[int, ...] | None = None
+    uniform_operands: bool = False
     regs: int = 32
     dmax: int = 31
     scheduler: Scheduler = Scheduler.GTO
@@ -178,9 +184,12 @@ class CoreParams:
         for name, (ok, rule) in rules.items():
             if not is_int(name) or not ok(getattr(self, name)):
                 raise bad(name, rule)
-        for name in ("read_check", "trace"):
+        for name in ("read_check", "trace", "uniform_operands"):
             if not isinstance(getattr(self, name), bool):
                 raise bad(name, "True or False")
+        if self.uniform_operands and not self.dflow:
+            raise ConfigError(f"core parameter uniform_operands: uniform operands are of the DFLOW form, not mode "
+                              f"{self.mode}")
 
     def _resolve_rings(self) -> None:
         """``rings`` as a tuple of 2..MAX_HANDS powers of two (None for one ring), ``ring`` as hand 0's."""
@@ -275,8 +284,11 @@ class CoreParams:
 
     def to_dict(self) -> dict:
         """The fields as plain values (mode and scheduler as strings), for JSON and ``CoreParams(**d)``;
-        ``rings`` only with hands (so the original form's dictionary is as it was)."""
+        ``rings`` only with hands and ``uniform_operands`` only when on (so the original form's
+        dictionary is as it was)."""
         out = {**asdict(self), "mode": self.mode.value, "scheduler": self.scheduler.value}
+        if not self.uniform_operands:
+            del out["uniform_operands"]
         if self.rings is None:
             del out["rings"]
         else:

@@ -53,10 +53,12 @@ def issue_exec_layout(params: CoreParams) -> data.StructLayout:
 def issue_control_layout(params: CoreParams) -> data.StructLayout:
     """A control instruction (issue -> control unit): its warp, side-band word, immediate (the
     target, or the RP increment), its first source (a branch condition) if it has one and, DFLOW,
-    ``ssy``'s reserved advance (``reserved-ssy``; 0 for the original ``ssy``)."""
+    ``ssy``'s reserved advance (``reserved-ssy``; 0 for the original ``ssy``); with
+    ``uniform_operands``, ``uniform_cond``: the condition is a uniform operand, non-zero (in every lane)."""
     return data.StructLayout({"warp": range(params.warps), "info": info_layout(params), "imm": 32,
                               "src": range(params.entries_per_warp), "has_src": 1,
-                              **({"advance": ADVANCE_BITS} if params.dflow else {})})
+                              **({"advance": ADVANCE_BITS} if params.dflow else {}),
+                              **({"uniform_cond": 1} if params.uniform_operands else {})})
 
 
 def completion_layout(params: CoreParams) -> data.StructLayout:

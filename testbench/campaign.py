@@ -48,6 +48,9 @@ PARAM_SETS: dict[str, dict] = {
     # DFLOW: four hands (.variant hands) of 16, 4, 16 and 2 entries (38 a warp), hands programs
     # (randprog/hands.py); a BASE core of this set is the default one
     "hands": {"rings": (16, 4, 16, 2), "dmax": 15},
+    # DFLOW: uniform operands (CoreParams.uniform_operands), every program converted with them
+    # (core_programs.seed_variants); a BASE core of this set is the default one
+    "uniform": {"uniform_operands": True},
 }
 #: Every FAULT_EVERY-th program faults on purpose.
 FAULT_EVERY = 8
@@ -78,8 +81,9 @@ def core_params(name: str, mode: str, overrides: dict | None = None) -> CorePara
     if name not in PARAM_SETS:
         raise ConfigError(f"unknown parameter set {name!r} (have: {', '.join(PARAM_SETS)})")
     fields = {**PARAM_SETS[name], **(overrides or {})}
-    if mode != "dflow":  # hands are of the DFLOW form
+    if mode != "dflow":  # hands and uniform operands are of the DFLOW form
         fields.pop("rings", None)
+        fields.pop("uniform_operands", None)
     return CoreParams(mode=mode, **fields)
 
 

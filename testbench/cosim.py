@@ -25,13 +25,13 @@ import numpy as np
 
 from dualflow.atomic_write import atomic_write
 from dualflow.errors import ConfigError, DualflowError, KernelFault
-from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, format_instruction
+from dualflow.isa import Form, Instruction, Kernel, Opcode, SpecialReg, Variant, format_instruction
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.device import Device
 from dualflow.models.trace import HandTraceRecord, Trace, TraceRecord
 from dualflow.rtl.configuration import CFG_PARAM_BASE, CFG_SHARED_LIMIT, cfg_mask_base
 from dualflow.rtl.core import SimtCore
-from dualflow.rtl.decode import CORE_VARIANTS
+from dualflow.rtl.decode import core_variants
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.register_pointer import rp_width
 from dualflow.rtl.trap import TrapCause
@@ -163,11 +163,13 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
         raise ConfigError(f"{case.name}: {len(k.params)} parameters exceed the core's param_words "
                           f"{params.param_words}")
     if params.dflow:
-        missing = k.variants - CORE_VARIANTS
+        runs = core_variants(params)
+        missing = k.variants - runs
         if missing:
+            hint = (" (a core built with --uniform-operands does)" if missing == {Variant.UNIFORM_OPERANDS} else "")
             raise ConfigError(f"{case.name}: kernel {k.name!r} uses .variant "
-                              f"{', '.join(sorted(v.value for v in missing))}, which the RTL core does not implement "
-                              f"(it implements {', '.join(sorted(v.value for v in CORE_VARIANTS)) or 'none'})")
+                              f"{', '.join(sorted(v.value for v in missing))}, which this RTL core does not implement"
+                              f"{hint} (it implements {', '.join(sorted(v.value for v in runs)) or 'none'})")
         if k.rings != params.ring_sizes:
             if len(k.rings) == 1 and params.hands == 1:
                 raise ConfigError(f"{case.name}: kernel ring {k.ring} differs from the core's ring {params.ring}")

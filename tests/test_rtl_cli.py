@@ -79,13 +79,32 @@ def test_cosim_converts_with_a_variant(capsys):
 
 
 def test_cosim_refuses_a_variant_the_core_does_not_implement(capsys):
-    """``uniform-operands`` is not in the RTL core yet (rtl.decode.VARIANTS): refused before any
-    simulation, with a message naming the variant."""
+    """``uniform-operands`` runs only on a core built with it (``--uniform-operands``): without,
+    refused before any simulation, with a message naming the variant and the option."""
     rc = main(["cosim", "kernels/samples/reduce.reg.s", "--mode", "dflow", "--variant", "uniform-operands",
                "--value", "n=64", "--grid", "2", "--block", "32"])
     err = capsys.readouterr().err
-    assert rc == 1 and "uses .variant uniform-operands, which the RTL core does not implement" in err
-    assert "Traceback" not in err
+    assert rc == 1 and "uses .variant uniform-operands, which this RTL core does not implement" in err
+    assert "--uniform-operands" in err and "Traceback" not in err
+
+
+def test_cosim_runs_uniform_operands_on_a_core_built_with_them(capsys):
+    """The converter's uniform operands (reduce: its parameters and %ntid.x, %ctaid.x) run on a
+    core built with ``--uniform-operands`` as in the golden model, in fewer instructions."""
+    records = {}
+    for variant in ([], ["--variant", "uniform-operands", "--uniform-operands"]):
+        rc = main(["cosim", "kernels/samples/reduce.reg.s", "--mode", "dflow", *variant,
+                   "--value", "n=64", "--grid", "2", "--block", "32"])
+        out = capsys.readouterr().out
+        assert rc == 0 and "PASS reduce" in out, out
+        records[bool(variant)] = int(out.split(" of ")[1].split()[0])
+    assert records[True] < records[False]  # the ldc and s2r the variant removes are not run
+
+
+def test_uniform_operands_core_is_dflow_only(capsys):
+    rc = main(["rtl", "generate", "--mode", "base", "--uniform-operands", "-o", "/dev/null"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "uniform_operands" in err and "DFLOW" in err and "Traceback" not in err
 
 
 def test_cosim_program_takes_grid_and_input_and_names_the_kernel(tmp_path, capsys):

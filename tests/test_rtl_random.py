@@ -192,7 +192,7 @@ def test_random_program_command_reproduces_one_program(capsys):
 @pytest.mark.parametrize("argv,message", [
     (["cosim", "--random", "10", "--workload", "bfs"], "not --workload and --random"),
     (["cosim", "--random", "10", "--params", "huge"],
-     "unknown parameter set 'huge' (have: default, narrow, wide, units, hands)"),
+     "unknown parameter set 'huge' (have: default, narrow, wide, units, hands, uniform)"),
     (["cosim", "--random-program", "3", "--fault", "BOGUS", "--mode", "base", "--params", "default"],
      "--fault BOGUS: not a trap cause"),
     (["cosim", "--random-program", "3", "--fault", "PARAM", "--mode", "base", "--params", "default"],
@@ -283,13 +283,15 @@ def test_a_campaign_under_verilator():
 
 def test_campaigns_convert_only_with_the_variants_the_core_implements():
     """Odd seeds convert with every variant of ``rtl.decode.VARIANTS`` (reserved-ssy), never with
-    uniform-operands, which the core does not implement: no generated kernel uses a uniform flag."""
+    uniform-operands on a core built without them: no generated kernel uses a uniform flag (a core
+    built with them: tests/test_rtl_uniform.py)."""
     from dualflow.isa import Variant
     from dualflow.rtl.decode import VARIANTS
     from dualflow.testbench.randprog.core_programs import seed_variants
 
-    assert seed_variants(1) == VARIANTS == frozenset({Variant.RESERVED_SSY}) and seed_variants(2) == frozenset()
     params = CoreParams(mode="dflow", warp_size=4, warps=4, ring=32, dmax=31)
+    assert seed_variants(1) == VARIANTS == frozenset({Variant.RESERVED_SSY}) and seed_variants(2) == frozenset()
+    assert seed_variants(1, params) == VARIANTS and seed_variants(2, params) == frozenset()
     for seed in (1, 3, 5):
         kernel = core_program(params, seed).kernel
         assert Variant.UNIFORM_OPERANDS not in kernel.variants and not any(ins.uniform for ins in kernel.code)

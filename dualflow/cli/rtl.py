@@ -23,7 +23,9 @@ _DERIVED = {"shared_banks": "default one per lane, min(warp_size, shared_bytes /
             "ring": "default 32; with --rings, hand 0's"}
 #: Help for on/off fields.
 _FLAGS = {"read_check": "DFLOW: trap illegal DFLOW reads (written bits); off builds the core without the check",
-          "trace": "the retirement-trace port and the fields only it reads; off builds the core without them"}
+          "trace": "the retirement-trace port and the fields only it reads; off builds the core without them",
+          "uniform_operands": "DFLOW, .variant uniform-operands: a source field flagged uniform reads a kernel "
+                              "parameter word or a uniform special register; off: such words trap ILLEGAL"}
 
 
 def _add_param_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = (),

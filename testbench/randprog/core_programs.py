@@ -97,11 +97,14 @@ def form_kernel(text: str, params: CoreParams, where: str = "<random>",
     return kernel
 
 
-def seed_variants(seed: int) -> frozenset[Variant]:
-    """The DFLOW variants a random program is converted with: every variant the RTL core
-    implements (``rtl.decode.VARIANTS``: not ``uniform-operands`` yet) for odd seeds, none for even
-    ones, so a campaign runs both the original form and the variants."""
-    return RTL_VARIANTS if seed % 2 else frozenset()
+def seed_variants(seed: int, params: CoreParams | None = None) -> frozenset[Variant]:
+    """The DFLOW variants a random program is converted with: every variant every DFLOW core
+    implements (``rtl.decode.VARIANTS``) for odd seeds, none for even ones, so a campaign runs both
+    the original form and the variants; and, for every seed, ``uniform-operands`` when ``params``
+    is a core built with them (the converter turns the program's ``ldc`` and uniform ``s2r`` into
+    uniform operands where it can: that core is there to run them)."""
+    uniform = frozenset({Variant.UNIFORM_OPERANDS}) if params is not None and params.uniform_operands else frozenset()
+    return (RTL_VARIANTS if seed % 2 else frozenset()) | uniform
 
 
 @dataclass
@@ -143,7 +146,7 @@ def core_program(params: CoreParams, seed: int, *, fp: bool = False, read_unwrit
     says what ``fp`` and ``read_unwritten`` do)."""
     prog = generate(RandomSource(seed), gen_config(params, fp=fp, read_unwritten=read_unwritten))
     text = prog.text
-    return CoreProgram(seed, prog, text, form_kernel(text, params, f"<random seed {seed}>", seed_variants(seed),
+    return CoreProgram(seed, prog, text, form_kernel(text, params, f"<random seed {seed}>", seed_variants(seed, params),
                                                      seed=seed))
 
 
