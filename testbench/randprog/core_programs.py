@@ -91,7 +91,7 @@ def form_kernel(text: str, params: CoreParams, where: str = "<random>",
         main = rng.choice(mains)
         ring = params.ring_sizes[main]
         kernel, _report = convert_kernel(kernel, dmax=min(params.dmax, ring - 1), ring=ring, variants=variants)
-        return handify(kernel, params.ring_sizes, main, rng)
+        return handify(kernel, params.ring_sizes, main, rng, words=params.imem_words)
     if params.mode.form is Form.DFLOW:
         kernel, _report = convert_kernel(kernel, dmax=params.dmax, ring=params.ring, variants=variants)
     return kernel
