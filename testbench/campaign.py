@@ -4,7 +4,8 @@ instructions has been compared with the golden model, with functional coverage.
 Program ``i`` of a campaign with seed ``S`` has the program seed ``program_seed(S, i)``; every
 ``FAULT_EVERY``-th program faults on purpose (``fault_of(i, params)``: the kinds of
 ``fault_programs.makers_for`` in turn; another schedule may be given). On a core with hands the
-DFLOW_READ programs read the hands illegally in turn (their seeds moved by ``hand_seed``). A mode's programs run in batches of ``batch`` (one simulator process each), the
+DFLOW_READ programs read the hands illegally in turn, and the others take the main hands in
+turn (their seeds moved by ``hand_seed``). A mode's programs run in batches of ``batch`` (one simulator process each), the
 batches taking the core parameter sets in turn (``PARAM_SETS``); the REG program of a seed is the
 same in both modes (a DFLOW core runs its conversion). A mode stops once ``target`` warp
 instructions (trace records equal in both runs) have been compared. Everything follows from
@@ -29,7 +30,7 @@ from dualflow.rtl.trap import TrapCause
 
 from .cosim import CaseResult, run_cosim
 from .coverage import Coverage
-from .randprog.core_programs import CoreProgram, core_program
+from .randprog.core_programs import CoreProgram, core_program, main_hands
 from .randprog.fault_programs import fault_program, makers_for
 
 __all__ = ["PARAM_SETS", "Campaign", "Failure", "fault_of", "hand_seed", "hands_of", "program_for", "program_seed",
@@ -62,9 +63,10 @@ def program_seed(seed: int, index: int) -> int:
 
 
 def hand_seed(seed: int, hand: int, hands: int) -> int:
-    """``seed`` moved to the one of its run of ``hands`` seeds whose remainder is ``hand``: a
-    DFLOW_READ program on a core with hands reads hand ``seed % hands`` illegally
-    (``fault_programs.illegal_hand``)."""
+    """``seed`` moved to the one of its run of ``hands`` seeds whose remainder is ``hand``: on a
+    core with hands a DFLOW_READ program reads hand ``seed % hands`` illegally
+    (``fault_programs.illegal_hand``), any other takes main hand ``seed % len(main_hands)``
+    (``core_programs.main_hands``)."""
     return seed - seed % hands + hand
 
 
@@ -171,7 +173,7 @@ def run_campaign(target: int, seed: int, *, modes: Sequence[str] = ("base", "dfl
     for mode in modes:
         tally = camp.tallies.setdefault(mode, ModeTally())
         started = time.monotonic()
-        index, round_, illegal = 0, 0, 0
+        index, round_, illegal, turn = 0, 0, 0, 0
         if progress is not None:
             progress(mode, 0, target)
         while tally.compared < target:
@@ -182,6 +184,9 @@ def run_campaign(target: int, seed: int, *, modes: Sequence[str] = ("base", "dfl
                 fault, s = faults(i, params), program_seed(seed, i)
                 if fault is TrapCause.DFLOW_READ and params.hands > 1:
                     s, illegal = hand_seed(s, illegal % params.hands, params.hands), illegal + 1
+                elif params.dflow and params.hands > 1:
+                    mains = len(main_hands(params))
+                    s, turn = hand_seed(s, turn % mains, mains), turn + 1
                 progs.append((s, fault))
             cases = [program_for(params, s, f, fp=fp).case() for s, f in progs]
             results = run_cosim(params, cases, simulator=simulator, inject=inject, max_print=5)

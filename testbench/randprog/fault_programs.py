@@ -167,11 +167,9 @@ def fault_program(params: CoreParams, seed: int, cause: TrapCause, *, fp: bool =
     kernel = form_kernel(text, params, f"<random seed {seed} {cause.name}>", seed=seed)
     if cause in KERNEL_PATCHES:
         code = list(kernel.code)
-        KERNEL_PATCHES[cause](src, code, kernel.dmax)
-        patched = next((pc for pc, (new, old) in enumerate(zip(code, kernel.code)) if new != old), None)
-        if kernel.hands and cause is TrapCause.DFLOW_READ and patched is not None:
-            # the illegal read moves to the hand the seed names (illegal_hand)
-            code[patched] = kernel.code[patched]
+        if kernel.hands and cause is TrapCause.DFLOW_READ:  # on the hand the seed names
             pc, code[pc] = illegal_hand(kernel, seed)
+        else:
+            KERNEL_PATCHES[cause](src, code, kernel.dmax)
         kernel = dataclasses.replace(kernel, code=code)
     return CoreProgram(seed, prog, text, kernel, cause)
