@@ -5,9 +5,9 @@ Program ``i`` of a campaign with seed ``S`` has the program seed ``program_seed(
 ``FAULT_EVERY``-th program faults on purpose (``fault_of(i, params)``: the kinds of
 ``fault_programs.makers_for`` in turn; another schedule may be given). On a core with hands the
 DFLOW_READ programs read the hands illegally in turn, and the others take the main hands in
-turn (their seeds moved by ``hand_seed``). A mode's programs run in batches of ``batch`` (one simulator process each), the
-batches taking the core parameter sets in turn (``PARAM_SETS``); the REG program of a seed is the
-same in both modes (a DFLOW core runs its conversion). A mode stops once ``target`` warp
+turn (their seeds moved by ``hand_seed``). A mode's programs run in batches of ``batch`` (one
+simulator process each), the batches taking the core parameter sets in turn (``PARAM_SETS``); the
+REG program of a seed is the same in both modes (a DFLOW core runs its conversion). A mode stops once ``target`` warp
 instructions (trace records equal in both runs) have been compared. Everything follows from
 the seed: the programs, their inputs, the memory model's latencies.
 

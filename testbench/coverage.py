@@ -13,7 +13,7 @@ What is observed, per co-simulated case (``CaseResult``), and where it comes fro
 | younger retires before older | the RTL trace: a record of a warp retires after one with a higher ``seq`` |
 | SIMT-stack depth d (one bin per depth 0..stack_depth) | ``events.stack_depth`` |
 | trap kind (one bin per ``TrapCause`` but NONE; DFLOW_READ on DFLOW cores only) | the core's trap |
-| hands (DFLOW cores with several rings only): per-hand writes, reads by distance, wrap, ``rpinc``, reservations, joins, illegal reads | the kernel and the RTL trace (``hands_coverage.py``) |
+| hands (DFLOW cores with hands only; ``hands_coverage.py``) | the kernel and the RTL trace |
 
 A bin counts the cases that hit it (``at_least`` 1). The ``events`` port is a port of the core,
 so Icarus (flattened) and Verilator see it alike. Each ``Coverage`` object owns its own names in

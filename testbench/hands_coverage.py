@@ -4,16 +4,18 @@ case exercised, read from the kernel and the core's retirement trace (``CaseResu
 
 Bins, per hand h (named s, t, u, v) of the core's rings, then one for the whole kernel:
 
-| bin | a retired record (or the run) that ... |
-|---|---|
-| ``h write`` | writes hand h |
-| ``h read d=1`` / ``h read mid`` / ``h read max`` | reads hand h at distance 1, between 1 and the largest legal distance, at the largest legal one ``min(ring_h - 1, dmax)`` (the bins that coincide with d=1 are left out: ``mid`` needs a largest distance above 2, ``max`` above 1) |
-| ``h RP wrap`` | writes hand h at a position >= ring_h: the hand's slots have wrapped round |
-| ``h rpinc`` | is ``rpinc k -> h`` |
-| ``h ssy reserve`` | is ``ssy L, k -> h`` with k > 0 |
-| ``h join differs`` | reconverges (its mask a strict superset of the warp's previous record's) lanes whose paths left hand h's RP at different values (the stack's per-hand max decides) |
-| ``h illegal read`` | the run: the golden model faulted on an illegal read of hand h and the core trapped alike (``DFLOW_READ``) |
-| ``sources on different hands`` | reads two sources of one instruction on different hands |
+- ``h write``: a retired record writes hand h;
+- ``h read d=1``, ``h read mid``, ``h read max``: one reads hand h at distance 1, between 1 and the
+  largest legal distance, at the largest one ``min(ring_h - 1, dmax)`` (bins that coincide with
+  d=1 are left out: ``mid`` needs a largest distance above 2, ``max`` above 1);
+- ``h RP wrap``: one writes hand h at a position >= ring_h (the hand's slots have wrapped round);
+- ``h rpinc``: one is ``rpinc k -> h``; ``h ssy reserve``: one is ``ssy L, k -> h`` with k > 0;
+- ``h join differs``: one reconverges (its mask a strict superset of the warp's previous
+  record's) lanes whose paths left hand h's RP at different values (the stack's per-hand max
+  decides);
+- ``h illegal read``: the golden model faulted on an illegal read of hand h and the core trapped
+  alike (``DFLOW_READ``);
+- ``sources on different hands``: one reads two sources of one instruction on different hands.
 
 Per-path RPs are tracked per lane: a record on hand h that advances it (a write by 1, ``rpinc``
 by k) sets its active lanes' RP_h to the record's RP plus the advance; at a reconvergence the

@@ -11,8 +11,8 @@ from dualflow.errors import ConfigError
 from dualflow.isa import assemble
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.models.device import Device
-from dualflow.testbench.campaign import hands_of
 from dualflow.rtl.params import CoreParams
+from dualflow.testbench.campaign import hands_of
 from dualflow.testbench.cosim import CaseResult
 from dualflow.testbench.coverage import HANDS, Coverage
 from dualflow.testbench.hands_coverage import DIFFERENT_HANDS, hand_bins, hands_hit

@@ -26,7 +26,6 @@ from dualflow.rtl.params import CoreParams
 from dualflow.rtl.trap import TrapCause
 
 from .core_programs import CoreProgram, form_kernel, gen_config
-from .hands import branch_targets, selectors
 from .generator import (
     EXTRA_SLOTS,
     INB,
@@ -45,6 +44,7 @@ from .generator import (
     generate,
     render,
 )
+from .hands import branch_targets, selectors
 
 __all__ = ["MAKERS", "fault_kinds", "fault_program", "illegal_hand", "makers_for", "unmade_kinds"]
 
