@@ -295,19 +295,15 @@ def test_campaigns_convert_only_with_the_variants_the_core_implements():
         assert Variant.UNIFORM_OPERANDS not in kernel.variants and not any(ins.uniform for ins in kernel.code)
 
 
-def _two_clean_then_illegal_reads(index: int, params: CoreParams) -> TrapCause | None:
-    """The hands coverage schedule: programs 0 and 1 clean (main hands s and u), then illegal reads
-    (on hands s, t, u, v in turn)."""
-    return None if index < 2 else TrapCause.DFLOW_READ
-
-
 def test_a_short_hands_campaign_passes_and_hits_every_hands_bin():
     """The ``hands`` parameter set (DFLOW, four hands of 16, 4, 16 and 2 entries): random hands
     programs (randprog/hands.py) on the 4 x 4 core, every record and its hand compared; one batch
-    of two clean programs and four illegal reads hits every bin of the hands cover point
-    (testbench/hands_coverage.py)."""
-    camp = run_campaign(1500, 9, modes=("dflow",), param_sets=("hands",), overrides=SMALL, batch=6,
-                        faults=_two_clean_then_illegal_reads)
+    of two clean programs and four illegal reads (testbench/hands_campaign.py) hits every bin of the
+    hands cover point (testbench/hands_coverage.py)."""
+    from dualflow.testbench.hands_campaign import CORE, hands_coverage_campaign
+
+    assert CORE == SMALL
+    camp = hands_coverage_campaign(9)
     try:
         assert camp.ok, camp.report()
         assert camp.tallies["dflow"].compared >= 1500 and camp.tallies["dflow"].faults_met == 4
