@@ -314,8 +314,9 @@ def test_a_short_hands_campaign_passes_and_hits_every_hands_bin():
 
 
 def test_hands_campaigns_take_main_hands_and_illegal_read_hands_in_turn():
-    """On a core with hands a campaign moves program seeds (``hand_seed``): the clean programs take
-    the main hands in turn, the DFLOW_READ ones read the hands illegally in turn."""
+    """``hand_seed`` moves a seed within its run of ``hands`` seeds to the one whose remainder names
+    a hand, and the DFLOW_READ program of that seed reads that hand illegally (a campaign moves
+    the seeds of its DFLOW_READ programs so, and of its clean ones by the main hands, s and u)."""
     from dualflow.isa.opcodes import HAND_NAMES
     from dualflow.testbench.campaign import hand_seed
     from dualflow.testbench.randprog.core_programs import main_hands
