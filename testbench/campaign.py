@@ -3,9 +3,11 @@ instructions has been compared with the golden model, with functional coverage.
 
 Program ``i`` of a campaign with seed ``S`` has the program seed ``program_seed(S, i)``; every
 ``FAULT_EVERY``-th program faults on purpose (``fault_of(i, params)``: the kinds of
-``fault_programs.makers_for`` in turn). A mode's programs run in batches of ``batch`` (one simulator process each), the
-batches taking the core parameter sets in turn (``PARAM_SETS``); the REG program of a seed is the
-same in both modes (a DFLOW core runs its conversion). A mode stops once ``target`` warp
+``fault_programs.makers_for`` in turn; another schedule may be given). On a core with hands the
+DFLOW_READ programs read the hands illegally in turn, and the others take the main hands in
+turn (their seeds moved by ``hand_seed``). A mode's programs run in batches of ``batch`` (one
+simulator process each), the batches taking the core parameter sets in turn (``PARAM_SETS``); the
+REG program of a seed is the same in both modes (a DFLOW core runs its conversion). A mode stops once ``target`` warp
 instructions (trace records equal in both runs) have been compared. Everything follows from
 the seed: the programs, their inputs, the memory model's latencies.
 
@@ -18,19 +20,21 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from dualflow.errors import ConfigError
+from dualflow.isa import Kernel
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.trap import TrapCause
 
 from .cosim import CaseResult, run_cosim
 from .coverage import Coverage
-from .randprog.core_programs import CoreProgram, core_program
+from .randprog.core_programs import CoreProgram, core_program, main_hands
 from .randprog.fault_programs import fault_program, makers_for
 
-__all__ = ["PARAM_SETS", "Campaign", "Failure", "program_for", "run_campaign", "program_seed", "fault_of"]
+__all__ = ["PARAM_SETS", "Campaign", "Failure", "fault_of", "hand_seed", "hands_of", "program_for", "program_seed",
+           "run_campaign"]
 
 #: Core parameter sets of a campaign (``CoreParams`` fields beside the mode), by name.
 PARAM_SETS: dict[str, dict] = {
@@ -59,6 +63,14 @@ FAULT_EVERY = 8
 def program_seed(seed: int, index: int) -> int:
     """The generator seed of program ``index`` of a campaign with ``seed``."""
     return random.Random(f"campaign {seed} program {index}").randrange(1 << 31)
+
+
+def hand_seed(seed: int, hand: int, hands: int) -> int:
+    """``seed`` moved to the one of its run of ``hands`` seeds whose remainder is ``hand``: on a
+    core with hands a DFLOW_READ program reads hand ``seed % hands`` illegally
+    (``fault_programs.illegal_hand``), any other takes main hand ``seed % len(main_hands)``
+    (``core_programs.main_hands``)."""
+    return seed - seed % hands + hand
 
 
 def fault_of(index: int, params: CoreParams) -> TrapCause | None:
@@ -150,29 +162,40 @@ def reproduce(mode: str, param_set: str, seed: int, fault: TrapCause | None, sim
 def run_campaign(target: int, seed: int, *, modes: Sequence[str] = ("base", "dflow"),
                  param_sets: Sequence[str] = tuple(PARAM_SETS), simulator: str = "icarus",
                  overrides: dict | None = None, fp: bool = False, batch: int = 16, inject: bool = False,
-                 progress: Callable[[str, int, int], None] | None = None) -> Campaign:
+                 progress: Callable[[str, int, int], None] | None = None,
+                 faults: Callable[[int, CoreParams], TrapCause | None] = fault_of) -> Campaign:
     """Co-simulate generated programs until ``target`` warp instructions have been compared, per
     mode. ``progress(mode, compared, target)`` is called after each batch. ``inject``: the bench
-    corrupts one value of every case (expect-fail: every program must fail)."""
+    corrupts one value of every case (expect-fail: every program must fail). ``faults(index,
+    params)``: the trap program ``index`` is made to meet (default ``fault_of``); on a core with
+    hands the DFLOW_READ programs take the hands in turn (``hand_seed``)."""
     if target < 1 or batch < 1:
         raise ConfigError("a campaign needs a positive instruction count and batch size")
     cores = {(mode, name): core_params(name, mode, overrides) for mode in modes for name in param_sets}
-    coverage = Coverage(modes, max(p.stack_depth for p in cores.values()))
+    coverage = Coverage(modes, max(p.stack_depth for p in cores.values()), hands_of(cores.values()))
     camp = Campaign(seed, target, simulator, tuple(param_sets), coverage)
     for mode in modes:
         tally = camp.tallies.setdefault(mode, ModeTally())
         started = time.monotonic()
-        index, round_ = 0, 0
+        index, round_, illegal, turn = 0, 0, 0, 0
         if progress is not None:
             progress(mode, 0, target)
         while tally.compared < target:
             name = param_sets[round_ % len(param_sets)]
             params = cores[(mode, name)]
-            progs = [(program_seed(seed, i), fault_of(i, params)) for i in range(index, index + batch)]
+            progs = []
+            for i in range(index, index + batch):
+                fault, s = faults(i, params), program_seed(seed, i)
+                if fault is TrapCause.DFLOW_READ and params.hands > 1:
+                    s, illegal = hand_seed(s, illegal % params.hands, params.hands), illegal + 1
+                elif params.dflow and params.hands > 1:
+                    mains = len(main_hands(params))
+                    s, turn = hand_seed(s, turn % mains, mains), turn + 1
+                progs.append((s, fault))
             cases = [program_for(params, s, f, fp=fp).case() for s, f in progs]
             results = run_cosim(params, cases, simulator=simulator, inject=inject, max_print=5)
-            for (s, fault), res in zip(progs, results):
-                _tally(camp, tally, coverage, mode, name, s, fault, res, overrides)
+            for (s, fault), case, res in zip(progs, cases, results):
+                _tally(camp, tally, coverage, mode, name, s, fault, case.kernel, res, overrides)
             index += batch
             round_ += 1
             if progress is not None:
@@ -181,13 +204,24 @@ def run_campaign(target: int, seed: int, *, modes: Sequence[str] = ("base", "dfl
     return camp
 
 
+def hands_of(cores: Iterable[CoreParams]) -> tuple[tuple[int, ...], int] | None:
+    """``(rings, dmax)`` of the campaign's DFLOW core with hands (its coverage's ``hands`` bins),
+    or None; several such cores must share their rings, and the bins take the largest dmax."""
+    hands = {p.ring_sizes for p in cores if p.dflow and p.hands > 1}
+    if len(hands) > 1:
+        raise ConfigError(f"a campaign's hands coverage needs one set of rings, not {sorted(hands)}")
+    if not hands:
+        return None
+    return hands.pop(), max(p.dmax for p in cores if p.dflow and p.hands > 1)
+
+
 def _tally(camp: Campaign, tally: ModeTally, coverage: Coverage, mode: str, name: str, seed: int,
-           fault: TrapCause | None, res: CaseResult, overrides: dict | None) -> None:
+           fault: TrapCause | None, kernel: Kernel, res: CaseResult, overrides: dict | None) -> None:
     tally.programs += 1
     tally.compared += res.compare.matched if res.compare is not None else 0
     tally.cycles += res.cycles
     tally.faults_met += res.golden_fault is not None
-    coverage.sample(mode, res)
+    coverage.sample(mode, res, kernel)
     if not res.ok:
         camp.failures.append(Failure(mode, name, seed, fault, res.summary(),
                                      reproduce(mode, name, seed, fault, camp.simulator, overrides)))

@@ -13,6 +13,7 @@ What is observed, per co-simulated case (``CaseResult``), and where it comes fro
 | younger retires before older | the RTL trace: a record of a warp retires after one with a higher ``seq`` |
 | SIMT-stack depth d (one bin per depth 0..stack_depth) | ``events.stack_depth`` |
 | trap kind (one bin per ``TrapCause`` but NONE; DFLOW_READ on DFLOW cores only) | the core's trap |
+| hands (DFLOW cores with hands only; ``hands_coverage.py``) | the kernel and the RTL trace |
 
 A bin counts the cases that hit it (``at_least`` 1). The ``events`` port is a port of the core,
 so Icarus (flattened) and Verilator see it alike. Each ``Coverage`` object owns its own names in
@@ -26,10 +27,13 @@ from collections.abc import Iterable
 
 from cocotb_coverage.coverage import CoverPoint, coverage_db
 
+from dualflow.isa import Kernel
+
 from .cosim import CaseResult
+from .hands_coverage import hand_bins, hands_hit
 from .randprog.fault_programs import DFLOW_ONLY, fault_kinds
 
-__all__ = ["Coverage", "EVENT_BINS", "POINTS", "case_events"]
+__all__ = ["Coverage", "EVENT_BINS", "HANDS", "POINTS", "case_events"]
 
 #: Event bins, in report order: (label, ``events`` port field or None when derived otherwise).
 EVENT_BINS = (
@@ -41,8 +45,9 @@ EVENT_BINS = (
     ("younger retires before older", None),
 )
 _DFLOW_ONLY = {"ring-guard stall"}
-#: The cover points of a mode, in report order.
+#: The cover points of a mode, in report order (and ``HANDS`` last on a DFLOW core with hands).
 POINTS = ("events", "SIMT-stack depth", "trap kind")
+HANDS = "hands"
 _ids = itertools.count()
 
 
@@ -68,23 +73,31 @@ def case_events(result: CaseResult) -> set[str]:
 
 
 class Coverage:
-    """The cover points of one campaign: per mode, events, SIMT-stack depth and trap kind.
+    """The cover points of one campaign: per mode, events, SIMT-stack depth and trap kind (and
+    the hands bins on a DFLOW core with hands).
 
     Parameters
     ----------
     modes: the core modes sampled (``"base"``, ``"dflow"``). stack_depth: the deepest stack of
-    the cores (bins 0..stack_depth).
+    the cores (bins 0..stack_depth). hands: ``(rings, dmax)`` of the DFLOW core with hands whose
+    runs are sampled (``hands_coverage.hand_bins``), or None: the DFLOW mode then has a ``hands``
+    cover point, sampled from the runs of hands kernels.
     """
 
-    def __init__(self, modes: Iterable[str], stack_depth: int):
+    def __init__(self, modes: Iterable[str], stack_depth: int, hands: tuple[tuple[int, ...], int] | None = None):
         self.top = f"cosim_coverage{next(_ids)}"
         self.samplers = {}
+        self.points = {}
         for mode in modes:
             traps = [c.name for c in fault_kinds() if mode == "dflow" or c not in DFLOW_ONLY]
             events = [label for label, _ in EVENT_BINS if mode == "dflow" or label not in _DFLOW_ONLY]
-            bins = (events, list(range(stack_depth + 1)), traps)
+            bins = [events, list(range(stack_depth + 1)), traps]
+            self.points[mode] = list(POINTS)
+            if mode == "dflow" and hands is not None:
+                bins.append(hand_bins(*hands))
+                self.points[mode].append(HANDS)
             self.samplers[mode] = [self._point(f"{self.top}.{mode}.{name.replace(' ', '_')}", b)
-                                   for name, b in zip(POINTS, bins)]
+                                   for name, b in zip(self.points[mode], bins)]
 
     @staticmethod
     def _point(name: str, bins: list):
@@ -96,17 +109,21 @@ class Coverage:
 
         return name, sample
 
-    def sample(self, mode: str, result: CaseResult) -> None:
-        """Add one co-simulated case of a ``mode`` core."""
+    def sample(self, mode: str, result: CaseResult, kernel: Kernel | None = None) -> None:
+        """Add one co-simulated case of a ``mode`` core (running ``kernel``: needed for the
+        ``hands`` cover point, which only the runs of hands kernels hit)."""
         depths = frozenset(int(d) for d, cycles in result.events.get("stack_depth", {}).items() if cycles)
         trap = frozenset([result.trap.split()[0]]) if result.trap else frozenset()
-        for (_name, sampler), hit in zip(self.samplers[mode], (frozenset(case_events(result)), depths, trap)):
+        hits = [frozenset(case_events(result)), depths, trap]
+        if HANDS in self.points[mode]:
+            hits.append(frozenset(hands_hit(kernel, result)) if kernel is not None else frozenset())
+        for (_name, sampler), hit in zip(self.samplers[mode], hits):
             sampler(hit)
 
     def bins(self, mode: str) -> dict[str, dict]:
         """Per cover point of ``mode``: cases per bin."""
         return {label: dict(coverage_db[name].detailed_coverage)
-                for label, (name, _) in zip(POINTS, self.samplers[mode])}
+                for label, (name, _) in zip(self.points[mode], self.samplers[mode])}
 
     def never_hit(self, mode: str) -> dict[str, list]:
         """Per cover point of ``mode``: the bins no case hit."""

@@ -38,6 +38,12 @@ PARAMS = {
         {"core": DFLOW, "cycles": 400},
         {"core": {**DFLOW, "warps": 2, "ring": 256, "dmax": 200}, "cycles": 400},
     ],
+    # one RegisterPointers per hand and hand_entry (tops.HandPointersTop): rings of other sizes per hand
+    "hand_pointers": [
+        {"core": {**DFLOW, "ring": 8, "rings": (8, 2, 2, 2), "dmax": 7}, "cycles": 500},
+        {"core": {**DFLOW, "rings": (16, 8)}, "cycles": 500},
+        {"core": {**DFLOW, "ring": 4, "rings": (4, 8, 2), "dmax": 7}, "cycles": 500},
+    ],
     "simt_stack": [
         {"core": DFLOW, "depth": 4, "cycles": 1500},
         {"core": BASE, "depth": 3, "cycles": 1500},
@@ -78,6 +84,7 @@ def test_block_bench_sweep(name: str, seed: int) -> None:
                       "cycles": 4000},
         "scoreboard": {"core": wide, "writeback_ports": 3, "cycles": 3000},
         "register_pointer": {"core": wide, "cycles": 2000},
+        "hand_pointers": {"core": {**wide, "ring": 32, "rings": (32, 16, 4, 2)}, "cycles": 3000},
         "simt_stack": {"core": wide, "depth": 8, "cycles": 5000},
     }[name]
     for params in (*PARAMS[name], extra):

@@ -50,6 +50,12 @@ def _register_pointer(params: dict[str, Any]) -> wiring.Component:
     return RegisterPointers(CoreParams(**params["core"]))
 
 
+def _hand_pointers(params: dict[str, Any]) -> wiring.Component:
+    from .tops import HandPointersTop
+
+    return HandPointersTop(CoreParams(**params["core"]))
+
+
 def _simt_stack(params: dict[str, Any]) -> wiring.Component:
     from dualflow.rtl.simt_stack import SimtStack
 
@@ -83,6 +89,7 @@ BENCHES: dict[str, BlockBench] = {b.name: b for b in (
     BlockBench("collector", "dualflow.testbench.blocks.collector_tb", _collector),
     BlockBench("scoreboard", "dualflow.testbench.blocks.scoreboard_tb", _scoreboard),
     BlockBench("register_pointer", "dualflow.testbench.blocks.register_pointer_tb", _register_pointer),
+    BlockBench("hand_pointers", "dualflow.testbench.blocks.hand_pointers_tb", _hand_pointers),
     BlockBench("simt_stack", "dualflow.testbench.blocks.simt_stack_tb", _simt_stack),
     BlockBench("fpu", "dualflow.testbench.blocks.fpu_tb", _fpu),
     BlockBench("sfu", "dualflow.testbench.blocks.sfu_tb", _sfu),

@@ -112,6 +112,29 @@ class RegisterPointerModel:
             self.rp[set_[0]] = set_[1] & self.mask
 
 
+class HandPointerModel:
+    """Per-warp, per-hand RPs of ``bits`` bits (docs/isa.md, hands): an advance moves one hand's
+    RP, a set (priority, the SIMT stack's resume) replaces every hand's of a warp; hand h's
+    position p is entry ``hand_base[h] + p mod ring_h``."""
+
+    def __init__(self, *, warps: int, rings: tuple[int, ...], bits: int, inject: bool = False):
+        self.rings, self.inject = rings, inject
+        self.base = [sum(rings[:h]) for h in range(len(rings))]
+        self.rp = [[0] * len(rings) for _ in range(warps)]
+        self.mask = (1 << bits) - 1
+
+    def entry(self, warp: int, hand: int, distance: int = 0) -> int:
+        ring = self.rings[hand] * (2 if self.inject and hand else 1)  # the bug: a side hand's ring doubled
+        return self.base[hand] + (self.rp[warp][hand] - distance) % ring
+
+    def step(self, advance: tuple[int, int, int] | None, set_: tuple[int, list[int]] | None) -> None:
+        if advance is not None and not (set_ is not None and set_[0] == advance[0]):
+            w, h, count = advance
+            self.rp[w][h] = (self.rp[w][h] + count) & self.mask
+        if set_ is not None:
+            self.rp[set_[0]] = [v & self.mask for v in set_[1]]
+
+
 # ====================================================================== scoreboard
 class ScoreboardModel:
     """Pending-write bits per (warp, entry); BASE: RAW+WAW check; DFLOW: the ring guard."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from amaranth import Module
-from amaranth.lib import stream, wiring
+from amaranth import Array, Module
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from dualflow.rtl.collector import OperandCollector
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.regfile import BankedRegisterFile, entry_layout, write_request_layout
+from dualflow.rtl.register_pointer import ADVANCE_BITS, RegisterPointers, hand_entry, rp_width
 
 
 class CollectorTop(wiring.Component):
@@ -57,4 +58,57 @@ class CollectorTop(wiring.Component):
         for r, out in enumerate(self.pending):
             m.d.comb += out.eq(col.pending[r])
         m.d.comb += self.conflict.eq(rf.conflict)
+        return m
+
+
+class HandPointersTop(wiring.Component):
+    """The register pointers of a core with hands (``CoreParams.rings``): one ``RegisterPointers``
+    block per hand (every warp's RP of that hand), an issue advancing the hand it names (a
+    producer's written hand by 1, ``rpinc k -> h`` by k), a SIMT-stack resume replacing every
+    hand's RP of a warp at once (set wins over an advance of that warp); and the entries the issue
+    stage's ``hand_entry`` gives for a probed warp, hand and distance.
+
+    Members
+    -------
+    advance : In(StructLayout{valid, warp, hand, count: 8}).
+    set : In(StructLayout{valid, warp, rp: ArrayLayout(rp_width, hands)}).
+    rp : Out(rp_width).array(warps, hands), every warp's RP per hand (registered).
+    probe : In(StructLayout{warp, hand, distance: 8}).
+    source : Out(range(capacity)), entry ``hand_base[hand] + (RP_hand - distance) mod ring_hand``
+        of the probed warp; dest : Out(range(capacity)), the entry a producer of that hand writes.
+    """
+
+    def __init__(self, params: CoreParams):
+        self.params = params
+        hands, rpw = params.hands, rp_width(params)
+        self.blocks = [RegisterPointers(params) for _ in range(hands)]
+        entries = range(sum(params.ring_sizes))
+        super().__init__({
+            "advance": In(data.StructLayout({"valid": 1, "warp": range(params.warps), "hand": range(hands),
+                                             "count": ADVANCE_BITS})),
+            "set": In(data.StructLayout({"valid": 1, "warp": range(params.warps),
+                                         "rp": data.ArrayLayout(rpw, hands)})),
+            "rp": Out(rpw).array(params.warps, hands),
+            "probe": In(data.StructLayout({"warp": range(params.warps), "hand": range(hands), "distance": 8})),
+            "source": Out(entries),
+            "dest": Out(entries),
+        })
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        p = self.params
+        for h, block in enumerate(self.blocks):
+            m.submodules[f"hand{h}"] = block
+            m.d.comb += [
+                block.advance.valid.eq(self.advance.valid & (self.advance.hand == h)),
+                block.advance.warp.eq(self.advance.warp),
+                block.advance.count.eq(self.advance.count),
+                block.set.valid.eq(self.set.valid),
+                block.set.warp.eq(self.set.warp),
+                block.set.rp.eq(self.set.rp[h]),
+            ]
+            m.d.comb += [self.rp[w][h].eq(block.rp[w]) for w in range(p.warps)]
+        probed = [Array(block.rp[w] for w in range(p.warps))[self.probe.warp] for block in self.blocks]
+        m.d.comb += [self.source.eq(hand_entry(p, probed, self.probe.hand, self.probe.distance)),
+                     self.dest.eq(hand_entry(p, probed, self.probe.hand))]
         return m

@@ -39,7 +39,7 @@ from .generator import (
 )
 from .hands import handify
 
-__all__ = ["CoreProgram", "core_program", "gen_config", "core_launches", "form_kernel"]
+__all__ = ["CoreProgram", "core_launches", "core_program", "form_kernel", "gen_config", "main_hands"]
 
 #: Threads of a block the generator's shared-memory phases have a word for (one word each).
 MAX_BLOCK = SHARED_PHASE_BYTES // 4
@@ -72,26 +72,32 @@ def gen_config(params: CoreParams, *, fp: bool = False, read_unwritten: bool = T
                      max_depth=RTL_MAX_DEPTH, shared_phase_percent=SHARED_PHASE_PERCENT)
 
 
+def main_hands(params: CoreParams) -> list[int]:
+    """The hands a random hands program may take as its main hand: those whose ring leaves the
+    converter its smallest Dmax; program seed ``seed`` takes ``main_hands[seed % len(main_hands)]``."""
+    mains = [h for h, n in enumerate(params.ring_sizes) if min(params.dmax, n - 1) >= MIN_DMAX]
+    if not mains:
+        raise ConfigError(f"a random hands program needs a hand whose ring exceeds the converter's smallest "
+                          f"Dmax {MIN_DMAX} (and dmax at least that), not rings {params.ring_sizes}, "
+                          f"dmax {params.dmax}")
+    return mains
+
+
 def form_kernel(text: str, params: CoreParams, where: str = "<random>",
                 variants: frozenset[Variant] = frozenset(), seed: int = 0) -> Kernel:
     """Assemble REG ``text``; for a DFLOW core, convert it for the core's Dmax and ring with the
     DFLOW ``variants`` given (every DFLOW core implements those of ``rtl.decode.VARIANTS``). A core
     with hands (``params.hands`` > 1) runs a hands program: the conversion for the ring of a main
-    hand drawn from ``seed``, spread over every hand by ``hands.handify`` (random side producers,
+    hand named by ``seed`` (``main_hands``), spread over every hand by ``hands.handify`` (random side producers,
     sources, rpinc and reservations on the other hands, legal by construction)."""
     kernel = assemble(text, where).only
     if params.mode.form is Form.DFLOW and params.hands > 1:
         rng = random.Random(f"hands {seed}")
-        # the main hand: one whose ring leaves the converter its smallest Dmax
-        mains = [h for h, n in enumerate(params.ring_sizes) if min(params.dmax, n - 1) >= MIN_DMAX]
-        if not mains:
-            raise ConfigError(f"a random hands program needs a hand whose ring exceeds the converter's smallest "
-                              f"Dmax {MIN_DMAX} (and dmax at least that), not rings {params.ring_sizes}, "
-                              f"dmax {params.dmax}")
-        main = rng.choice(mains)
+        mains = main_hands(params)
+        main = mains[seed % len(mains)]
         ring = params.ring_sizes[main]
         kernel, _report = convert_kernel(kernel, dmax=min(params.dmax, ring - 1), ring=ring, variants=variants)
-        return handify(kernel, params.ring_sizes, main, rng)
+        return handify(kernel, params.ring_sizes, main, rng, words=params.imem_words)
     if params.mode.form is Form.DFLOW:
         kernel, _report = convert_kernel(kernel, dmax=params.dmax, ring=params.ring, variants=variants)
     return kernel

@@ -9,7 +9,9 @@ once; ``MAKERS`` holds the causes a program can be made for, and ``unmade_kinds(
 rest (the golden model has no counterpart for them: the functional model's stack has no depth limit
 and no parameter-word limit, and the assembler writes no illegal word), which the coverage
 report then lists as never hit. DFLOW_READ (an early source reaching back Dmax, before any
-write) is made for DFLOW cores only (``makers_for``).
+write) is made for DFLOW cores only (``makers_for``); on a core with hands the source reads hand
+``seed % hands`` before that hand's first position (``illegal_hand``), so the program seed
+picks the hand.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import dataclasses
 from collections.abc import Callable
 
 from dualflow.errors import ConfigError
-from dualflow.isa import FIELDS, Instruction, Opcode
+from dualflow.isa import FIELDS, Instruction, Kernel, Opcode, UnitClass
 from dualflow.isa.encoding import HAND_FIELDS
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.trap import TrapCause
@@ -42,8 +44,9 @@ from .generator import (
     generate,
     render,
 )
+from .hands import branch_targets, selectors
 
-__all__ = ["MAKERS", "fault_kinds", "unmade_kinds", "fault_program", "makers_for"]
+__all__ = ["MAKERS", "fault_kinds", "fault_program", "illegal_hand", "makers_for", "unmade_kinds"]
 
 def _misaligned(src: Source, prog: Program) -> Node:
     k = src.int(0, 2)
@@ -117,6 +120,27 @@ def makers_for(params: CoreParams) -> tuple[TrapCause, ...]:
     return tuple(c for c in MAKERS if params.dflow or c not in DFLOW_ONLY)
 
 
+def illegal_hand(kernel: Kernel, seed: int) -> tuple[int, Instruction]:
+    """Hands kernels: the illegal read, as (pc, instruction in its place), on hand ``seed % hands``
+    at its largest distance ``min(ring - 1, Dmax)``: source A of the first instruction of the
+    straight code at the start (no branch, no branch target) where that reaches before the hand's
+    first position, else an ``iadd`` reading it in place of the first instruction."""
+    rings, dmax = kernel.rings, kernel.dmax
+    hand = seed % len(rings)
+    far = min(rings[hand] - 1, dmax)
+    lsb = HAND_FIELDS["a"][0] - FIELDS["dst"][0]
+    targets = branch_targets(kernel.code)
+    advanced = 0
+    for at, ins in enumerate(kernel.code):
+        if ins.spec.unit is UnitClass.CTRL or (at and at in targets) or advanced >= far:
+            break
+        if ins.a and "a" in ins.spec.sources and not ins.is_uniform("a"):
+            return at, dataclasses.replace(ins, a=far, dst=ins.dst & ~(3 << lsb) | hand << lsb)
+        if ins.names_written_hand and ins.dst_hand == hand:
+            advanced += ins.imm if ins.op is Opcode.RPINC else int(ins.spec.produces)
+    return 0, Instruction(Opcode.IADD, dst=selectors(hand, a=hand), a=far, bimm=True, imm=1)
+
+
 def fault_kinds() -> list[TrapCause]:
     """Every trap cause of the core (all but NONE)."""
     return [cause for cause in TrapCause if cause is not TrapCause.NONE]
@@ -143,12 +167,9 @@ def fault_program(params: CoreParams, seed: int, cause: TrapCause, *, fp: bool =
     kernel = form_kernel(text, params, f"<random seed {seed} {cause.name}>", seed=seed)
     if cause in KERNEL_PATCHES:
         code = list(kernel.code)
-        KERNEL_PATCHES[cause](src, code, kernel.dmax)
-        if kernel.hands:  # a source patched to reach back Dmax reads a hand whose ring exceeds Dmax
-            wide = next(h for h, n in enumerate(kernel.rings) if n > kernel.dmax)
-            lsb = HAND_FIELDS["a"][0] - FIELDS["dst"][0]
-            code = [dataclasses.replace(new, dst=new.dst & ~(3 << lsb) | wide << lsb)
-                    if new != old and new.a == kernel.dmax and new.hand_of("a") != wide else new
-                    for new, old in zip(code, kernel.code)]
+        if kernel.hands and cause is TrapCause.DFLOW_READ:  # on the hand the seed names
+            pc, code[pc] = illegal_hand(kernel, seed)
+        else:
+            KERNEL_PATCHES[cause](src, code, kernel.dmax)
         kernel = dataclasses.replace(kernel, code=code)
     return CoreProgram(seed, prog, text, kernel, cause)
