@@ -2,7 +2,9 @@
 
 1. Figure 9: speedup of D-FLOW over BASE on gaussian, lud, pathfinder and nn, and on the other
    workloads, on ``paper-rtx3080`` and ``ampere-rtx3070``, with the achieved occupancy and the
-   fraction of SM-cycles with work of every run beside it.
+   fraction of SM-cycles with work of every run beside it; beside the paper's original DFLOW
+   form, D-FLOW running the default variant form (``DEFAULT_VARIANTS``, converted at BASE's
+   register-file capacity: ``base_capacity_ring``).
 2. Figure 10: executed warp-instructions of D-FLOW relative to BASE, by unit class.
 3. Warps-per-SM study: both modes with at most 8 ... 64 warps per SM, performance against warps and
    against the register-file capacity those warps need (BASE: registers per thread; D-FLOW: ring
@@ -35,6 +37,8 @@ from dualflow.atomic_write import atomic_folder, atomic_write
 from dualflow.errors import ConfigError, DualflowError
 from dualflow.experiments import energy_study
 from dualflow.experiments.progress import RunProgress
+from dualflow.isa import Form
+from dualflow.isa.convert import DEFAULT_VARIANTS, base_capacity_ring
 from dualflow.kernels.registry import WORKLOADS, get_workload
 from dualflow.kernels.rodinia import PAPER_FOUR
 from dualflow.machine.footprint import entries_per_warp
@@ -61,7 +65,7 @@ MARKER = "meta.json"
 class Job:
     """One simulation: a workload in one mode on a (possibly modified) preset."""
 
-    experiment: str  # "paper" or "warps"
+    experiment: str  # "paper", "warps" or "variant" (the paper's runs, D-FLOW in the default variant form)
     workload: str
     mode: Mode
     size: str
@@ -90,12 +94,14 @@ def run_job(job: Job) -> dict[str, Any]:
 
     base = preset_config(job.preset)
     config = base.replace(**job.settings(base.sm.warp_size))
+    variant = job.experiment == "variant"
+    form = {"variants": DEFAULT_VARIANTS, "ring": variant_ring(job.workload)} if variant else {}
     try:
-        result = simulate(job.workload, config, size=job.size, seed=job.seed)
+        result = simulate(job.workload, config, size=job.size, seed=job.seed, **form)
     except BlockDoesNotFit as exc:  # fewer warps per SM than one block has: no such design point
         row = {**asdict(job), "cycles": None, "ipc": None, "achieved_occupancy": None, "active_sm_fraction": None,
                "warp_instructions": None,
-               "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
+               "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode, variant),
                "sm_registers": config.sm.registers, "check": f"infeasible: {exc}",
                **dict.fromkeys(energy_study.COLUMNS), "wall_seconds": 0.0}
         return {"row": row, "full": {"job": asdict(job), "infeasible": str(exc), "config": config.to_dict()}}
@@ -106,11 +112,11 @@ def run_job(job: Job) -> dict[str, Any]:
            "active_sm_fraction": round(t.sm_active_cycles / (t.cycles * t.num_sms), 4) if t.cycles else 0.0,
            "warp_instructions": t.total_warp_instructions,
            **{f"wi_{k}": v for k, v in sorted(t.warp_instructions.items())},
-           "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode),
+           "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode, variant),
            "sm_registers": config.sm.registers, "check": result.run.verdict,
            "wall_seconds": round(result.wall_seconds, 2)}
     # the paper's runs have the machine's register file; the study's the one their warps need
-    rf = config.sm.registers if job.experiment == "paper" else rf_registers_needed(
+    rf = config.sm.registers if job.experiment != "warps" else rf_registers_needed(
         job.warps, config.sm.registers, config.sm.warp_size * row["rf_entries_per_thread"])
     columns, energy = energy_study.energy_columns(result, config, rf)
     wall = row.pop("wall_seconds")
@@ -195,10 +201,17 @@ def run_pool(jobs: list[Job], workers: int, finish, runs: Path) -> None:
             proc.join(timeout=5)
 
 
-def rf_entries_per_thread(workload: str, mode: Mode) -> int:
+def variant_ring(workload: str) -> int:
+    """The ring budget per warp of a workload's default variant form: BASE's capacity."""
+    return base_capacity_ring(get_workload(workload)().module(Form.REG))
+
+
+def rf_entries_per_thread(workload: str, mode: Mode, variant: bool = False) -> int:
     """Register-file entries each thread holds: BASE the most registers any kernel of the
-    workload uses, D-FLOW the ring size of its converted kernels (``entries_per_warp``)."""
-    module = get_workload(workload)().module(mode.form)
+    workload uses, D-FLOW the ring size of its converted kernels (``entries_per_warp``; with
+    ``variant``, of the default variant form's, the sum of its hands' rings)."""
+    wl = get_workload(workload)()
+    module = wl.module(mode.form, DEFAULT_VARIANTS, variant_ring(workload)) if variant else wl.module(mode.form)
     return max(entries_per_warp(k, mode) for k in module)
 
 
@@ -235,6 +248,7 @@ def plan(size: str, seed: int, presets: tuple[str, ...], workloads: Iterable[str
         for name in workloads:
             for mode in Mode:
                 jobs.append(Job("paper", name, mode, figure_size(name, size), seed, preset, 64, None))
+            jobs.append(Job("variant", name, Mode.DFLOW, figure_size(name, size), seed, preset, 64, None))
     preset = presets[0]
     for name in study_workloads(workloads):
         wsize, sms = study_slice(name, size, study_sms)
@@ -273,8 +287,10 @@ def run_all(jobs: list[Job], workers: int, out: Path, progress=None) -> list[dic
 
 def figure9_10(rows: list[dict]) -> list[dict]:
     """Per preset and workload: BASE and D-FLOW cycles, speedup, occupancy and active SMs of each,
-    and the instruction ratio by class."""
+    and the instruction ratio by class; and D-FLOW in the default variant form (``variant_*``:
+    cycles, speedup over BASE, occupancy, instruction ratio, register-file entries per thread)."""
     paper = {(r["preset"], r["workload"], r["mode"]): r for r in rows if r["experiment"] == "paper"}
+    variant = {(r["preset"], r["workload"]): r for r in rows if r["experiment"] == "variant"}
     out = []
     for preset, name in dict.fromkeys((r["preset"], r["workload"]) for r in rows if r["experiment"] == "paper"):
         b, d = paper[(preset, name, Mode.BASE)], paper[(preset, name, Mode.DFLOW)]
@@ -287,6 +303,13 @@ def figure9_10(rows: list[dict]) -> list[dict]:
         for key in sorted(k for k in b if k.startswith("wi_")):
             entry[f"{key[3:]}_ratio"] = round(d[key] / b["warp_instructions"], 4)
             entry[f"{key[3:]}_base"] = round(b[key] / b["warp_instructions"], 4)
+        v = variant.get((preset, name))
+        if v is not None and v["cycles"]:
+            entry.update({"variant_cycles": v["cycles"], "variant_speedup": round(b["cycles"] / v["cycles"], 4),
+                          "variant_occupancy": v["achieved_occupancy"],
+                          "variant_instruction_ratio": round(v["warp_instructions"] / b["warp_instructions"], 4),
+                          "base_rf_entries": b["rf_entries_per_thread"],
+                          "variant_rf_entries": v["rf_entries_per_thread"]})
         out.append(entry)
     return out
 
@@ -355,6 +378,17 @@ def summary_text(fig: list[dict], matches: list[dict], meta: dict) -> str:
             lines.append(f"{r['workload']:<12}{r['base_cycles']:>13,}{r['dflow_cycles']:>15,}{r['speedup']:>9.3f}"
                          f"{r['instruction_ratio']:>13.3f}{r['base_occupancy']:>7.2f} |{r['dflow_occupancy']:>4.2f}"
                          f"{r['base_active_sms']:>7.2f} |{r['dflow_active_sms']:>4.2f}")
+        mine = [r for r in fig if r["preset"] == preset and "variant_cycles" in r]
+        if mine:
+            lines += ["", f"D-FLOW on {preset}: the paper's original form against the default variant form "
+                      f"({', '.join(sorted(v.value for v in DEFAULT_VARIANTS))}; rings summing to BASE's registers "
+                      "per thread), each against BASE (RF entries: per thread, BASE | variant)",
+                      f"{'workload':<12}{'original':>10}{'instr ratio':>13}{'variant':>10}{'instr ratio':>13}"
+                      f"{'occupancy':>11}{'RF entries':>12}"]
+            for r in mine:
+                lines.append(f"{r['workload']:<12}{r['speedup']:>10.3f}{r['instruction_ratio']:>13.3f}"
+                             f"{r['variant_speedup']:>10.3f}{r['variant_instruction_ratio']:>13.3f}"
+                             f"{r['variant_occupancy']:>11.2f}{r['base_rf_entries']:>7} |{r['variant_rf_entries']:>3}")
     lines += ["", f"Warps-per-SM study on {meta['presets'][0]}: register file D-FLOW needs to match BASE with its "
               "full register file",
               f"{'workload':<12}{'BASE warps':>11}{'BASE RF KiB':>12}{'D-FLOW warps':>13}{'D-FLOW RF KiB':>14}"

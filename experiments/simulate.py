@@ -48,9 +48,9 @@ class SimResult:
 def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
              params: dict[str, Any] | None = None, max_instructions: int | None = None,
              progress: bool = False, engine: str = "compiled",
-             variants: frozenset[Variant] = frozenset()) -> SimResult:
+             variants: frozenset[Variant] = frozenset(), ring: int | None = None) -> SimResult:
     """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW, converted with the DFLOW
-    ``variants`` given) on the GPU ``config``;
+    ``variants`` given, for a ring budget of ``ring`` entries per warp if given) on the GPU ``config``;
     ``max_instructions``: each launch's instruction budget (default: ``FunctionalConfig``'s rule);
     ``progress``: a progress bar per launch on standard error (when it is a terminal);
     ``engine``: the timing engine (``TimingDevice``'s; both give the same result)."""
@@ -62,7 +62,8 @@ def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
     device.on_launch = bar
     try:
         run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device,
-                           variants=variants if form is Form.DFLOW else frozenset())
+                           variants=variants if form is Form.DFLOW else frozenset(),
+                           ring=ring if form is Form.DFLOW else None)
     finally:
         if bar is not None:
             bar.close()

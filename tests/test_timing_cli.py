@@ -78,7 +78,10 @@ def test_reproduce_writes_tables_and_plots(tmp_path, capsys):
         assert float(r["speedup"]) == pytest.approx(int(r["base_cycles"]) / int(r["dflow_cycles"]), rel=1e-3)
         for key in ("base_occupancy", "dflow_occupancy", "base_active_sms", "dflow_active_sms"):
             assert 0 < float(r[key]) <= 1
-    assert "occupancy" in text and "active SMs" in text
+        # the default variant form beside the original, at no more register file than BASE's
+        assert float(r["variant_speedup"]) == pytest.approx(int(r["base_cycles"]) / int(r["variant_cycles"]), rel=1e-3)
+        assert int(r["variant_rf_entries"]) <= int(r["base_rf_entries"])
+    assert "occupancy" in text and "active SMs" in text and "default variant form" in text
     points = json.loads((out / "warps_study.json").read_text())
     assert {(p["workload"], p["mode"], p["warps"]) for p in points} == {
         (w, m, n) for w in ("nn", "gaussian") for m in ("base", "dflow") for n in (8, 64)} - {
@@ -87,7 +90,7 @@ def test_reproduce_writes_tables_and_plots(tmp_path, capsys):
     infeasible = [r for r in runs_table if r["check"].startswith("infeasible")]
     assert {(r["workload"], r["warps"]) for r in infeasible} == {("gaussian", "8")}
     runs = sorted((out / "runs").glob("*/*.json"))
-    assert len(runs) == 16  # 2 x 2 x 2 figure runs, 2 x 2 x 2 study points (2 of them infeasible)
+    assert len(runs) == 20  # 2 x 2 x 3 figure runs, 2 x 2 x 2 study points (2 of them infeasible)
     one = json.loads(runs[0].read_text())
     assert "config" in one and "timing" in one
 

@@ -36,10 +36,16 @@ from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
 from .unroll import Loop, unroll, unrollable_loops
 
-__all__ = ["ConvertError", "ConversionReport", "VARIANTS", "convert_kernel", "convert_module"]
+__all__ = ["DEFAULT_VARIANTS", "ConvertError", "ConversionReport", "VARIANTS", "base_capacity_ring", "convert_kernel",
+           "convert_module"]
 
 #: The DFLOW variants the converter can use.
 VARIANTS = frozenset({Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS, Variant.HANDS})
+
+#: The DFLOW variants the toolkit's default variant form uses (``dualflow reproduce``'s third
+#: column, against the paper's original form), converted at BASE's register-file capacity
+#: (``base_capacity_ring``): chosen by measurement, docs/converter.md "Variants".
+DEFAULT_VARIANTS = VARIANTS
 
 #: The hands variant with a budget: the largest other hand's ring sizes tried, from what its
 #: values need down (each entry less gives hand s one more).
@@ -506,6 +512,13 @@ def _loop_infos(kernel: Kernel, plan: _Plan) -> tuple[list[LoopInfo], dict[int, 
         for b in loops[h]:
             innermost[b] = index  # later (smaller) loops overwrite the ones around them
     return infos, innermost
+
+
+def base_capacity_ring(module: Module) -> int:
+    """The ring budget per warp that holds as much register file as BASE's form of ``module``:
+    the most registers any of its kernels uses per thread (``Kernel.regs``; machine/footprint.py
+    sizes BASE's footprint the same way), and at least the converter's smallest hand s."""
+    return max(max((max(k.regs, 1) for k in module), default=1), MIN_DMAX + 1)
 
 
 def convert_module(module: Module, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
