@@ -187,7 +187,7 @@ def sweep_table(results: dict[tuple[str, str | None, int], Run | str], workloads
              f"D-FLOW converted for each ring budget (entries per warp; bytes = entries x {lanes} lanes x 4; "
              f"Dmax min({DEFAULT_DMAX}, budget - 1)); per column its speedup over BASE, the occupancy "
              f"(mean resident warps per SM / {most}, over SM-cycles with work) and the mean resident warps per SM"]
-    cell = max(len(label) for label in columns) + 8  # the column's label and " speedup"
+    cell = max(len(label) for label in columns) + 10  # the column's label and " speedup", 2 spaces
     for name in workloads:
         entries = base_entries(WORKLOADS[name]().module(Form.REG))
         base_bytes = 4 * lanes * entries
