@@ -186,7 +186,8 @@ def sweep_table(results: dict[tuple[str, str | None, int], Run | str], workloads
     lines = [f"{title}, register file {4 * config.sm.registers:,} B per SM, at most {most} warps per SM: "
              f"D-FLOW converted for each ring budget (entries per warp; bytes = entries x {lanes} lanes x 4; "
              f"Dmax min({DEFAULT_DMAX}, budget - 1)); per column its speedup over BASE, the occupancy "
-             f"(mean resident warps per SM / {most}, over SM-cycles with work) and the mean resident warps per SM"]
+             f"(mean resident warps per SM / {most}, over SM-cycles with work) and the mean resident warps per SM; "
+             "it matches BASE at the smallest budget with a speedup of at least 1 (cycles at most BASE's)"]
     cell = max(len(label) for label in columns) + 10  # the column's label and " speedup", 2 spaces
     for name in workloads:
         entries = base_entries(WORKLOADS[name]().module(Form.REG))
@@ -209,7 +210,7 @@ def sweep_table(results: dict[tuple[str, str | None, int], Run | str], workloads
                     cells.append(f"{'skipped':>{cell}}{'':>14}")
                     skipped.append(f"  skipped {label} at {budget}: {r}")
                 else:
-                    cells.append(f"{base.cycles / r.cycles:>{cell}.3f}{r.occupancy:>7.3f}{r.warps:>7.1f}")
+                    cells.append(f"{base.cycles / r.cycles:>{cell}.4f}{r.occupancy:>7.3f}{r.warps:>7.1f}")
             lines.append(f"{budget:>8}{4 * lanes * budget:>9,}{budget / entries:>7.2f}" + "".join(cells))
         lines += skipped
         for label in columns:
