@@ -211,7 +211,7 @@ def sweep_table(results: dict[tuple[str, str | None, int], Run | str], workloads
                     skipped.append(f"  skipped {label} at {budget}: {r}")
                 else:
                     cells.append(f"{base.cycles / r.cycles:>{cell}.4f}{r.occupancy:>7.3f}{r.warps:>7.1f}")
-            lines.append(f"{budget:>8}{4 * lanes * budget:>9,}{budget / entries:>7.2f}" + "".join(cells))
+            lines.append((f"{budget:>8}{4 * lanes * budget:>9,}{budget / entries:>7.2f}" + "".join(cells)).rstrip())
         lines += skipped
         for label in columns:
             at = matches_at({budget: base.cycles / r.cycles for budget in budgets
