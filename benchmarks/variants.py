@@ -129,7 +129,8 @@ def sweep_dmax(budget: int) -> int:
 
 def sweep_run(job: SweepJob) -> Run | str:
     """One run of a sweep (in a worker process). Where the converter refuses the budget, or a block
-    does not fit an SM, the reason instead."""
+    does not fit an SM, the reason instead; any other error (a result that differs from the
+    reference, a fault) is a DualflowError naming the run (plain, so that it crosses processes)."""
     if job.label is None:
         module = None
     else:
@@ -142,6 +143,9 @@ def sweep_run(job: SweepJob) -> Run | str:
         return run(job.name, job.size, job.config, Form.REG if module is None else Form.DFLOW, module)
     except BlockDoesNotFit as exc:
         return str(exc)
+    except DualflowError as exc:
+        run_name = f"{job.name} {job.label} at {job.budget}" if job.label else f"{job.name} BASE"
+        raise DualflowError(f"{run_name}: {type(exc).__name__}: {exc}") from None
 
 
 def sweep(workloads: list[str], size: str, config: GpuConfig, columns: tuple[str, ...],

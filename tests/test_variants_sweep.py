@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from dualflow.kernels.workload import CheckFailed
 from dualflow.machine.presets import preset
 
 
@@ -62,3 +63,15 @@ def test_bad_input_is_a_usage_error(argv, message, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_wrong_result_names_its_run_and_exits_1(monkeypatch, capsys):
+    script = _script()
+
+    def differs(*args, **kwargs):
+        raise CheckFailed("c[3] differs")
+
+    monkeypatch.setattr(script, "run_workload", differs)
+    assert script.main(["--sweep", "16", "--columns", "all", "vadd"]) == 1
+    err = capsys.readouterr().err
+    assert "error: vadd BASE: CheckFailed: c[3] differs" in err and "Traceback" not in err
