@@ -12,26 +12,47 @@ rings; bytes = entries x lanes x 4), no runs.
 ``--equal-capacity`` converts each workload for a ring of BASE's registers per thread (Dmax one
 less, at least the converter's minimum), so both modes hold the same register file per warp, and
 adds the DFLOW/REG instruction ratio.
+``--sweep 16,20,24,...`` sweeps the register-file capacity instead: each workload converted for
+each ring budget (entries per warp; Dmax min(31, budget - 1), at least the converter's minimum;
+a budget the converter refuses is skipped, with its reason), every column (default original and
+all) run on the preset's register file per SM, where the timing model fits as many warps as the
+footprint (``entries_per_warp``) allows, and BASE with its own registers. Per workload: BASE's
+cycles, entries and bytes per warp and occupancy; per budget, each column's speedup over BASE
+and the occupancy of its run (mean resident warps per SM over SM-cycles with work, and that over
+the most warps an SM holds); last, the smallest budget at which each column is at least as fast
+as BASE (entries, bytes per warp and their ratio to BASE's), or "never in the swept range".
+``-j N`` runs the sweep's runs on N processes (the output does not depend on N); ``--set
+KEY=VALUE`` changes the preset (``dualflow sim``'s ``--set``, for example ``num_sms=1``).
 
-    python benchmarks/variants.py [--size small] [--preset paper-rtx3080] [--capacity | --equal-capacity]
+    python benchmarks/variants.py [--size small] [--preset paper-rtx3080] [--set KEY=VALUE ...]
+                                  [--capacity | --equal-capacity | --sweep BUDGETS [-j N]]
                                   [--columns original,all] [workload ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import NamedTuple
 
-from dualflow.isa import DEFAULT_RING, Form, Module, Variant
+from dualflow.cli.options import int_list, positive
+from dualflow.cli.timing import parse_settings
+from dualflow.errors import ConfigError, DualflowError
+from dualflow.isa import DEFAULT_DMAX, DEFAULT_RING, Form, Module, Variant
 from dualflow.isa.convert import VARIANTS as CONVERTER_VARIANTS
-from dualflow.isa.convert import convert_module
+from dualflow.isa.convert import ConvertError, convert_module
 from dualflow.isa.convert.codegen import MIN_DMAX
+from dualflow.isa.kernel import MAX_RING
 from dualflow.kernels.registry import WORKLOADS
 from dualflow.kernels.workload import run_workload, with_dflow_form
+from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.presets import preset
 from dualflow.models.statistic import merge_launches
 from dualflow.models.timing.device import TimingDevice
+from dualflow.models.timing.gpu import BlockDoesNotFit
 
 #: The variants timed: every one the converter uses.
 TIMED_VARIANTS = CONVERTER_VARIANTS
@@ -41,16 +62,47 @@ VARIANTS: tuple[tuple[str, frozenset[Variant]], ...] = (
     ("all", TIMED_VARIANTS))
 #: Width of a column's cycle count (its header: the column's label and " cycles").
 CYCLES_WIDTH = max(len(label) for label, _ in VARIANTS) + 9
+#: The columns ``--sweep`` runs unless ``--columns`` says otherwise.
+SWEEP_COLUMNS = ("original", "all")
 
 
-def run(name: str, size: str, preset_name: str, form: Form, module: Module | None) -> tuple[int, int]:
-    """Cycles and warp-instructions of one checked run (``module``: the DFLOW form to use)."""
+class Run(NamedTuple):
+    """One checked run on the timing model: cycles, warp-instructions, and the occupancy the
+    timing model had (its statistics, over the SM-cycles with a resident warp): mean resident
+    warps per SM, and that over the most warps an SM holds (``achieved_occupancy``)."""
+
+    cycles: int
+    instructions: int
+    warps: float
+    occupancy: float
+
+
+class SweepJob(NamedTuple):
+    """One run of ``--sweep``: BASE when ``label`` is None (``budget`` 0), else the column
+    ``label`` converted for a ring budget of ``budget`` entries per warp."""
+
+    name: str
+    size: str
+    config: GpuConfig
+    label: str | None
+    budget: int
+
+
+def run(name: str, size: str, config: GpuConfig, form: Form, module: Module | None) -> Run:
+    """One checked run on ``config`` in ``form``'s mode (``module``: the DFLOW form to use)."""
     workload = WORKLOADS[name] if module is None else with_dflow_form(WORKLOADS[name], module)
-    config = preset(preset_name).replace(mode="base" if form is Form.REG else "dflow")
+    config = config.replace(mode="base" if form is Form.REG else "dflow")
     device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size))
     run_workload(workload, size, form, device=device)
     total, _ = merge_launches(device.timing)
-    return total.cycles, total.total_warp_instructions
+    warps = total.resident_warps / total.sm_active_cycles if total.sm_active_cycles else 0.0
+    return Run(total.cycles, total.total_warp_instructions, warps, total.achieved_occupancy)
+
+
+def base_entries(reg: Module) -> int:
+    """Register-file entries (per lane) one warp holds in BASE: the most registers any kernel of
+    the workload uses (``entries_per_warp``)."""
+    return max(entries_per_warp(k, "base") for k in reg)
 
 
 def capacity_table(workloads: list[str], warp_size: int) -> str:
@@ -59,7 +111,7 @@ def capacity_table(workloads: list[str], warp_size: int) -> str:
              f"{'workload':<11}{'BASE':>8}" + "".join(f"{label:>{CYCLES_WIDTH}}" for label, _ in VARIANTS)]
     for name in workloads:
         reg = WORKLOADS[name]().module(Form.REG)
-        base = 4 * warp_size * max(entries_per_warp(k, "base") for k in reg)
+        base = 4 * warp_size * base_entries(reg)
         cells = []
         for _, variants in VARIANTS:
             module, _ = convert_module(reg, variants=variants)
@@ -69,17 +121,140 @@ def capacity_table(workloads: list[str], warp_size: int) -> str:
     return "\n".join(lines)
 
 
+def sweep_dmax(budget: int) -> int:
+    """Dmax of the conversion for a ring budget: min(DEFAULT_DMAX, budget - 1), at least the
+    converter's MIN_DMAX (a budget too small for it is then refused by the converter)."""
+    return max(min(DEFAULT_DMAX, budget - 1), MIN_DMAX)
+
+
+def sweep_run(job: SweepJob) -> Run | str:
+    """One run of a sweep (in a worker process). Where the converter refuses the budget, or a block
+    does not fit an SM, the reason instead; any other error (a result that differs from the
+    reference, a fault) is a DualflowError naming the run (plain, so that it crosses processes)."""
+    if job.label is None:
+        module = None
+    else:
+        try:
+            module, _ = convert_module(WORKLOADS[job.name]().module(Form.REG), dmax=sweep_dmax(job.budget),
+                                       ring=job.budget, variants=dict(VARIANTS)[job.label])
+        except ConvertError as exc:
+            return f"the converter refuses: {exc}"
+    try:
+        return run(job.name, job.size, job.config, Form.REG if module is None else Form.DFLOW, module)
+    except BlockDoesNotFit as exc:
+        return str(exc)
+    except DualflowError as exc:
+        run_name = f"{job.name} {job.label} at {job.budget}" if job.label else f"{job.name} BASE"
+        raise DualflowError(f"{run_name}: {type(exc).__name__}: {exc}") from None
+
+
+def sweep(workloads: list[str], size: str, config: GpuConfig, columns: tuple[str, ...],
+          budgets: tuple[int, ...], jobs: int = 1) -> dict[tuple[str, str | None, int], Run | str]:
+    """Every run of a sweep, keyed (workload, column label, budget), BASE's as (workload, None,
+    0), in that order whatever ``jobs`` (processes; progress on stderr)."""
+    todo = [SweepJob(name, size, config, None, 0) for name in workloads]
+    todo += [SweepJob(name, size, config, label, budget) for name in workloads for label in columns
+             for budget in budgets]
+    done: dict[tuple[str, str | None, int], Run | str] = {}
+
+    def finish(job: SweepJob, result: Run | str) -> None:
+        done[job.name, job.label, job.budget] = result
+        print(f"done {len(done)}/{len(todo)}: {job.name} {job.label or 'BASE'}"
+              + (f" at {job.budget}" if job.label else ""), file=sys.stderr, flush=True)
+
+    if jobs == 1:
+        for job in todo:
+            finish(job, sweep_run(job))
+    else:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        try:
+            futures = {pool.submit(sweep_run, job): job for job in todo}
+            for future in as_completed(futures):
+                finish(futures[future], future.result())
+        finally:  # on an error, the runs not yet started are not waited for
+            pool.shutdown(wait=False, cancel_futures=True)
+    return {(job.name, job.label, job.budget): done[job.name, job.label, job.budget] for job in todo}
+
+
+def matches_at(speedups: dict[int, float]) -> int | None:
+    """The smallest budget at which a column is at least as fast as BASE (speedup at least 1), or
+    None when it is at none of those given."""
+    return min((budget for budget, speedup in speedups.items() if speedup >= 1.0), default=None)
+
+
+def sweep_table(results: dict[tuple[str, str | None, int], Run | str], workloads: list[str],
+                columns: tuple[str, ...], budgets: tuple[int, ...], config: GpuConfig, title: str) -> str:
+    """``--sweep``'s report of ``sweep``'s ``results``: per workload BASE, one row per budget, the
+    budgets skipped and why, and where each column matches BASE."""
+    lanes, most = config.sm.warp_size, config.sm.max_warps
+    lines = [f"{title}, register file {4 * config.sm.registers:,} B per SM, at most {most} warps per SM: "
+             f"D-FLOW converted for each ring budget (entries per warp; bytes = entries x {lanes} lanes x 4; "
+             f"Dmax min({DEFAULT_DMAX}, budget - 1)); per column its speedup over BASE, the occupancy "
+             f"(mean resident warps per SM / {most}, over SM-cycles with work) and the mean resident warps per SM; "
+             "it matches BASE at the smallest budget with a speedup of at least 1 (cycles at most BASE's)"]
+    cell = max(len(label) for label in columns) + 10  # the column's label and " speedup", 2 spaces
+    for name in workloads:
+        entries = base_entries(WORKLOADS[name]().module(Form.REG))
+        base_bytes = 4 * lanes * entries
+        base = results[name, None, 0]
+        lines.append("")
+        if isinstance(base, str):
+            lines.append(f"{name}: BASE does not run: {base}")
+            continue
+        lines.append(f"{name}: BASE {entries} entries per warp ({base_bytes:,} B), {base.cycles:,} cycles, "
+                     f"occupancy {base.occupancy:.3f} ({base.warps:.1f} warps per SM)")
+        lines.append(f"{'budget':>8}{'B/warp':>9}{'/BASE':>7}" + "".join(
+            f"{label + ' speedup':>{cell}}{'occ.':>7}{'warps':>7}" for label in columns))
+        skipped = []
+        for budget in budgets:
+            cells = []
+            for label in columns:
+                r = results[name, label, budget]
+                if isinstance(r, str):
+                    cells.append(f"{'skipped':>{cell}}{'':>14}")
+                    skipped.append(f"  skipped {label} at {budget}: {r}")
+                else:
+                    cells.append(f"{base.cycles / r.cycles:>{cell}.4f}{r.occupancy:>7.3f}{r.warps:>7.1f}")
+            lines.append((f"{budget:>8}{4 * lanes * budget:>9,}{budget / entries:>7.2f}" + "".join(cells)).rstrip())
+        lines += skipped
+        for label in columns:
+            at = matches_at({budget: base.cycles / r.cycles for budget in budgets
+                             if isinstance(r := results[name, label, budget], Run)})
+            where = ("never in the swept range" if at is None else
+                     f"{at} entries per warp ({4 * lanes * at:,} B, {at / entries:.2f} of BASE's)")
+            lines.append(f"  {label} matches BASE at: {where}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workloads", nargs="*", default=sorted(WORKLOADS))
     parser.add_argument("--size", default="small")
     parser.add_argument("--preset", default="paper-rtx3080")
-    parser.add_argument("--capacity", action="store_true", help="print the register-file capacity per warp only")
-    parser.add_argument("--equal-capacity", action="store_true",
-                        help="convert for a ring of BASE's registers per thread (equal register file per warp)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="change a field of the preset (repeatable; for example num_sms=1)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--capacity", action="store_true", help="print the register-file capacity per warp only")
+    mode.add_argument("--equal-capacity", action="store_true",
+                      help="convert for a ring of BASE's registers per thread (equal register file per warp)")
+    mode.add_argument("--sweep", type=int_list(1, MAX_RING), metavar="BUDGETS",
+                      help="convert for each of these ring budgets (entries per warp, comma separated) and run "
+                           "each at the preset's register file per SM")
+    parser.add_argument("-j", "--jobs", type=positive, default=1, help="processes of --sweep (default 1)")
     parser.add_argument("--columns", help="the DFLOW columns to run, comma separated (default: "
-                        + ",".join(label for label, _ in VARIANTS) + ")")
+                        + ",".join(label for label, _ in VARIANTS) + "; with --sweep "
+                        + ",".join(SWEEP_COLUMNS) + ")")
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.workloads) - set(WORKLOADS))
+    if unknown:
+        parser.error(f"unknown workload {', '.join(unknown)} (have: {', '.join(sorted(WORKLOADS))})")
+    sizeless = [name for name in args.workloads if args.size not in WORKLOADS[name].sizes]
+    if sizeless:
+        parser.error(f"size {args.size!r} unknown to {', '.join(sizeless)}")
+    try:
+        config = preset(args.preset).replace(**parse_settings(args.set))
+    except ConfigError as exc:
+        parser.error(str(exc))
     columns = VARIANTS
     if args.columns:
         chosen = args.columns.split(",")
@@ -88,26 +263,36 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unknown column {', '.join(unknown)} (have: {', '.join(label for label, _ in VARIANTS)})")
         columns = tuple(c for c in VARIANTS if c[0] in chosen)
     if args.capacity:
-        print(capacity_table(args.workloads, preset(args.preset).sm.warp_size))
+        print(capacity_table(args.workloads, config.sm.warp_size))
+        return 0
+    title = f"{args.preset}{''.join(f' --set {item}' for item in args.set)}, size {args.size}"
+    if args.sweep:
+        labels = tuple(label for label, _ in columns) if args.columns else SWEEP_COLUMNS
+        budgets = tuple(sorted(set(args.sweep)))
+        try:
+            results = sweep(args.workloads, args.size, config, labels, budgets, args.jobs)
+        except DualflowError as exc:  # a run whose results differ from the reference, for one
+            print(f"variants.py: error: {exc}", file=sys.stderr)
+            return 1
+        print(sweep_table(results, args.workloads, labels, budgets, config, title))
         return 0
     scope = "rings of BASE's registers per thread" if args.equal_capacity else "the default ring"
-    print(f"{args.preset}, size {args.size}, {scope}: cycles, warp-instructions (and their ratio to BASE's) and "
-          "speedup over BASE")
+    print(f"{title}, {scope}: cycles, warp-instructions (and their ratio to BASE's) and speedup over BASE")
     print(f"{'workload':<11}{'ring':>5}{'BASE cycles':>12}" + "".join(
         f"{label + ' cycles':>{CYCLES_WIDTH}}{'instr.':>11}{'ratio':>7}{'speedup':>8}" for label, _ in columns))
     for name in args.workloads:
         reg = WORKLOADS[name]().module(Form.REG)
         ring = DEFAULT_RING
         if args.equal_capacity:
-            ring = max(max(entries_per_warp(k, "base") for k in reg), MIN_DMAX + 1)
-        base_cycles, base_instructions = run(name, args.size, args.preset, Form.REG, None)
+            ring = max(base_entries(reg), MIN_DMAX + 1)
+        base = run(name, args.size, config, Form.REG, None)
         cells = []
         for _, variants in columns:
             module, _ = convert_module(reg, dmax=ring - 1, ring=ring, variants=variants)
-            cycles, instructions = run(name, args.size, args.preset, Form.DFLOW, module)
-            cells.append(f"{cycles:>{CYCLES_WIDTH},}{instructions:>11,}{instructions / base_instructions:>7.3f}"
-                         f"{base_cycles / cycles:>8.3f}")
-        print(f"{name:<11}{ring:>5}{base_cycles:>12,}" + "".join(cells))
+            r = run(name, args.size, config, Form.DFLOW, module)
+            cells.append(f"{r.cycles:>{CYCLES_WIDTH},}{r.instructions:>11,}{r.instructions / base.instructions:>7.3f}"
+                         f"{base.cycles / r.cycles:>8.3f}")
+        print(f"{name:<11}{ring:>5}{base.cycles:>12,}" + "".join(cells))
     return 0
 
 
