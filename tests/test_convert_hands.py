@@ -11,7 +11,15 @@ from test_convert_reserve import _with
 from dualflow.isa import Form, Opcode, Variant, assemble
 from dualflow.isa.convert import ConvertError, convert_kernel, convert_module
 from dualflow.isa.convert.cfg import build_cfg
-from dualflow.isa.convert.hands import INVARIANT_HAND, assign, invariant_candidates, split_webs
+from dualflow.isa.convert.hands import (
+    INVARIANT_HAND,
+    HandPlan,
+    assign,
+    copy_region_exits,
+    invariant_candidates,
+    split_webs,
+)
+from dualflow.isa.convert.liveness import defines
 from dualflow.isa.convert.surgery import isolate_critical_edges
 from dualflow.kernels.registry import WORKLOADS
 from dualflow.kernels.workload import run_workload
@@ -224,3 +232,30 @@ def test_the_command_line(tmp_path, capsys):
     assert main(["overhead", "reduce", "--size", "tiny", "--variant", "hands"]) == 0
     out = capsys.readouterr().out
     assert "rings per kernel" in out and "reduce      reduce" in out
+
+
+def test_a_lane_dependent_loops_result_crosses_its_join_on_a_hand_not_through_memory():
+    """divloop: lanes leave the loop after different iterations; each group writes its sum on a
+    hand the loop does not move, so every lane finds it at the same distance after the join."""
+    reg = WORKLOADS["divloop"]().module(Form.REG)
+    module, reports = convert_module(reg, variants=HANDS)
+    k = module.only
+    assert not any(ins.op in (Opcode.STL, Opcode.LDL) for ins in k.code)
+    exits = [ins for ins, c in zip(k.code, reports[k.name].causes) if c == "relay-join" and ins.dst_hand]
+    assert len(exits) == 1  # the sum's copy, once per group of lanes leaving the loop
+    assert run_workload(_with("divloop", module), "tiny", Form.DFLOW).verdict
+
+
+def test_a_hand_the_loop_moves_cannot_carry_a_value_across_its_join():
+    """The plan refuses a hand with a value live at a lane-dependent loop's join if the loop
+    writes that hand: each group of lanes would find the value at another distance."""
+    cfg = _cfg(WORKLOADS["divloop"].source.read_text())
+    copies = copy_region_exits(cfg)
+    split_webs(cfg)
+    (b, k, _), = copies
+    copy = cfg.blocks[b].code[k].dst - 1
+    assert HandPlan.of(cfg, {copy: 1}) is not None
+    in_loop = next(defines(ins) for blk in cfg.blocks if blk.label == "LOOP" for ins in blk.code
+                   if ins.op is Opcode.ISETP)  # the loop's test: written every iteration, carried by none
+    assert HandPlan.of(cfg, {copy: 1, in_loop: 1}) is None
+    assert HandPlan.of(cfg, {copy: 1, in_loop: 2}) is not None

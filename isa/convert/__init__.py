@@ -25,12 +25,12 @@ from dualflow.isa.kernel import DEFAULT_DMAX, DEFAULT_RING, MAX_RING, Kernel, Mo
 from dualflow.isa.opcodes import Form, Opcode, Variant
 
 from .breakdown import LoopInfo
+from .carried import CARRIED_HAND, carry, frame
+from .carried import find as find_carried
 from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
-from .carried import CARRIED_HAND, carry, frame
-from .carried import find as find_carried
-from .hands import OTHER_HANDS, assign, copy_carried, drop_unused_copies, split_webs
+from .hands import OTHER_HANDS, assign, copy_carried, copy_region_exits, drop_unused_copies, split_webs
 from .reserve import reserve_advances
 from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
@@ -202,7 +202,7 @@ def _place_on_hands(cfg, weight: dict[int, float], limits: dict[int, int] | None
     values read far away on the other hands (hands.py). ``limits`` (hand -> largest distance)
     when the rings are known, else ``room``: what all hands but s may take together, each
     distance at most ``dmax``."""
-    copies = copy_carried(cfg)
+    copies = copy_carried(cfg) + copy_region_exits(cfg)
     carried = find_carried(cfg, weight)
     plan = None
     if carried is not None:

@@ -83,11 +83,10 @@ def find(cfg: Cfg, weight: dict[int, float]) -> Carried | None:
         latches = [p for p in cfg.blocks[header].preds if p in body]
         exits = {s for b in body for s in cfg.blocks[b].succs if s not in body}
         reach = {b: _forward(cfg, body, index, b, None) for b in body}
-        avoiding = {}  # block -> blocks reached from the header without passing it
+        # block -> blocks reached from the header without passing it (those it does not dominate)
+        avoiding = {d: _forward(cfg, body, index, header, d) if d != header else set() for d in body}
 
-        def dominates(d: int, b: int) -> bool:
-            if d not in avoiding:
-                avoiding[d] = _forward(cfg, body, index, header, d) if d != header else set()
+        def dominates(d: int, b: int, avoiding: dict[int, set[int]] = avoiding) -> bool:
             return b == d or b not in avoiding[d]
 
         defs: dict[int, list[tuple[int, int]]] = {}

@@ -126,6 +126,8 @@ class HandPlan:
         for header, body in loops.items():
             if any(pad[b][h] for h in bound[header] for b in body):
                 return None
+        if not _lanes_agree(cfg, regs, live_in, loops, writes, pad):
+            return None
         pos: dict[int, int] = {}
         at = {b: dict(hin[b]) for b in order}
         for b in order:
@@ -150,6 +152,29 @@ class HandPlan:
         in_loop = set().union(*loops.values()) if loops else set()
         cost = sum(weight.get(b, 1) * len(p) for b, p in pads.items() if b in in_loop)
         return HandPlan(dict(regs), pos, hin, pads, far, pad_cost=cost)
+
+
+def _loop_blocks(cfg: Cfg, loops: dict[int, set[int]], region) -> set[int]:
+    """The blocks of the loops inside an ``ssy`` region (a cyclic region's)."""
+    return set().union(*(body for h, body in loops.items() if h in region.blocks))
+
+
+def _lanes_agree(cfg: Cfg, regs: dict[int, int], live_in, loops, writes, pad) -> bool:
+    """Whether every value of a hand live at the join of a region with a loop inside sits at the
+    same position for every lane. Lanes leave such a loop after different iterations, each group
+    going on from the RPs it had at its exit: a value written in the loop, or on a hand the loop
+    writes or pads, would sit at a position that depends on the lane. One written in the region
+    outside its loops, on a hand they do not move, is where the plan says for every group."""
+    for region in cfg.regions.values():
+        if not region.cyclic or region.join not in live_in:
+            continue
+        inner = _loop_blocks(cfg, loops, region)
+        moved = {h for b in inner if b in writes for h in writes[b] if writes[b][h] or pad[b][h]}
+        defs = {defines(ins): b for b in region.blocks if b in writes for ins in cfg.blocks[b].code}
+        for r in live_in[region.join]:
+            if r in regs and r in defs and (defs[r] in inner or regs[r] in moved):
+                return False
+    return True
 
 
 def spans(cfg: Cfg) -> dict[int, int]:
@@ -192,7 +217,10 @@ def candidate_values(cfg: Cfg, weight: dict[int, float], long_span: int = LONG_S
             r = defines(ins)
             if r is not None:
                 defs.setdefault(r, []).append(b)
+    from . import LOCAL_LOAD_COST, LOCAL_STORE_COST  # the converter's costs (a cycle at import)
+
     span = spans(cfg)
+    cyclic_joins = {rg.join: rid for rid, rg in cfg.regions.items() if rg.cyclic}
     value: dict[int, float] = {}
     for r, where in defs.items():
         if len(where) != 1 or r in live_in[cfg.entry]:
@@ -201,7 +229,10 @@ def candidate_values(cfg: Cfg, weight: dict[int, float], long_span: int = LONG_S
         if any(d in body and r in live_in[h] for h, body in loops.items()):
             continue
         into = [h for h, body in loops.items() if d not in body and r in live_in[h]]
-        if into or span.get(r, 0) > long_span:
+        crosses = [j for j in cyclic_joins if r in live_in[j] and d in cfg.regions[cyclic_joins[j]].blocks]
+        if crosses:  # else stored on its way to the join and reloaded after it (hand s)
+            value[r] = weight.get(d, 1) * (LOCAL_STORE_COST + LOCAL_LOAD_COST)
+        elif into or span.get(r, 0) > long_span:
             # each loop it is live into would relay it every iteration; hand s relays a value read
             # far away about once per LONG_SPAN values written in between
             value[r] = sum(weight.get(h, 1) for h in into) + weight.get(d, 1) * span.get(r, 0) / long_span
@@ -260,7 +291,8 @@ def split_webs(cfg: Cfg) -> int:
     """Give a register of its own to every value that could live on a hand other than s but
     shares its register with other values (a compiler reuses registers): a definition whose
     every read is reached by it alone, read in a loop that does not contain it, live into one,
-    or read more than ``LONG_SPAN`` values after it. Rewrites
+    live at the join of a region with a loop inside, or read more than ``LONG_SPAN`` values
+    after it. Rewrites
     the REG code of ``cfg``'s blocks (before its analysis); returns how many values it renamed."""
     order = cfg.rpo()
     loops = natural_loops(cfg)
@@ -327,6 +359,7 @@ def split_webs(cfg: Cfg) -> int:
         for k, ins in enumerate(cfg.blocks[b].code):
             place[(b, k)] = at
             at += defines(ins) is not None
+    cyclic_joins = [rg.join for rg in cfg.regions.values() if rg.cyclic and rg.join in reach_in]
     renamed = 0
     for r in sorted(shared):
         for d in defs_of[r]:
@@ -336,7 +369,8 @@ def split_webs(cfg: Cfg) -> int:
                 continue
             outside = {h for h, body in loops.items() if b not in body}  # loops it may be invariant in
             long = max(place[(ub, uk)] - place[d] for ub, uk, _ in used) > LONG_SPAN
-            if not long and not live_loop.get(d, set()) & outside and not any(
+            crosses = any(d in reach_in.get(j, {}).get(r, ()) for j in cyclic_joins)
+            if not long and not crosses and not live_loop.get(d, set()) & outside and not any(
                     ub in loops[h] for ub, _, _ in used for h in outside):
                 continue
             if top + 1 >= MAX_REGS:
@@ -378,15 +412,49 @@ def copy_carried(cfg: Cfg) -> list[tuple[int, int, int]]:
     return copies
 
 
+def copy_region_exits(cfg: Cfg) -> list[tuple[int, int, int]]:
+    """Copy, on the way to the join of each region with a loop inside, every register the
+    region's loops write that is live at the join: ``mov r, r`` before the ``sync`` of the
+    join's one predecessor, which ``split_webs`` then gives a register of its own. Lanes leave
+    such a loop after different iterations, so on hand s the value's position would depend on
+    the lane (the code generator stores it on the way and reloads it after the join); each
+    group of lanes writes the copy on another hand, which the loop does not move, at the same
+    position (``_lanes_agree``). One ``mov`` per group instead of a store, and no reload.
+    Rewrites the REG code (before analysis); returns each copy as (block, index, register)."""
+    loops = natural_loops(cfg)
+    live_in, _ = liveness(cfg)
+    copies = []
+    for region in sorted(cfg.regions.values(), key=lambda rg: rg.id):
+        join = region.join
+        preds = [p for p in cfg.blocks[join].preds if p in live_in] if join in live_in else []
+        if not region.cyclic or len(preds) != 1:
+            continue
+        inner = _loop_blocks(cfg, loops, region)
+        written = {defines(ins) for b in inner for ins in cfg.blocks[b].code} - {None}
+        regs = sorted(live_in[join] & written)
+        pre = cfg.blocks[preds[0]]
+        if not regs or pre.id in inner:
+            continue
+        at = len(pre.code) - (1 if pre.terminator is not None else 0)
+        pre.code = pre.code[:at] + [Instruction(Opcode.MOV, dst=r + 1, b=r + 1) for r in regs] + pre.code[at:]
+        pre.pcs = pre.pcs[:at] + [None] * len(regs) + pre.pcs[at:]
+        copies += [(pre.id, at + k, r) for k, r in enumerate(regs)]
+    return copies
+
+
 def drop_unused_copies(cfg: Cfg, copies: list[tuple[int, int, int]], plan: HandPlan | None) -> None:
-    """Undo the copies of ``copy_carried`` whose value did not go on another hand (``plan``): their
-    reads name the carried register again and the copy becomes a ``nop``."""
+    """Undo the copies of ``copy_carried`` and ``copy_region_exits`` whose value did not go on
+    another hand (``plan``): the registers ``split_webs`` made of the copy and of the definition
+    it copies (a copy can leave that definition's reads to itself alone) name the copied
+    register again, and the copy becomes a ``nop``. A copy whose source went on a hand stays."""
     on_hands = set(plan.hand) if plan is not None else set()
     for b, k, r in copies:
-        new = cfg.blocks[b].code[k].dst - 1
-        if new in on_hands:
+        ins = cfg.blocks[b].code[k]
+        new, src = ins.dst - 1, ins.b - 1
+        if new in on_hands or src in on_hands:
             continue
-        if new != r:  # split_webs renamed it: its reads go back to the carried register
+        for old in {new, src} - {r}:  # back to the register it was split from
             for blk in cfg.blocks:
-                blk.code = [_renamed(ins, new, r) for ins in blk.code]
+                blk.code = [_renamed(dataclasses.replace(i, dst=r + 1) if defines(i) == old else i, old, r)
+                            for i in blk.code]
         cfg.blocks[b].code[k] = Instruction(Opcode.NOP)
