@@ -248,7 +248,7 @@ def assign(cfg: Cfg, weight: dict[int, float], limit: int | dict[int, int],
            hands: tuple[int, ...] = OTHER_HANDS, total: int | None = None,
            exclude: set[int] = frozenset()) -> HandPlan | None:
     """The registers on hands other than s: the candidates, most valuable first, each on the
-    first of ``hands`` where the plan stays possible, every distance read on that hand stays at
+    one of ``hands`` where the rings grow least (the first such) and the plan stays possible, every distance read on that hand stays at
     most its limit (``limit``: one for all, or hand -> limit), the rings of those hands take at
     most ``total`` entries together and the pads it adds in loops cost less than half of what the
     value saves (``candidate_values``); None if none fits. Registers in ``exclude`` are placed by
@@ -262,15 +262,17 @@ def assign(cfg: Cfg, weight: dict[int, float], limit: int | dict[int, int],
     for r in sorted(value, key=lambda r: (-value[r], r)):
         if r in exclude:
             continue
+        best = None
         for h in hands:
             trial = HandPlan.of(cfg, {**chosen, r: h}, live_in, weight)
             if (trial is None or trial.max_distance.get(h, 0) > limits[h]
                     or trial.pad_cost - (plan.pad_cost if plan else 0) > value[r] / 2
                     or total is not None and sum(trial.rings().values()) > total):
                 continue
-            chosen[r] = h
-            plan = trial
-            break
+            if best is None or sum(trial.rings().values()) < sum(best[1].rings().values()):
+                best = (h, trial)
+        if best is not None:
+            chosen[r], plan = best
     if plan is not None:
         plan.limit = max(limits[h] for h in set(plan.hand.values()))
     return plan
