@@ -193,8 +193,9 @@ HANDS = frozenset({Variant.HANDS})
 @settings(max_examples=30, **_SETTINGS)
 @given(programs())
 def test_converted_kernels_with_hands_agree(prog):
-    """The ``hands`` variant: loop invariants defined outside every loop on hand t, at fixed
-    positions (padded per hand where paths meet), the same results; at small rings too."""
+    """The ``hands`` variant (a loop's carried values, invariants per loop level, values a
+    lane-dependent loop leaves at its join and values read far away on hands t, u, v): the same
+    results; at small rings too."""
     assert_equivalent(prog, variants=HANDS)
 
 
