@@ -133,7 +133,8 @@ def cmd_overhead(args) -> int:
               f"{w['dynamic_dflow']['total']:>9} {ratio:>6.3f}  "
               + " ".join(f"{w['added'][c] / base:>10.3f}" for c in CAUSES) + f" {w['removed'] / base:>10.3f}")
     if Variant.HANDS in variants_of(args):
-        print("\nrings per kernel (hands s, t, u, v in order; their sum is the register file per warp, in entries per lane)")
+        print("\nrings per kernel (hands s, t, u, v in order; their sum is the register file per warp, "
+              "in entries per lane)")
         for r in rows:
             print(f"{r.workload:<11} {r.kernel:<24} {' + '.join(map(str, r.rings))} = {sum(r.rings)}")
     if args.loops:

@@ -248,11 +248,11 @@ def assign(cfg: Cfg, weight: dict[int, float], limit: int | dict[int, int],
            hands: tuple[int, ...] = OTHER_HANDS, total: int | None = None,
            exclude: set[int] = frozenset()) -> HandPlan | None:
     """The registers on hands other than s: the candidates, most valuable first, each on the
-    one of ``hands`` where the rings grow least (the first such) and the plan stays possible, every distance read on that hand stays at
-    most its limit (``limit``: one for all, or hand -> limit), the rings of those hands take at
-    most ``total`` entries together and the pads it adds in loops cost less than half of what the
-    value saves (``candidate_values``); None if none fits. Registers in ``exclude`` are placed by
-    someone else (carried.py)."""
+    one of ``hands`` where the rings grow least (the first such) and the plan stays possible,
+    every distance read on that hand stays at most its limit (``limit``: one for all, or hand ->
+    limit), the rings of those hands take at most ``total`` entries together and the pads it adds
+    in loops cost less than half of what the value saves (``candidate_values``); None if none
+    fits. Registers in ``exclude`` are placed by someone else (carried.py)."""
     limits = limit if isinstance(limit, dict) else {h: limit for h in hands}
     hands = tuple(h for h in hands if limits.get(h, 0) > 0)
     chosen: dict[int, int] = {}
