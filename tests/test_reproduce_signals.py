@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: 12 jobs of 0.4-1.4 s each on two workers: about 7 s when nothing stops them.
+#: 13 jobs (2 figure runs, the default variant form's, 10 study points) of 0.4-1.4 s each on two
+#: workers: about 7 s when nothing stops them.
 ARGV = ["reproduce", "nn", "--size", "small", "--preset", "paper-rtx3080", "--warps", "8,16,32,48,64", "-j", "2"]
 
 
@@ -55,7 +56,7 @@ def run_and_stop(tmp_path: Path, stop) -> tuple[int, float, list[str], list[int]
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         buf, fd, end = b"", proc.stderr.fileno(), time.monotonic() + 60
-        while b" 1/12 " not in buf:
+        while b" 1/13 " not in buf:
             assert time.monotonic() < end and proc.poll() is None, buf
             if select.select([fd], [], [], 1)[0]:
                 buf += os.read(fd, 65536)
