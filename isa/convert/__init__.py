@@ -50,6 +50,13 @@ DEFAULT_VARIANTS = VARIANTS
 #: The hands variant with a budget: the largest other hand's ring sizes tried, from what its
 #: values need down (each entry less gives hand s one more).
 HAND_SPLITS = 3
+#: The hands variant with a budget: plans made for up to this many entries more, kept if their
+#: rings, cut to the distances read, fit the budget (hand s's planning minimum exceeds what many
+#: kernels read on it).
+MAX_SPARE = 8
+#: Overhead that a ring's reach causes (the rest, pads and relays at joins, comes from the shape
+#: of the control flow): only a conversion with some is planned again for a larger budget.
+CROWDING = frozenset({"spill", "reload", "relay-dmax", "remat"})
 #: Rounds of loop-frame refinement (each regenerates the kernel with the frames the latches want).
 REFINE_ROUNDS = 4
 #: Weight of an instruction per loop level it sits in, for choosing between rounds.
@@ -264,21 +271,59 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         raise ConvertError(f"dmax {dmax} is too small for the converter: it needs at least {MIN_DMAX} (room for "
                            f"a join's values below Dmax - {FRAME_SLACK} plus {MARGIN} positions of headroom)")
     if hands and rings is None:
-        # The other hands as large as their invariants need, or the largest a little smaller (more
-        # reach for hand s, a value or two left on it): the conversion that costs least
-        # (loop-weighted) is kept.
-        need = _hand_need(kernel, dmax, ring, Variant.UNIFORM_OPERANDS in variants)
-        if need is None:  # nothing to put on another hand: the original form, all of the budget one ring
-            return _convert(kernel, min(dmax, ring - 1), ring, variants, None)[:2]
-        largest = max(need, key=lambda h: (need[h], -h))
-        best = None
-        for less in range(min(HAND_SPLITS, need[largest])):
-            others = [need[h] - (less if h == largest else 0) for h in sorted(need)]
-            done = _convert(kernel, dmax, ring, variants, (ring - sum(others), *others))
-            if best is None or done[2] < best[2]:
+        # Planned for the budget, then for a few entries more: a plan whose rings, cut to the
+        # distances its code reads, fit the budget after all (hand s keeps MIN_DMAX + 1 entries
+        # for planning only) is as good as one planned for it. The cheapest (loop-weighted) is kept.
+        best = _convert_in_budget(kernel, dmax, ring, variants)
+        crowded = CROWDING & set(best[1].causes)  # what more reach could save
+        spare = min(MAX_SPARE, best[0].rings[0] - _reach(best[0])[0]) if crowded else 0
+        for extra in range(1, spare + 1):
+            done = _fit(_convert_in_budget(kernel, dmax, ring + extra, variants), ring)
+            if done is not None and done[2] < best[2]:
                 best = done
         return best[:2]
     return _convert(kernel, dmax, ring, variants, rings)[:2]
+
+
+def _convert_in_budget(kernel: Kernel, dmax: int, ring: int,
+                       variants: frozenset[Variant]) -> tuple[Kernel, ConversionReport, float]:
+    """The hands variant with a budget of ``ring`` entries: the other hands as large as their
+    invariants need, or the largest a little smaller (more reach for hand s, a value or two left
+    on it); the conversion that costs least (loop-weighted)."""
+    need = _hand_need(kernel, dmax, ring, Variant.UNIFORM_OPERANDS in variants)
+    if need is None:  # nothing to put on another hand: the original form, all of the budget one ring
+        return _convert(kernel, min(dmax, ring - 1), ring, variants, None)
+    largest = max(need, key=lambda h: (need[h], -h))
+    best = None
+    for less in range(min(HAND_SPLITS, need[largest])):
+        others = [need[h] - (less if h == largest else 0) for h in sorted(need)]
+        done = _convert(kernel, dmax, ring, variants, (ring - sum(others), *others))
+        if best is None or done[2] < best[2]:
+            best = done
+    return best
+
+
+def _reach(kernel: Kernel) -> list[int]:
+    """Per ring of a DFLOW kernel, the smallest size its code's reads allow (the farthest
+    distance read on it, plus one)."""
+    need = [1] * len(kernel.rings)
+    for ins in kernel.code:
+        for hand, distance in ins.hand_sources():
+            need[hand] = max(need[hand], distance + 1)
+    return need
+
+
+def _fit(done: tuple[Kernel, ConversionReport, float], budget: int) -> tuple[Kernel, ConversionReport, float] | None:
+    """A conversion's rings cut to what its code reads, hand s taking what the others leave of
+    ``budget``; None if they do not fit in it."""
+    kernel = done[0]
+    need = _reach(kernel)
+    if sum(need) > budget:
+        return None
+    rings = (budget - sum(need[1:]), *need[1:])
+    dmax = max(max(need) - 1, 1)
+    fitted = dataclasses.replace(kernel, ring=rings[0], rings=rings if kernel.hands else (rings[0],), dmax=dmax)
+    return fitted, done[1], done[2]
 
 
 def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
