@@ -92,9 +92,9 @@ def test_an_invariant_read_in_a_loop_needs_no_relay(dmax, ring, rings):
     k, report = convert_kernel(reg, dmax=dmax, ring=ring, variants=HANDS, rings=rings)
     assert Variant.HANDS in k.variants and sum(k.rings) <= ring
     loop = [pc for pc, at in enumerate(report.loop_of) if at is not None]
-    on_t = [pc for pc in loop if any(hand == INVARIANT_HAND for hand, _ in k.code[pc].hand_sources())]
-    assert on_t  # the loop reads hand t
-    assert all(ins.dst_hand == 0 for pc, ins in enumerate(k.code) if pc in loop)  # and never writes it
+    read = {hand for pc in loop for hand, _ in k.code[pc].hand_sources() if hand}
+    written = {k.code[pc].dst_hand for pc in loop if k.code[pc].dst}
+    assert read - written  # the loop reads its invariants on a hand it never writes
     if rings is None or rings[1] > 4:  # room for all of them: no relay, recomputation or reload in the loop
         assert [report.causes[pc] for pc in loop if report.causes[pc] != "orig"] == []
     for n in (1, 4, 7):
@@ -187,7 +187,7 @@ def test_an_inner_loops_invariant_defined_in_the_outer_body_goes_on_a_hand_of_it
     k, report = convert_kernel(assemble(NESTED).only, variants=HANDS)
     inner = [at for at in report.loop_of if at is not None]
     assert all(c == "orig" for c, at in zip(report.causes, report.loop_of) if at == max(inner))
-    assert len(k.rings) == 3
+    assert len(k.rings) >= 3  # (the inner loop's counter and sum may take hand t: carried.py)
     got = launch_out(k, 1, 32, 32, extra_params=(5,))[2]
     assert got.tolist() == [5 * (10 + 5 * t) for t in range(32)]
 

@@ -30,7 +30,7 @@ from .carried import find as find_carried
 from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
-from .hands import OTHER_HANDS, assign, copy_carried, copy_region_exits, drop_unused_copies, split_webs
+from .hands import LONG_SPAN, OTHER_HANDS, assign, copy_carried, copy_region_exits, drop_unused_copies, split_webs
 from .reserve import reserve_advances
 from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
@@ -191,26 +191,27 @@ class _Plan:
 
 
 def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dmax: int, spill_base: int,
-          uniform: bool, hand_limit: dict[int, int] | None = None) -> _Plan:
+          uniform: bool, hand_limit: dict[int, int] | None = None, carry_from: int = LONG_SPAN) -> _Plan:
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
     dropped = use_uniform_operands(cfg) if uniform else set()
     weight = _weights(cfg, origin, unrolled)
     if hand_limit:  # the hands variant: loop invariants on hands of their own (hands.py, carried.py)
-        cfg.hand_plan = _place_on_hands(cfg, weight, hand_limit)
+        cfg.hand_plan = _place_on_hands(cfg, weight, hand_limit, carry_from=carry_from)
     gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
     return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled, dropped=dropped)
 
 
 def _place_on_hands(cfg, weight: dict[int, float], limits: dict[int, int] | None = None,
-                    room: int = 0, dmax: int = 0):
+                    room: int = 0, dmax: int = 0, carry_from: int = LONG_SPAN):
     """The hands variant's plan for ``cfg`` (whose REG code it rewrites): one innermost loop's
     carried values on hand t, if a loop qualifies and they fit (carried.py), then invariants and
     values read far away on the other hands (hands.py). ``limits`` (hand -> largest distance)
     when the rings are known, else ``room``: what all hands but s may take together, each
-    distance at most ``dmax``."""
+    distance at most ``dmax``; ``carry_from``: a loop's carried values go on hand t only if it
+    writes more values than this per iteration (``carried.find``)."""
     copies = copy_carried(cfg) + copy_region_exits(cfg)
-    carried = find_carried(cfg, weight)
+    carried = find_carried(cfg, weight, carry_from)
     plan = None
     if carried is not None:
         limit = limits.get(CARRIED_HAND, 0) if limits else min(room - 1, dmax)
@@ -274,32 +275,55 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         # Planned for the budget, then for a few entries more: a plan whose rings, cut to the
         # distances its code reads, fit the budget after all (hand s keeps MIN_DMAX + 1 entries
         # for planning only) is as good as one planned for it. The cheapest (loop-weighted) is kept.
-        best = _convert_in_budget(kernel, dmax, ring, variants)
+        options = _carry_options(kernel)
+        best = _convert_in_budget(kernel, dmax, ring, variants, options)
         crowded = CROWDING & set(best[1].causes)  # what more reach could save
-        spare = min(MAX_SPARE, best[0].rings[0] - _reach(best[0])[0]) if crowded else 0
+        short = best[0].rings[0] <= DEFAULT_RING  # hand s's reach is what crowds (a bound on work)
+        spare = min(MAX_SPARE, best[0].rings[0] - _reach(best[0])[0]) if crowded and short else 0
         for extra in range(1, spare + 1):
-            done = _fit(_convert_in_budget(kernel, dmax, ring + extra, variants), ring)
+            done = _fit(_convert_in_budget(kernel, dmax, ring + extra, variants, options), ring)
             if done is not None and done[2] < best[2]:
                 best = done
         return best[:2]
+    if hands:
+        return min((_convert(kernel, dmax, ring, variants, rings, least) for least in _carry_options(kernel)),
+                   key=lambda done: done[2])[:2]
     return _convert(kernel, dmax, ring, variants, rings)[:2]
 
 
-def _convert_in_budget(kernel: Kernel, dmax: int, ring: int,
-                       variants: frozenset[Variant]) -> tuple[Kernel, ConversionReport, float]:
+def _carry_options(kernel: Kernel) -> tuple[int, ...]:
+    """The ``carry_from`` thresholds worth trying: ``LONG_SPAN`` (only loops hand s would relay
+    in), and, if it picks another loop, 0 (any innermost loop: its carried values on hand t
+    leave hand s's frame at the loop's entry shorter, which can save a pad there)."""
+    cfg = build_cfg(kernel)
+    isolate_critical_edges(cfg)
+    weight = _weights(cfg, list(range(len(kernel.code))), {})
+    picks = [find_carried(cfg, weight, least) for least in (LONG_SPAN, 0)]
+    same = (picks[0] is None) == (picks[1] is None) and (picks[0] is None or picks[0].header == picks[1].header)
+    return (LONG_SPAN,) if same else (LONG_SPAN, 0)
+
+
+def _convert_in_budget(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
+                       options: tuple[int, ...]) -> tuple[Kernel, ConversionReport, float]:
     """The hands variant with a budget of ``ring`` entries: the other hands as large as their
     invariants need, or the largest a little smaller (more reach for hand s, a value or two left
-    on it); the conversion that costs least (loop-weighted)."""
-    need = _hand_need(kernel, dmax, ring, Variant.UNIFORM_OPERANDS in variants)
-    if need is None:  # nothing to put on another hand: the original form, all of the budget one ring
-        return _convert(kernel, min(dmax, ring - 1), ring, variants, None)
-    largest = max(need, key=lambda h: (need[h], -h))
+    on it); with each ``carry_from`` of ``options`` (``_carry_options``); the conversion that
+    costs least (loop-weighted)."""
     best = None
-    for less in range(min(HAND_SPLITS, need[largest])):
-        others = [need[h] - (less if h == largest else 0) for h in sorted(need)]
-        done = _convert(kernel, dmax, ring, variants, (ring - sum(others), *others))
-        if best is None or done[2] < best[2]:
-            best = done
+    for least in options:
+        need = _hand_need(kernel, dmax, ring, Variant.UNIFORM_OPERANDS in variants, least)
+        if need is None:  # nothing to put on another hand: the original form, all of the budget one ring
+            tries = [(min(dmax, ring - 1), None)]
+        else:
+            largest = max(need, key=lambda h: (need[h], -h))
+            tries = []
+            for less in range(min(HAND_SPLITS, need[largest])):
+                others = [need[h] - (less if h == largest else 0) for h in sorted(need)]
+                tries.append((dmax, (ring - sum(others), *others)))
+        for limit, rings in tries:
+            done = _convert(kernel, limit, ring, variants, rings, least)
+            if best is None or done[2] < best[2]:
+                best = done
     return best
 
 
@@ -327,7 +351,7 @@ def _fit(done: tuple[Kernel, ConversionReport, float], budget: int) -> tuple[Ker
 
 
 def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
-             rings: tuple[int, ...] | None) -> tuple[Kernel, ConversionReport, float]:
+             rings: tuple[int, ...] | None, carry_from: int = LONG_SPAN) -> tuple[Kernel, ConversionReport, float]:
     """``convert_kernel`` once the rings are known (``rings``: the hands variant's, s first),
     with the loop-weighted cost of what it added."""
     spill_base = kernel.local_bytes
@@ -339,7 +363,7 @@ def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
         declared = min(dmax, max(rings) - 1)
         dmax = min(dmax, rings[0] - 1)
         hand_limit = {h: min(dmax, n - 1) for h, n in enumerate(rings) if h and n > 1} or None
-    best = _plan(kernel, identity, {}, dmax, spill_base, uniform, hand_limit)
+    best = _plan(kernel, identity, {}, dmax, spill_base, uniform, hand_limit, carry_from)
     rounds = best.rounds
     work = float(rounds)  # in generations of the kernel as given (an unrolled one is longer)
     # Loops written twice, one at a time (innermost first; never two that overlap), kept where
@@ -357,7 +381,7 @@ def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
             continue
         done = unroll(kernel, others + [lp])
         try:
-            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base, uniform, hand_limit)
+            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base, uniform, hand_limit, carry_from)
         except ConvertError:  # a shape the code generator refuses once doubled: keep the loop as is
             continue
         rounds += plan.rounds
@@ -410,7 +434,8 @@ def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
     return out, report, best.cost
 
 
-def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool) -> dict[int, int] | None:
+def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool,
+               carry_from: int = LONG_SPAN) -> dict[int, int] | None:
     """The hands variant with a budget of ``ring`` entries: the ring each other hand needs for
     the kernel's invariants (as given, not unrolled), leaving hand s at least MIN_DMAX + 1
     entries; None if nothing goes on another hand."""
@@ -419,7 +444,8 @@ def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool) -> dict[int,
     if uniform:
         use_uniform_operands(cfg)
     room = ring - MIN_DMAX - 1  # what the other hands may take together
-    plan = _place_on_hands(cfg, _weights(cfg, list(range(len(kernel.code))), {}), room=room, dmax=dmax)
+    plan = _place_on_hands(cfg, _weights(cfg, list(range(len(kernel.code))), {}), room=room, dmax=dmax,
+                           carry_from=carry_from)
     return None if plan is None else plan.rings()
 
 

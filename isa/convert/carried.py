@@ -62,20 +62,21 @@ def _forward(cfg: Cfg, body: set[int], index: dict[int, int], start: int, avoid:
     return seen
 
 
-def find(cfg: Cfg, weight: dict[int, float]) -> Carried | None:
-    """The innermost loop whose carried values are worth a hand (more than ``LONG_SPAN`` values
-    written per iteration: hand s would relay them), hottest first, and those of its carried
-    registers that qualify; None if no loop has any. Registers are not renamed yet."""
+def find(cfg: Cfg, weight: dict[int, float], least: int = LONG_SPAN) -> Carried | None:
+    """The innermost loop whose carried values are worth a hand (more than ``least`` values
+    written per iteration; by default ``LONG_SPAN``: hand s would relay them), hottest first, and
+    those of its carried registers that qualify; None if no loop has any. Registers are not
+    renamed yet."""
     order = cfg.rpo()
     index = {b: i for i, b in enumerate(order)}
     loops = natural_loops(cfg)
-    live_in, _ = liveness(cfg)
+    live_in, live_out = liveness(cfg)
     best: tuple[float, Carried] | None = None
     for header in sorted(loops, key=lambda h: index[h]):
         body = loops[header]
         if any(h != header and loops[h] < body for h in loops):
             continue  # holds another loop: copy_carried's business
-        if sum(defines(ins) is not None for b in body for ins in cfg.blocks[b].code) <= LONG_SPAN:
+        if sum(defines(ins) is not None for b in body for ins in cfg.blocks[b].code) <= least:
             continue
         outside = [p for p in cfg.blocks[header].preds if p not in body]
         if len(outside) != 1 or cfg.blocks[outside[0]].succs != [header]:
@@ -97,10 +98,17 @@ def find(cfg: Cfg, weight: dict[int, float]) -> Carried | None:
                     defs.setdefault(r, []).append((b, k))
         chosen = []
         for r in sorted(live_in[header]):
-            if len(defs.get(r, ())) != 1 or any(r in live_in[x] for x in exits):
+            if len(defs.get(r, ())) != 1:
                 continue
             bd, kd = defs[r][0]
             if not all(dominates(bd, latch) for latch in latches):
+                continue
+            # read where the loop is left only by exit blocks entered from the loop after D, and
+            # nowhere after them unless they write it anew (each group of lanes reads D's value
+            # as it leaves; a copy ``mov r, r`` before a join is such a write)
+            if any(r in live_in[x] and ((r in live_out[x] and all(defines(ins) != r for ins in cfg.blocks[x].code))
+                                        or not all(p in body and dominates(bd, p) for p in cfg.blocks[x].preds))
+                   for x in exits):
                 continue
             # every block of the loop sees D always or never before it (one advance per block)
             if not all(dominates(bd, b) or b not in reach[bd] for b in body if b != bd):
@@ -124,6 +132,7 @@ def carry(cfg: Cfg, c: Carried) -> bool:
         return False
     body = natural_loops(cfg)[c.header]
     index = {b: i for i, b in enumerate(cfg.rpo())}
+    exits = {s for b in body for s in cfg.blocks[b].succs if s not in body}
     c.start = [top + 1 + 2 * i for i in range(len(c.regs))]
     c.update = [top + 2 + 2 * i for i in range(len(c.regs))]
     where = {}
@@ -145,10 +154,32 @@ def carry(cfg: Cfg, c: Carried) -> bool:
                     ins = dataclasses.replace(ins, dst=update + 1)
                 code[k] = ins
             blk.code = code
+        for x in exits:  # an exit block reads the last update (find: entered only after D)
+            code = list(cfg.blocks[x].code)
+            for k, ins in enumerate(code):
+                code[k] = _renamed(ins, r, update)
+                if defines(ins) == r:
+                    break
+            cfg.blocks[x].code = code
     pre = cfg.blocks[c.preheader]
     at = len(pre.code) - (1 if pre.terminator is not None else 0)
-    movs = [Instruction(Opcode.MOV, dst=start + 1, b=r + 1) for r, start in zip(c.regs, c.start)]
-    pre.code = pre.code[:at] + movs + pre.code[at:]
+    # Initial values the preheader itself computes, in the hand's order, are written on the hand
+    # where they are computed; a ``mov`` writes each of the others after them.
+    last = {defines(ins): k for k, ins in enumerate(pre.code[:at]) if defines(ins) is not None}
+    written, after = 0, -1
+    for r in c.regs:
+        k = last.get(r)
+        if k is None or k <= after:
+            break
+        after, written = k, written + 1
+    code = list(pre.code)
+    for r, start in zip(c.regs[:written], c.start[:written]):
+        k = last[r]
+        code[k] = dataclasses.replace(code[k], dst=start + 1)
+        code[k + 1:] = [_renamed(ins, r, start) for ins in code[k + 1:]]
+    movs = [Instruction(Opcode.MOV, dst=start + 1, b=r + 1)
+            for r, start in zip(c.regs[written:], c.start[written:])]
+    pre.code = code[:at] + movs + code[at:]
     pre.pcs = pre.pcs[:at] + [None] * len(movs) + pre.pcs[at:]
     return True
 
@@ -173,8 +204,16 @@ def frame(cfg: Cfg, c: Carried, plan: HandPlan | None, limit: int) -> HandPlan |
                          for p in cfg.blocks[b].preds if p in body and index[p] < index[b])
         else:
             hin[b] = m
+    exits = {s for b in body for s in cfg.blocks[b].succs if s not in body}
+    for x in exits:  # where each group of lanes leaves: the same position whichever iteration it is
+        entries = {hin[p] + sum(defines(ins) in mine for ins in cfg.blocks[p].code)
+                   for p in cfg.blocks[x].preds if p in body}
+        if any(r in mine for ins in cfg.blocks[x].code for r in uses(ins)):
+            if len(entries) != 1 or any(p not in body for p in cfg.blocks[x].preds):
+                return None
+            hin[x] = entries.pop()
     far = 0
-    for b in sorted(body, key=index.get):
+    for b in sorted(body | {x for x in exits if hin[x]}, key=index.get):
         now = hin[b]
         for ins in cfg.blocks[b].code:
             for r in uses(ins):
