@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from programs import launch_out
 
-from dualflow.isa import Variant, assemble
+from dualflow.isa import Opcode, Variant, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.isa.convert.carried import CARRIED_HAND, find
 from dualflow.isa.convert.cfg import build_cfg
@@ -70,3 +70,42 @@ def test_without_the_carried_hand_the_same_budget_relays_in_the_loop():
     in the loop."""
     k, report = convert_kernel(assemble(LONG_BODY).only, dmax=16, ring=24)
     assert any(c != "orig" for c, at in zip(report.causes, report.loop_of) if at is not None)
+
+
+#: A short loop (3 values per iteration) whose sum s (r3) and counter k (r4) the preheader's own
+#: ``mov``s start, and whose exit block reads the last sum before the lanes reconverge.
+SHORT = """.kernel k
+.param out n
+    s2r r0, %tid.x
+    ishl r1, r0, 2
+    ldc r2, out
+    iadd r1, r1, r2
+    iand r5, r0, 3
+    mov r3, 0
+    mov r4, 0
+    ssy JOIN
+LOOP:
+    iadd r3, r3, r4
+    iadd r4, r4, 1
+    isetp.le r6, r4, r5
+    brnz r6, LOOP
+    mov r7, r3
+    sync
+JOIN:
+    stg [r1], r7
+    exit
+"""
+
+
+def test_a_short_loops_carried_values_start_where_the_preheader_computes_them():
+    cfg = build_cfg(assemble(SHORT).only)
+    isolate_critical_edges(cfg)
+    assert find(cfg, {}) is None  # not worth a hand by default: 3 values per iteration
+    carried = find(cfg, {}, least=0)
+    assert carried is not None and carried.regs == [3, 4]  # r3 read at the exit too
+    k, report = convert_kernel(assemble(SHORT).only, ring=16, variants=HANDS)
+    on_t = [ins for ins in k.code if ins.dst and ins.dst_hand == CARRIED_HAND]
+    assert [ins.op for ins in on_t[:2]] == [Opcode.MOV, Opcode.MOV]  # the ``mov 0``s: no copy, no pad
+    assert report.static_overhead() == {}
+    got = launch_out(k, 1, 32, 32, extra_params=(0,))[2]
+    assert got.tolist() == [sum(range((t & 3) + 1)) for t in range(32)]

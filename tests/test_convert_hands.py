@@ -9,8 +9,9 @@ from programs import launch_out
 from test_convert_reserve import _with
 
 from dualflow.isa import Form, Opcode, Variant, assemble
-from dualflow.isa.convert import ConvertError, convert_kernel, convert_module
+from dualflow.isa.convert import VARIANTS, ConvertError, convert_kernel, convert_module
 from dualflow.isa.convert.cfg import build_cfg
+from dualflow.isa.convert.codegen import MIN_DMAX
 from dualflow.isa.convert.hands import (
     INVARIANT_HAND,
     HandPlan,
@@ -243,6 +244,20 @@ def test_a_lane_dependent_loops_result_crosses_its_join_on_a_hand_not_through_me
     assert not any(ins.op in (Opcode.STL, Opcode.LDL) for ins in k.code)
     exits = [ins for ins, c in zip(k.code, reports[k.name].causes) if c == "relay-join" and ins.dst_hand]
     assert len(exits) == 1  # the sum's copy, once per group of lanes leaving the loop
+    assert run_workload(_with("divloop", module), "tiny", Form.DFLOW).verdict
+
+
+def test_divloop_at_bases_capacity_pays_only_the_copy_per_group_of_lanes():
+    """At BASE's 15 registers: the loop's sum and counter on hand t (written there by the
+    preheader's own ``mov 0``s: no pad at the loop's entry), the index and the bound on a hand
+    the loop does not move (no spill), hand s cut below the converter's planning minimum of 13 to
+    what its code reads; what is left is the floor, the sum's copy."""
+    reg = WORKLOADS["divloop"]().module(Form.REG)
+    module, reports = convert_module(reg, ring=15, dmax=14, variants=VARIANTS)
+    k = module.only
+    assert sum(k.rings) <= 15 and k.rings[0] < MIN_DMAX + 1
+    assert reports[k.name].static_overhead() == {"relay-join": 1}
+    assert max(d for ins in k.code for _, d in ins.hand_sources()) == k.dmax
     assert run_workload(_with("divloop", module), "tiny", Form.DFLOW).verdict
 
 
