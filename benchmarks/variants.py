@@ -21,11 +21,11 @@ cycles, entries and bytes per warp and occupancy; per budget, each column's spee
 and the occupancy of its run (mean resident warps per SM over SM-cycles with work, and that over
 the most warps an SM holds); last, the smallest budget at which each column is at least as fast
 as BASE (entries, bytes per warp and their ratio to BASE's), or "never in the swept range".
-``-j N`` runs the sweep's runs on N processes (the output does not depend on N); ``--set
+``-j N`` runs the runs on N processes (the output does not depend on N); ``--set
 KEY=VALUE`` changes the preset (``dualflow sim``'s ``--set``, for example ``num_sms=1``).
 
     python benchmarks/variants.py [--size small] [--preset paper-rtx3080] [--set KEY=VALUE ...]
-                                  [--capacity | --equal-capacity | --sweep BUDGETS [-j N]]
+                                  [--capacity | --equal-capacity | --sweep BUDGETS] [-j N]
                                   [--columns original,all] [workload ...]
 """
 
@@ -148,13 +148,20 @@ def sweep_run(job: SweepJob) -> Run | str:
         raise DualflowError(f"{run_name}: {type(exc).__name__}: {exc}") from None
 
 
+def equal_budget(name: str) -> int:
+    """``--equal-capacity``'s ring budget for a workload: BASE's registers per thread, at least
+    the converter's smallest."""
+    return max(base_entries(WORKLOADS[name]().module(Form.REG)), MIN_DMAX + 1)
+
+
 def sweep(workloads: list[str], size: str, config: GpuConfig, columns: tuple[str, ...],
-          budgets: tuple[int, ...], jobs: int = 1) -> dict[tuple[str, str | None, int], Run | str]:
+          budgets: tuple[int, ...] | None, jobs: int = 1) -> dict[tuple[str, str | None, int], Run | str]:
     """Every run of a sweep, keyed (workload, column label, budget), BASE's as (workload, None,
-    0), in that order whatever ``jobs`` (processes; progress on stderr)."""
+    0), in that order whatever ``jobs`` (processes; progress on stderr). ``budgets`` None: each
+    workload's ``equal_budget``."""
     todo = [SweepJob(name, size, config, None, 0) for name in workloads]
     todo += [SweepJob(name, size, config, label, budget) for name in workloads for label in columns
-             for budget in budgets]
+             for budget in (budgets or (equal_budget(name),))]
     done: dict[tuple[str, str | None, int], Run | str] = {}
 
     def finish(job: SweepJob, result: Run | str) -> None:
@@ -240,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--sweep", type=int_list(1, MAX_RING), metavar="BUDGETS",
                       help="convert for each of these ring budgets (entries per warp, comma separated) and run "
                            "each at the preset's register file per SM")
-    parser.add_argument("-j", "--jobs", type=positive, default=1, help="processes of --sweep (default 1)")
+    parser.add_argument("-j", "--jobs", type=positive, default=1, help="processes of the runs (default 1)")
     parser.add_argument("--columns", help="the DFLOW columns to run, comma separated (default: "
                         + ",".join(label for label, _ in VARIANTS) + "; with --sweep "
                         + ",".join(SWEEP_COLUMNS) + ")")
@@ -277,19 +284,25 @@ def main(argv: list[str] | None = None) -> int:
         print(sweep_table(results, args.workloads, labels, budgets, config, title))
         return 0
     scope = "rings of BASE's registers per thread" if args.equal_capacity else "the default ring"
+    labels = tuple(label for label, _ in columns)
+    try:
+        results = sweep(args.workloads, args.size, config, labels, None if args.equal_capacity else (DEFAULT_RING,),
+                        args.jobs)
+    except DualflowError as exc:
+        print(f"variants.py: error: {exc}", file=sys.stderr)
+        return 1
     print(f"{title}, {scope}: cycles, warp-instructions (and their ratio to BASE's) and speedup over BASE")
     print(f"{'workload':<11}{'ring':>5}{'BASE cycles':>12}" + "".join(
-        f"{label + ' cycles':>{CYCLES_WIDTH}}{'instr.':>11}{'ratio':>7}{'speedup':>8}" for label, _ in columns))
+        f"{label + ' cycles':>{CYCLES_WIDTH}}{'instr.':>11}{'ratio':>7}{'speedup':>8}" for label in labels))
     for name in args.workloads:
-        reg = WORKLOADS[name]().module(Form.REG)
-        ring = DEFAULT_RING
-        if args.equal_capacity:
-            ring = max(base_entries(reg), MIN_DMAX + 1)
-        base = run(name, args.size, config, Form.REG, None)
+        ring = equal_budget(name) if args.equal_capacity else DEFAULT_RING
+        base = results[name, None, 0]
         cells = []
-        for _, variants in columns:
-            module, _ = convert_module(reg, dmax=ring - 1, ring=ring, variants=variants)
-            r = run(name, args.size, config, Form.DFLOW, module)
+        for label in labels:
+            r = results[name, label, ring]
+            if isinstance(r, str) or isinstance(base, str):
+                print(f"variants.py: error: {name} {label}: {r if isinstance(r, str) else base}", file=sys.stderr)
+                return 1
             cells.append(f"{r.cycles:>{CYCLES_WIDTH},}{r.instructions:>11,}{r.instructions / base.instructions:>7.3f}"
                          f"{base.cycles / r.cycles:>8.3f}")
         print(f"{name:<11}{ring:>5}{base.cycles:>12,}" + "".join(cells))

@@ -199,8 +199,17 @@ def test_rings_are_checked():
         convert_kernel(reg, rings=(20, 12))
     with pytest.raises(ConvertError, match="must exceed"):
         convert_kernel(reg, variants=HANDS, rings=(10, 12))
-    with pytest.raises(ConvertError, match="ring budget 12"):
-        convert_kernel(reg, variants=HANDS, ring=12)
+    with pytest.raises(ConvertError, match="ring budget 4: no conversion fits"):
+        convert_kernel(reg, variants=HANDS, ring=4)
+
+
+def test_a_budget_below_hand_ss_planning_minimum_fits_when_the_code_reads_near():
+    """Hand s plans with 13 entries at least; cut to what its code reads, a plan for more can fit
+    a budget of 12 (and runs)."""
+    k, _ = convert_kernel(assemble(LOOP).only, variants=HANDS, ring=12)
+    assert sum(k.rings) == 12 and max(d for ins in k.code for _, d in ins.hand_sources()) == k.dmax < 12
+    for n in (1, 4, 7):
+        assert launch_out(k, 1, 32, 32, extra_params=(n,))[2].tolist() == _reference(n)
 
 
 @pytest.mark.parametrize("variants", [HANDS, ALL], ids=["hands", "all"])

@@ -264,8 +264,6 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         ring = sum(rings)
     if ring <= dmax and not hands:
         raise ConvertError(f"ring {ring} must exceed dmax {dmax}")
-    if hands and ring <= MIN_DMAX:
-        raise ConvertError(f"ring budget {ring}: hand s's ring must exceed {MIN_DMAX}, the converter's smallest Dmax")
     if ring > MAX_RING:
         raise ConvertError(f"ring {ring}: at most {MAX_RING} entries per warp")
     if dmax < MIN_DMAX:
@@ -276,14 +274,22 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         # distances its code reads, fit the budget after all (hand s keeps MIN_DMAX + 1 entries
         # for planning only) is as good as one planned for it. The cheapest (loop-weighted) is kept.
         options = _carry_options(kernel)
-        best = _convert_in_budget(kernel, dmax, ring, variants, options)
-        crowded = CROWDING & set(best[1].causes)  # what more reach could save
-        short = best[0].rings[0] <= DEFAULT_RING  # hand s's reach is what crowds (a bound on work)
-        spare = min(MAX_SPARE, best[0].rings[0] - _reach(best[0])[0]) if crowded and short else 0
-        for extra in range(1, spare + 1):
-            done = _fit(_convert_in_budget(kernel, dmax, ring + extra, variants, options), ring)
-            if done is not None and done[2] < best[2]:
+        best = None
+        if ring > MIN_DMAX:
+            best = _convert_in_budget(kernel, dmax, ring, variants, options)
+            crowded = CROWDING & set(best[1].causes)  # what more reach could save
+            short = best[0].rings[0] <= DEFAULT_RING  # hand s's reach is what crowds (a bound on work)
+            spare = min(MAX_SPARE, best[0].rings[0] - _reach(best[0])[0]) if crowded and short else 0
+            larger = range(ring + 1, ring + spare + 1)
+        else:  # below hand s's planning minimum: only a plan for more entries that fits
+            larger = range(MIN_DMAX + 1, MIN_DMAX + 2 + MAX_SPARE)
+        for budget in larger:
+            done = _fit(_convert_in_budget(kernel, dmax, budget, variants, options), ring)
+            if done is not None and (best is None or done[2] < best[2]):
                 best = done
+        if best is None:
+            raise ConvertError(f"ring budget {ring}: no conversion fits (hand s plans with at least {MIN_DMAX + 1} "
+                               f"entries; cut to what they read, the plans for up to {larger[-1]} take more)")
         return best[:2]
     if hands:
         return min((_convert(kernel, dmax, ring, variants, rings, least) for least in _carry_options(kernel)),
