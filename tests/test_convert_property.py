@@ -42,8 +42,10 @@ DMAX_RING = [(12, 13), (16, 20), (31, 32), (100, 128)]
 DMAX_IDS = [f"dmax{d}" for d, _ in DMAX_RING]
 #: ``hands``: (Dmax, ring budget, rings or None to let the converter split the budget): hand s at
 #: the converter's smallest ring with hand t of 2 or 4 entries (most invariants stay on hand s:
-#: relays and spills), then budgets the converter splits, from tight to large.
-HANDS_CONFIGS = [(12, 15, (13, 2)), (12, 17, (13, 4)), (16, 24, None), (31, 32, None), (100, 128, None)]
+#: relays and spills), then budgets the converter splits (and, when crowded, plans for more and
+#: cuts to what the code reads), from tight to large.
+HANDS_CONFIGS = [(12, 15, (13, 2)), (12, 17, (13, 4)), (14, 15, None), (16, 24, None), (31, 32, None),
+                 (100, 128, None)]
 #: A regression that hangs the converter fails after this long (conversions take a few hundredths).
 REGRESSION_SECONDS = 3
 
