@@ -47,6 +47,8 @@ PARAMS = {
     "simt_stack": [
         {"core": DFLOW, "depth": 4, "cycles": 1500},
         {"core": BASE, "depth": 3, "cycles": 1500},
+        {"core": {**DFLOW, "ring": 8, "rings": (8, 2, 2, 2), "dmax": 7}, "depth": 4, "cycles": 1500},
+        {"core": {**DFLOW, "ring": 4, "rings": (4, 8, 2), "dmax": 7}, "depth": 3, "cycles": 1500},
     ],
 }
 SEEDS = (1, 2)
@@ -68,6 +70,13 @@ def test_checker_catches_injected_error(name: str) -> None:
     result = run_block_bench(name, {**PARAMS[name][0], "cycles": 300}, seed=3, inject=True)
     assert result.failed > 0, f"{name} bench passed with an injected model error; log: {result.log}"
     assert "[MODEL]" in result.log.read_text(), f"{name} bench failed without a checker mismatch; log: {result.log}"
+
+
+def test_simt_stack_hands_checker_catches_injected_error() -> None:
+    """With hands the injected bug (sync replaces each hand's RP instead of keeping the later)
+    must be caught hand by hand too."""
+    result = run_block_bench("simt_stack", {**PARAMS["simt_stack"][2], "cycles": 300}, seed=3, inject=True)
+    assert result.failed > 0 and "[MODEL]" in result.log.read_text(), f"log: {result.log}"
 
 
 @pytest.mark.slow

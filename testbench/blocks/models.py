@@ -178,7 +178,7 @@ class StackEntry:
     kind: int
     pc: int
     mask: int
-    rp: int
+    rp: int | list[int]  #: with hands, one RP per hand
 
 
 @dataclass
@@ -188,7 +188,7 @@ class StackResult:
     status: int
     pc: int = 0
     mask: int = 0
-    rp: int = 0
+    rp: int | list[int] = 0  #: with hands, one RP per hand
     trap: int = TRAP_NONE
     popped: int = 0  # entries taken off the stack (for the latency check)
 
@@ -201,28 +201,39 @@ def rp_max(a: int, b: int, bits: int) -> int:
 
 @dataclass
 class SimtStackModel:
-    """Per-warp divergence stacks, operation by operation as ``models/executor.py`` does them."""
+    """Per-warp divergence stacks, operation by operation as ``models/executor.py`` does them.
+    With ``hands`` > 1 an RP is a list of one RP per hand (docs/isa.md, ``hands``): ssy's reserved
+    advance goes to the hand it names, sync takes the later RP hand by hand."""
 
     warps: int
     depth: int
     rp_bits: int
     dflow: bool
     inject: bool = False
+    hands: int = 1
     stacks: list[list[StackEntry]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.stacks = [[] for _ in range(self.warps)]
 
-    def push(self, warp: int, kind: int, pc: int, mask: int, rp: int, advance: int = 0) -> int:
+    def push(self, warp: int, kind: int, pc: int, mask: int, rp: int | list[int], advance: int = 0,
+             hand: int = 0) -> int:
         """ssy / divergent branch; returns the trap cause (TRAP_OVERFLOW when full). ``advance``:
-        ssy's reserved advance (``reserved-ssy``), the entry's rp is ``rp + advance``."""
+        ssy's reserved advance (``reserved-ssy``), the entry's rp is ``rp + advance`` (on ``hand``)."""
         stack = self.stacks[warp]
         if len(stack) >= self.depth:
             return TRAP_OVERFLOW
-        stack.append(StackEntry(kind, pc, mask, (rp + advance) % (1 << self.rp_bits) if self.dflow else 0))
+        top = 1 << self.rp_bits
+        if not self.dflow:
+            entry_rp: int | list[int] = 0
+        elif self.hands > 1:
+            entry_rp = [(r + (advance if h == hand else 0)) % top for h, r in enumerate(rp)]
+        else:
+            entry_rp = (rp + advance) % top
+        stack.append(StackEntry(kind, pc, mask, entry_rp))
         return TRAP_NONE
 
-    def sync(self, warp: int, rp: int, alive: int) -> StackResult:
+    def sync(self, warp: int, rp: int | list[int], alive: int) -> StackResult:
         stack = self.stacks[warp]
         if not any(e.kind == SYNC for e in stack):
             return StackResult(STATUS_TRAP, trap=TRAP_NO_SSY)
@@ -230,7 +241,10 @@ class SimtStackModel:
             for e in reversed(stack):
                 if e.kind == SYNC:
                     # The injected bug: the path's RP replaces the entry's instead of the maximum.
-                    e.rp = rp if self.inject else rp_max(e.rp, rp, self.rp_bits)
+                    if self.hands > 1:
+                        e.rp = list(rp) if self.inject else [rp_max(a, b, self.rp_bits) for a, b in zip(e.rp, rp)]
+                    else:
+                        e.rp = rp if self.inject else rp_max(e.rp, rp, self.rp_bits)
                     break
         return self.resume(warp, alive)
 

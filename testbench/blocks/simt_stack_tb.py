@@ -10,6 +10,10 @@ random idle cycles; responses see random backpressure. Checked: every response's
 pc, mask and rp in order; no response without SYNC/EXIT; an offered response stays unchanged
 until taken; each response arrives within the documented latency bound; the sticky trap outputs.
 
+With hands (``core`` with ``rings``) an RP is one per hand, each scattered around its own base,
+and an SSY's advance goes to a random hand (the command's ``hand``): the entry's RPs, the
+per-hand maximum at SYNC and every hand's RP at resume are checked.
+
 Parameters: ``core``, ``depth``, ``cycles``.
 """
 
@@ -46,13 +50,17 @@ class SimtStackBench(BlockBench):
         self.depth = params.get("depth", 8)
         ports = bench_ports()
         self.clayout, self.rlayout = ports["cmd__payload"], ports["resp__payload"]
-        self.rpw = width(self.clayout["struct"]["rp"][1])
+        self.hands = p.hands if p.dflow else 1
+        rp_desc = self.clayout["struct"]["rp"][1]
+        self.rpw = width(rp_desc["array"][2]) if self.hands > 1 else width(rp_desc)
         self.pcw = width(self.clayout["struct"]["pc"][1])
-        self.model = SimtStackModel(warps=p.warps, depth=self.depth, rp_bits=self.rpw, dflow=p.dflow, inject=inject)
+        self.model = SimtStackModel(warps=p.warps, depth=self.depth, rp_bits=self.rpw, dflow=p.dflow, inject=inject,
+                                    hands=self.hands)
         self.full = (1 << p.warp_size) - 1
         self.alive = [self.full] * p.warps
         top = 1 << self.rpw
-        self.rp_base = [self.rng.choice([self.rng.randrange(top), top - 5]) if p.dflow else 0 for _ in range(p.warps)]
+        self.rp_base = [[self.rng.choice([self.rng.randrange(top), top - 5]) if p.dflow else 0
+                         for _ in range(self.hands)] for _ in range(p.warps)]
         self.cmd: dict | None = None
         self.expected: deque[tuple[StackResult, int, int]] = deque()  # (result, warp, cycle accepted)
         self.offered: dict | None = None
@@ -75,7 +83,8 @@ class SimtStackBench(BlockBench):
         op = self.rng.choices([OP_SSY, OP_DIV, OP_SYNC, OP_EXIT], weights)[0]
         if op == OP_SYNC and not any(e.kind == SYNC for e in m.stacks[w]) and chance(self.rng, 0.8):
             op = OP_SSY  # mostly well-formed programs; a few syncs without ssy (traps)
-        rp = (self.rp_base[w] + self.rng.randrange(-8, 9)) % (1 << self.rpw) if p.dflow else 0
+        rps = [(base + self.rng.randrange(-8, 9)) % (1 << self.rpw) if p.dflow else 0 for base in self.rp_base[w]]
+        rp: int | list[int] = rps if self.hands > 1 else rps[0]
         mask = self.rng.getrandbits(p.warp_size) or 1
         if op == OP_EXIT:
             self.alive[w] &= ~self.rng.getrandbits(p.warp_size)
@@ -83,7 +92,8 @@ class SimtStackBench(BlockBench):
             self.alive[w] = self.rng.getrandbits(p.warp_size) or self.full  # the warp restarts
         advance = self.rng.choice([0, self.rng.randrange(256)]) if p.dflow else 0
         return {"op": op, "warp": w, "pc": self.rng.getrandbits(self.pcw), "mask": mask, "rp": rp,
-                **({"advance": advance} if p.dflow else {}), "alive": self.alive[w]}
+                **({"advance": advance} if p.dflow else {}), "alive": self.alive[w],
+                **({"hand": self.rng.randrange(self.hands)} if self.hands > 1 else {})}
 
     def drive(self) -> None:
         if self.cmd is None and not chance(self.rng, self.idle_rate):
@@ -100,7 +110,7 @@ class SimtStackBench(BlockBench):
         if op in (OP_SSY, OP_DIV):
             self.counts["ssy" if op == OP_SSY else "div"] += 1
             cause = m.push(w, SYNC if op == OP_SSY else DIV, c["pc"], c["mask"], c["rp"],
-                           c.get("advance", 0) if op == OP_SSY else 0)
+                           c.get("advance", 0) if op == OP_SSY else 0, c.get("hand", 0))
             result = None
         elif op == OP_SYNC:
             self.counts["sync"] += 1
@@ -139,7 +149,8 @@ class SimtStackBench(BlockBench):
                 self.fail(f"unexpected response {r}")
             elif self.resp_ready:
                 want, w, _ = self.expected.popleft()
-                model = {"warp": w, "status": want.status, "pc": want.pc, "mask": want.mask, "rp": want.rp}
+                rp = want.rp if self.hands == 1 or want.status == STATUS_RESUME else [0] * self.hands
+                model = {"warp": w, "status": want.status, "pc": want.pc, "mask": want.mask, "rp": rp}
                 self.expect(f"response to warp {w}", model, r)
                 self.counts[["resume", "done", "trap"][want.status]] += 1
             self.offered = None if self.resp_ready else r
