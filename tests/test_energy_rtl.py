@@ -3,11 +3,10 @@ synthetic run checked by hand, mode-specific figures, the committed data file's 
 clear errors for a missing or malformed data file. Golden-model counts of vadd tiny (well under
 a second); no gate-level simulation."""
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
+import benchmark_scripts
 import pytest
 
 from dualflow.energy import energy_table
@@ -155,12 +154,7 @@ def test_the_committed_data_names_its_runs():
 
 
 def _script():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "rtl_energy_data.py"
-    spec = importlib.util.spec_from_file_location("rtl_energy_data", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rtl_energy_data"] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_scripts.load("rtl_energy_data")
 
 
 def test_data_file_from_power_json_with_golden_counts(tmp_path, capsys):

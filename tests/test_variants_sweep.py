@@ -4,10 +4,7 @@ of at least 1; bad input is a usage error."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
+import benchmark_scripts
 import pytest
 
 from dualflow.kernels.workload import CheckFailed
@@ -15,12 +12,7 @@ from dualflow.machine.presets import preset
 
 
 def _script():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "variants.py"
-    spec = importlib.util.spec_from_file_location("variants", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["variants"] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_scripts.load("variants")
 
 
 def test_matches_at_is_the_smallest_budget_at_least_as_fast_as_base():
