@@ -245,27 +245,34 @@ def test_the_command_line(tmp_path, capsys):
 
 
 def test_a_lane_dependent_loops_result_crosses_its_join_on_a_hand_not_through_memory():
-    """divloop: lanes leave the loop after different iterations; each group writes its sum on a
-    hand the loop does not move, so every lane finds it at the same distance after the join."""
+    """divloop: lanes leave the loop after different iterations; each group writes what the join
+    reads on a hand the loop does not move, so every lane finds it at the same distance after the
+    join. That write is the join's first reader of the sum (``i2f``), moved onto the exit path."""
     reg = WORKLOADS["divloop"]().module(Form.REG)
     module, reports = convert_module(reg, variants=HANDS)
     k = module.only
     assert not any(ins.op in (Opcode.STL, Opcode.LDL) for ins in k.code)
-    exits = [ins for ins, c in zip(k.code, reports[k.name].causes) if c == "relay-join" and ins.dst_hand]
-    assert len(exits) == 1  # the sum's copy, once per group of lanes leaving the loop
+    exit_write = next(ins for ins, nxt in zip(k.code, k.code[1:]) if nxt.op is Opcode.SYNC)
+    assert exit_write.op is Opcode.I2F and exit_write.dst_hand not in (0, 1)  # not the loop's hands
+    assert "relay-join" not in reports[k.name].static_overhead()
     assert run_workload(_with("divloop", module), "tiny", Form.DFLOW).verdict
 
 
-def test_divloop_at_bases_capacity_pays_only_the_copy_per_group_of_lanes():
+def test_divloop_at_bases_capacity_adds_nothing():
     """At BASE's 15 registers: the loop's sum and counter on hand t (written there by the
     preheader's own ``mov 0``s: no pad at the loop's entry), the index and the bound on a hand
     the loop does not move (no spill), hand s cut below the converter's planning minimum of 13 to
-    what its code reads; what is left is the floor, the sum's copy."""
+    what its code reads; the sum's copy per group of lanes leaving is the join's ``i2f`` itself
+    (sink.py), so nothing is added: what is left of the floor is that ``i2f`` runs once per
+    group instead of once per warp."""
     reg = WORKLOADS["divloop"]().module(Form.REG)
     module, reports = convert_module(reg, ring=15, dmax=14, variants=VARIANTS)
     k = module.only
+    report = reports[k.name]
     assert sum(k.rings) <= 15 and k.rings[0] < MIN_DMAX + 1
-    assert reports[k.name].static_overhead() == {"relay-join": 1}
+    assert report.static_overhead() == {} and report.duplicated == 0
+    assert sorted(pc for pc in report.source_pc if pc is not None) == sorted(
+        set(range(len(reg.only.code))) - set(report.removed))  # every REG instruction once
     assert max(d for ins in k.code for _, d in ins.hand_sources()) == k.dmax
     assert run_workload(_with("divloop", module), "tiny", Form.DFLOW).verdict
 

@@ -32,6 +32,7 @@ from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code
 from .colors import assign_colors
 from .hands import LONG_SPAN, OTHER_HANDS, assign, copy_carried, copy_region_exits, drop_unused_copies, split_webs
 from .reserve import reserve_advances
+from .sink import Sunk, sink_into_exits
 from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
 from .unroll import Loop, unroll, unrollable_loops
@@ -107,7 +108,8 @@ class ConversionReport:
     static_reg: int = 0
     #: translations beyond one per REG instruction: tiny joins copied onto split edges, code reached
     #: with different open ssy regions copied per set (a shared early exit), bodies of unrolled
-    #: loops (each copy runs instead of the original, never in addition to it)
+    #: loops (each copy runs instead of the original, never in addition to it), a join's reader of a
+    #: loop's result moved into each exit path (sink.py)
     duplicated: int = 0
     rounds: int = 0
     spill_bytes: int = 0
@@ -269,6 +271,34 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
     if dmax < MIN_DMAX:
         raise ConvertError(f"dmax {dmax} is too small for the converter: it needs at least {MIN_DMAX} (room for "
                            f"a join's values below Dmax - {FRAME_SLACK} plus {MARGIN} positions of headroom)")
+    done = _convert_checked(kernel, dmax, ring, variants, rings)
+    # A join's reader of a loop's result moved into the exit paths, where it replaces the copy
+    # each group of lanes leaving needs (sink.py): kept when it costs less.
+    sunk = sink_into_exits(kernel, lambda cfg: _weights(cfg, list(range(len(cfg.kernel.code))), {}))
+    if sunk is not None:
+        try:
+            other = _convert_checked(sunk.kernel, dmax, ring, variants, rings)
+        except ConvertError:  # a shape the code generator refuses once moved: keep the kernel as given
+            other = None
+        if other is not None and other[2] + sunk.extra < done[2]:
+            return other[0], _sources_as_given(other[1], sunk, kernel)
+    return done[:2]
+
+
+def _sources_as_given(report: ConversionReport, sunk: Sunk, kernel: Kernel) -> ConversionReport:
+    """A report on the converted sunk kernel, with its source pcs those of ``kernel``."""
+    source = [None if pc is None else sunk.origin[pc] for pc in report.source_pc]
+    translated = [src for c, src in zip(report.causes, source) if c == "orig"]
+    static_reg = sum(1 for i in kernel.code if i.op is not Opcode.NOP)
+    return dataclasses.replace(report, source_pc=source, static_reg=static_reg,
+                               duplicated=len(translated) - len(set(translated)),
+                               removed=sorted({sunk.origin[pc] for pc in report.removed}))
+
+
+def _convert_checked(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
+                     rings: tuple[int, ...] | None) -> tuple[Kernel, ConversionReport, float]:
+    """``convert_kernel`` once its arguments are checked, with the loop-weighted cost of what it added."""
+    hands = Variant.HANDS in variants
     if hands and rings is None:
         # Planned for the budget, then for a few entries more: a plan whose rings, cut to the
         # distances its code reads, fit the budget after all (hand s keeps MIN_DMAX + 1 entries
@@ -290,11 +320,11 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
         if best is None:
             raise ConvertError(f"ring budget {ring}: no conversion fits (hand s plans with at least {MIN_DMAX + 1} "
                                f"entries; cut to what they read, the plans for up to {larger[-1]} take more)")
-        return best[:2]
+        return best
     if hands:
         return min((_convert(kernel, dmax, ring, variants, rings, least) for least in _carry_options(kernel)),
-                   key=lambda done: done[2])[:2]
-    return _convert(kernel, dmax, ring, variants, rings)[:2]
+                   key=lambda done: done[2])
+    return _convert(kernel, dmax, ring, variants, rings)
 
 
 def _carry_options(kernel: Kernel) -> tuple[int, ...]:
