@@ -5,8 +5,11 @@ and dynamic warp-instruction counts of both forms by unit class (the seed paper'
 the converter's added instructions by cause (relays at joins and against Dmax, padding,
 recomputation, spills and reloads, branches of split edges), the REG instructions that have no
 translation (``removed``: with ``uniform-operands``, the ``ldc`` and ``s2r`` whose values are read
-as uniform operands), and the distribution of operand distances, static and dynamic (its figure
-8, as a CDF); and, per loop, where the added instructions ran (``isa/convert/breakdown.py``).
+as uniform operands), the translations that run more often than their REG instruction
+(``sunk``: a join's reader of a lane-dependent loop's result moved into the exit paths runs once
+per group of lanes leaving instead of once per warp; isa/convert/sink.py), and the distribution
+of operand distances, static and dynamic (its figure 8, as a CDF); and, per loop, where the
+added instructions ran (``isa/convert/breakdown.py``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ class KernelOverhead:
     static_distances: np.ndarray = field(repr=False)
     loops: list[LoopCost] = field(default_factory=list, repr=False)  # where the added instructions ran
     removed: int = 0  # dynamic REG warp-instructions with no translation (uniform-operands)
+    sunk: int = 0  # dynamic warp-instructions translations run beyond their REG instruction's count
     rings: tuple[int, ...] = ()  # the converted kernel's rings (one per hand; their sum: its capacity)
 
     @property
@@ -92,13 +96,18 @@ def measure(name: str, size: str = "small", dmax: int = 31, ring: int = 32, seed
                 added[cause] += int(count)
         kernel = dflow_module[kname]
         reg_per_pc = reg.by_kernel[kname].per_pc
+        translated: dict[int, int] = {}
+        for pc, count in enumerate(stats.per_pc):
+            if rep.causes[pc] == "orig" and rep.source_pc[pc] is not None:
+                translated[rep.source_pc[pc]] = translated.get(rep.source_pc[pc], 0) + int(count)
         out.append(KernelOverhead(
             workload=name, kernel=kname, static_reg=rep.static_reg, static_dflow=len(kernel.code),
             dynamic_reg=_class_counts(reg.by_kernel[kname]), dynamic_dflow=_class_counts(stats),
             added=added, added_static={c: rep.static_overhead().get(c, 0) for c in CAUSES},
             distances=_operand_distances(kernel, stats.per_pc),
             static_distances=_operand_distances(kernel, None), loops=loop_breakdown(rep, stats.per_pc),
-            removed=sum(int(reg_per_pc[pc]) for pc in rep.removed), rings=tuple(kernel.rings)))
+            removed=sum(int(reg_per_pc[pc]) for pc in rep.removed), rings=tuple(kernel.rings),
+            sunk=sum(max(0, count - int(reg_per_pc[pc])) for pc, count in translated.items())))
     return out
 
 
@@ -113,7 +122,7 @@ def summarize(rows: list[KernelOverhead]) -> dict[str, dict]:
     for r in rows:
         w = out.setdefault(r.workload, {"static_reg": 0, "static_dflow": 0, "dynamic_reg": dict.fromkeys(
             CLASSES + ("total",), 0), "dynamic_dflow": dict.fromkeys(CLASSES + ("total",), 0),
-            "added": dict.fromkeys(CAUSES, 0), "removed": 0, "distances": np.zeros_like(r.distances)})
+            "added": dict.fromkeys(CAUSES, 0), "removed": 0, "sunk": 0, "distances": np.zeros_like(r.distances)})
         w["static_reg"] += r.static_reg
         w["static_dflow"] += r.static_dflow
         for k in w["dynamic_reg"]:
@@ -122,6 +131,7 @@ def summarize(rows: list[KernelOverhead]) -> dict[str, dict]:
         for c in CAUSES:
             w["added"][c] += r.added[c]
         w["removed"] += r.removed
+        w["sunk"] += r.sunk
         if len(w["distances"]) == len(r.distances):
             w["distances"] = w["distances"] + r.distances
     return out
@@ -133,11 +143,11 @@ def tables(rows: list[KernelOverhead]) -> dict[str, str]:
     buf = io.StringIO()
     wr = csv.writer(buf)
     wr.writerow(["workload", "kernel", "static_reg", "static_dflow", "static_ratio", "dynamic_reg", "dynamic_dflow",
-                 "dynamic_ratio", *[f"added_{c}" for c in CAUSES], "removed"])
+                 "dynamic_ratio", *[f"added_{c}" for c in CAUSES], "removed", "sunk"])
     for r in rows:
         wr.writerow([r.workload, r.kernel, r.static_reg, r.static_dflow, f"{r.static_dflow / r.static_reg:.4f}",
                      r.dynamic_reg["total"], r.dynamic_dflow["total"], f"{r.ratio:.4f}",
-                     *[r.added[c] for c in CAUSES], r.removed])
+                     *[r.added[c] for c in CAUSES], r.removed, r.sunk])
     tabs["overhead.csv"] = buf.getvalue()
     buf = io.StringIO()
     wr = csv.writer(buf)

@@ -6,7 +6,7 @@ import json
 
 from dualflow.cli import main
 from dualflow.isa import Form, Variant, assemble_file
-from dualflow.isa.convert import convert_module
+from dualflow.isa.convert import VARIANTS, convert_module
 from dualflow.kernels.overhead import CAUSES, measure
 from dualflow.kernels.registry import WORKLOADS
 
@@ -86,13 +86,15 @@ def test_overhead_and_convert_with_uniform_operands_and_both_variants(tmp_path, 
     for variant in ([], ["--variant", "uniform-operands"], both):
         assert main(["overhead", "vadd", "reduce", "--size", "tiny", *variant]) == 0
         out = capsys.readouterr().out
-        assert f"variants {', '.join(variant[1::2]) or 'none'}," in out and out.split("\n")[1].endswith("removed")
+        assert f"variants {', '.join(variant[1::2]) or 'none'}," in out
+        assert out.split("\n")[1].split()[-2:] == ["removed", "sunk"]
         table = out.split("\n\n")[0]  # the instruction counts (the distance CDF follows)
         rows[len(variant)] = {line.split()[0]: line.split() for line in table.splitlines()
                               if line.startswith(("vadd", "reduce"))}
     ratio = 7  # the column of DFLOW / REG
-    assert float(rows[0]["vadd"][ratio]) == 1.0 and float(rows[0]["vadd"][-1]) == 0.0
-    assert float(rows[2]["vadd"][ratio]) < 0.75 and float(rows[2]["vadd"][-1]) > 0.25
+    removed = -2  # the column of REG instructions with no translation
+    assert float(rows[0]["vadd"][ratio]) == 1.0 and float(rows[0]["vadd"][removed]) == 0.0
+    assert float(rows[2]["vadd"][ratio]) < 0.75 and float(rows[2]["vadd"][removed]) > 0.25
     assert float(rows[4]["reduce"][ratio]) < float(rows[2]["reduce"][ratio]) < float(rows[0]["reduce"][ratio])
     dst = tmp_path / "vadd.dflow.s"
     assert main(["convert", "kernels/samples/vadd.reg.s", "--variant", "uniform-operands", "--variant",
@@ -109,6 +111,14 @@ def test_measure_counts_removed_instructions():
     (row,) = measure("reduce", "tiny", variants=frozenset({Variant.UNIFORM_OPERANDS}))
     assert row.removed > 0
     assert row.dynamic_dflow["total"] == row.dynamic_reg["total"] + sum(row.added.values()) - row.removed
+
+
+def test_measure_counts_the_sunk_readers_runs_beyond_the_reg_count():
+    """divloop with all variants: the join's ``i2f`` runs on the exit path once per group of lanes
+    leaving the loop (``sunk``); DFLOW = REG + added - removed + sunk, and nothing is added."""
+    (row,) = measure("divloop", "tiny", variants=VARIANTS)
+    assert row.sunk > 0 and not any(row.added.values())
+    assert row.dynamic_dflow["total"] == row.dynamic_reg["total"] - row.removed + row.sunk
 
 
 # SKIP's sync closes the region of `ssy J` when reached inside it, and none from J: no copy of

@@ -125,13 +125,14 @@ def cmd_overhead(args) -> int:
     print(f"DFLOW / REG instruction counts, converted with Dmax {args.dmax}, ring {args.ring}, variants {variants}, "
           f"size {args.size}")
     print(f"{'workload':<11} {'static':>13} {'dynamic':>21} {'ratio':>6}  " + " ".join(f"{c:>10}" for c in CAUSES)
-          + f" {'removed':>10}")
+          + f" {'removed':>10} {'sunk':>10}")
     for name, w in summary.items():
         ratio = w["dynamic_dflow"]["total"] / max(1, w["dynamic_reg"]["total"])
         base = max(1, w["dynamic_reg"]["total"])
         print(f"{name:<11} {w['static_reg']:>5} -> {w['static_dflow']:>5} {w['dynamic_reg']['total']:>9} -> "
               f"{w['dynamic_dflow']['total']:>9} {ratio:>6.3f}  "
-              + " ".join(f"{w['added'][c] / base:>10.3f}" for c in CAUSES) + f" {w['removed'] / base:>10.3f}")
+              + " ".join(f"{w['added'][c] / base:>10.3f}" for c in CAUSES) + f" {w['removed'] / base:>10.3f}"
+              + f" {w['sunk'] / base:>10.3f}")
     if Variant.HANDS in variants_of(args):
         print("\nrings per kernel (hands s, t, u, v in order; their sum is the register file per warp, "
               "in entries per lane)")
