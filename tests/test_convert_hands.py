@@ -4,6 +4,7 @@ converter works on hand s as before. The converted code computes what the REG fo
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from programs import launch_out
 from test_convert_reserve import _with
@@ -24,6 +25,7 @@ from dualflow.isa.convert.liveness import defines
 from dualflow.isa.convert.surgery import isolate_critical_edges
 from dualflow.kernels.registry import WORKLOADS
 from dualflow.kernels.workload import run_workload
+from dualflow.testbench.randprog.generator import Launch, make_inputs, run
 
 HANDS = frozenset({Variant.HANDS})
 ALL = HANDS | {Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS}
@@ -290,3 +292,53 @@ def test_a_hand_the_loop_moves_cannot_carry_a_value_across_its_join():
                    if ins.op is Opcode.ISETP)  # the loop's test: written every iteration, carried by none
     assert HandPlan.of(cfg, {copy: 1, in_loop: 1}) is None
     assert HandPlan.of(cfg, {copy: 1, in_loop: 2}) is not None
+
+
+# Found by the slow property test (reduced): lanes with odd tid.x skip an inner region whose loop
+# bound r11 the plan put on hand t, then every lane passes SKIP, where the loop's r45 is copied
+# (``copy_region_exits``) and read after JOIN. SKIP is no reconvergence point: each group of
+# lanes runs it with its own advance on the hands, and JOIN takes each hand's later RP. Putting
+# the copy on t, which only one path writes, left the skipping lanes' copy one position short.
+SKIPPED_INNER_REGION = """.kernel skipped_inner_region
+.form reg
+.param in out n
+    s2r r0, %tid.x
+    s2r r1, %ctaid.x
+    s2r r2, %ntid.x
+    imad r3, r1, r2, r0
+    ldc r5, out
+    ishl r7, r3, 2
+    iadd r5, r5, r7
+    mov r45, 7
+    mov r10, 0
+    iand r8, r0, 1
+    ssy JOIN
+    brnz r8, SKIP
+    iand r11, r3, 3
+    ssy LJOIN
+LOOP:
+    imin r45, r10, -8
+    iadd r10, r10, 1
+    isetp.lt r9, r10, r11
+    brnz r9, LOOP
+    sync
+LJOIN:
+    iadd r45, r45, 100
+SKIP:
+    sync
+JOIN:
+    stg [r5], r45
+    exit
+"""
+
+
+@pytest.mark.parametrize("dmax, ring", [(100, 128), (31, 32), (14, 15)])
+@pytest.mark.parametrize("variants", [HANDS, ALL], ids=["hands", "all"])
+def test_a_value_copied_after_a_skipped_region_sits_where_every_group_of_lanes_finds_it(variants, dmax, ring):
+    """Every join inside an ssy region whose join reads a value of a hand is bound on that hand
+    (``HandPlan.of``): both paths reach SKIP with the same advance, or the value goes elsewhere."""
+    reg = assemble(SKIPPED_INNER_REGION).only
+    out, _ = convert_kernel(reg, dmax=dmax, ring=ring, variants=variants)
+    for launch in (Launch(32, 32, 2), Launch(8, 12, 2)):
+        expected = run(reg, launch, launch.threads, 1, make_inputs(0))
+        assert np.array_equal(run(out, launch, launch.threads, 1, make_inputs(0)), expected)

@@ -32,7 +32,7 @@ from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code
 from .colors import assign_colors
 from .hands import LONG_SPAN, OTHER_HANDS, assign, copy_carried, copy_region_exits, drop_unused_copies, split_webs
 from .reserve import reserve_advances
-from .sink import Sunk, sink_into_exits
+from .sink import Sunk, pays_at_exits, sink_into_exits
 from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
 from .unroll import Loop, unroll, unrollable_loops
@@ -239,6 +239,26 @@ def _place_on_hands(cfg, weight: dict[int, float], limits: dict[int, int] | None
     return plan
 
 
+@dataclass(frozen=True)
+class _Way:
+    """How a conversion was made: ``_convert``'s arguments, and the budget its rings were cut to
+    (``_fit``), if any; ``again`` converts another kernel the same way, without the search."""
+
+    dmax: int
+    ring: int
+    rings: tuple[int, ...] | None
+    carry_from: int
+    fit: int | None = None
+
+    def again(self, kernel: Kernel, variants: frozenset[Variant]) -> _Done | None:
+        done = _convert(kernel, self.dmax, self.ring, variants, self.rings, self.carry_from)
+        return done if self.fit is None else _fit(done, self.fit)
+
+
+#: A conversion: the DFLOW kernel, its report, the loop-weighted cost of what it added, and how.
+_Done = tuple[Kernel, ConversionReport, float, _Way]
+
+
 def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
                    variants: frozenset[Variant] = frozenset(),
                    rings: tuple[int, ...] | None = None) -> tuple[Kernel, ConversionReport]:
@@ -275,9 +295,9 @@ def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFA
     # A join's reader of a loop's result moved into the exit paths, where it replaces the copy
     # each group of lanes leaving needs (sink.py): kept when it costs less.
     sunk = sink_into_exits(kernel, lambda cfg: _weights(cfg, list(range(len(cfg.kernel.code))), {}))
-    if sunk is not None:
-        try:
-            other = _convert_checked(sunk.kernel, dmax, ring, variants, rings)
+    if sunk is not None and pays_at_exits(done[1].causes, done[1].source_pc, sunk.syncs):
+        try:  # converted as the kernel as given was (its search again would double the work)
+            other = done[3].again(sunk.kernel, variants)
         except ConvertError:  # a shape the code generator refuses once moved: keep the kernel as given
             other = None
         if other is not None and other[2] + sunk.extra < done[2]:
@@ -296,7 +316,7 @@ def _sources_as_given(report: ConversionReport, sunk: Sunk, kernel: Kernel) -> C
 
 
 def _convert_checked(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
-                     rings: tuple[int, ...] | None) -> tuple[Kernel, ConversionReport, float]:
+                     rings: tuple[int, ...] | None) -> _Done:
     """``convert_kernel`` once its arguments are checked, with the loop-weighted cost of what it added."""
     hands = Variant.HANDS in variants
     if hands and rings is None:
@@ -340,7 +360,7 @@ def _carry_options(kernel: Kernel) -> tuple[int, ...]:
 
 
 def _convert_in_budget(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
-                       options: tuple[int, ...]) -> tuple[Kernel, ConversionReport, float]:
+                       options: tuple[int, ...]) -> _Done:
     """The hands variant with a budget of ``ring`` entries: the other hands as large as their
     invariants need, or the largest a little smaller (more reach for hand s, a value or two left
     on it); with each ``carry_from`` of ``options`` (``_carry_options``); the conversion that
@@ -373,7 +393,7 @@ def _reach(kernel: Kernel) -> list[int]:
     return need
 
 
-def _fit(done: tuple[Kernel, ConversionReport, float], budget: int) -> tuple[Kernel, ConversionReport, float] | None:
+def _fit(done: _Done, budget: int) -> _Done | None:
     """A conversion's rings cut to what its code reads, hand s taking what the others leave of
     ``budget``; None if they do not fit in it."""
     kernel = done[0]
@@ -383,13 +403,14 @@ def _fit(done: tuple[Kernel, ConversionReport, float], budget: int) -> tuple[Ker
     rings = (budget - sum(need[1:]), *need[1:])
     dmax = max(max(need) - 1, 1)
     fitted = dataclasses.replace(kernel, ring=rings[0], rings=rings if kernel.hands else (rings[0],), dmax=dmax)
-    return fitted, done[1], done[2]
+    return fitted, done[1], done[2], dataclasses.replace(done[3], fit=budget)
 
 
 def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
-             rings: tuple[int, ...] | None, carry_from: int = LONG_SPAN) -> tuple[Kernel, ConversionReport, float]:
+             rings: tuple[int, ...] | None, carry_from: int = LONG_SPAN) -> _Done:
     """``convert_kernel`` once the rings are known (``rings``: the hands variant's, s first),
     with the loop-weighted cost of what it added."""
+    way = _Way(dmax, ring, rings, carry_from)
     spill_base = kernel.local_bytes
     uniform = Variant.UNIFORM_OPERANDS in variants
     identity: list[int | None] = list(range(len(kernel.code)))
@@ -467,7 +488,7 @@ def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
         out, report = _link(kernel, best, declared, rings[0], rounds, rings[1:])
     if Variant.RESERVED_SSY in variants:
         out, report = reserve_advances(out, report)
-    return out, report, best.cost
+    return out, report, best.cost, way
 
 
 def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool,

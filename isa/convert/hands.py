@@ -94,6 +94,15 @@ class HandPlan:
                     writes[b][regs[r]] += 1
         # Joins that constrain their predecessors, per hand: a value of the hand is live there.
         bound = {b: {h for h in hands if any(regs.get(r) == h for r in live_in[b])} for b in order}
+        # Lanes of a warp run the blocks of an ssy region apart and meet only at its join, which
+        # takes each hand's later RP: if a value of the hand is live there, every group must get
+        # there with the same advance, so every join inside the region is bound too (a value
+        # written after it would otherwise sit at a position that depends on the path).
+        for region in cfg.regions.values():
+            need = bound.get(region.join, set())
+            for b in region.blocks if need else ():
+                if b in index and sum(p in index for p in cfg.blocks[b].preds) > 1:
+                    bound[b] |= need
         for header, body in loops.items():  # such a loop may not write the hand
             if any(writes[b][h] for h in bound[header] for b in body):
                 return None

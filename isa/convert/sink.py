@@ -46,6 +46,7 @@ class Sunk:
     kernel: Kernel  #: the REG kernel with the instructions moved
     origin: list[int]  #: pc in the kernel as given of each instruction
     moved: int  #: instructions sunk
+    syncs: frozenset[int]  #: pcs in the kernel as given of the ``sync`` instructions they moved before
     #: instructions the moved copies add beyond the originals, each weighted by how often its block
     #: runs (``weight``: block id -> relative count, of the kernel as given)
     extra: float
@@ -56,7 +57,7 @@ def sink_into_exits(kernel: Kernel, weigh) -> Sunk | None:
     region's exit paths moved there; None if there is none. ``weigh(cfg)`` gives the relative
     run count of each block id of a control-flow graph."""
     origin = list(range(len(kernel.code)))
-    extra, moved = 0.0, 0
+    extra, moved, syncs = 0.0, 0, set()
     for _ in range(MAX_SINKS):
         try:
             cfg = build_cfg(kernel)
@@ -68,9 +69,17 @@ def sink_into_exits(kernel: Kernel, weigh) -> Sunk | None:
         join, index, exits = found
         weight = weigh(cfg)
         extra += sum(weight.get(b.id, 1) for b in exits) - weight.get(join.id, 1)
+        syncs |= {origin[b.pcs[-1]] for b in exits}
         kernel, origin = _move(kernel, origin, join.pcs[index], [b.pcs[-1] for b in exits])
         moved += 1
-    return Sunk(kernel, origin, moved, extra) if moved else None
+    return Sunk(kernel, origin, moved, frozenset(syncs), extra) if moved else None
+
+
+def pays_at_exits(causes: list[str], source_pc: list[int | None], syncs: frozenset[int]) -> bool:
+    """Whether a conversion (a report's ``causes`` and ``source_pc``) added an instruction right
+    before one of ``syncs``: a copy or store there is what moving a reader can save; without one,
+    the move only adds (the caller then need not convert the moved kernel at all)."""
+    return any(src in syncs and pc and causes[pc - 1] != "orig" for pc, src in enumerate(source_pc))
 
 
 def _pure(ins: Instruction) -> bool:
