@@ -17,11 +17,11 @@ $(STAMP): pyproject.toml
 iverilog:
 	@command -v iverilog >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog; }
 
-# OpenSTA (static timing of the mapped netlist, synth/sta.py): Debian's opensta package when `sta` is missing
+# OpenSTA (static timing of the mapped netlist, dualflow/synth/sta.py): Debian's opensta package when `sta` is missing
 sta:
 	@command -v sta >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq opensta; }
 
-# CACTI 7 (SRAM macro figures, synth/sram.py), built from its source in the pinned PyPI wheel into build/tech/
+# CACTI 7 (SRAM macro figures, dualflow/synth/sram.py), built from its source in the pinned PyPI wheel into build/tech/
 cacti: $(STAMP)
 	$(BIN)/python -m dualflow.synth.cacti_build
 

@@ -1,4 +1,4 @@
-"""Microbenchmarks of the DRAM model (models/timing/memory/dram.py), in core cycles, per preset.
+"""Microbenchmarks of the DRAM model (dualflow/models/timing/memory/dram.py), in core cycles, per preset.
 
 Latency: of one read on an idle channel, from the L2 miss leaving its slice to the data back:
 a row hit, a read of a closed bank (activate), a row conflict (precharge + activate); and of a

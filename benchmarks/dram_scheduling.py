@@ -1,5 +1,5 @@
 """The reservation model's DRAM scheduling against a queued FR-FCFS controller, on the DRAM
-requests of real runs (experiments/dram_scheduling.py; docs/memory-system.md, "How far frfcfs is
+requests of real runs (dualflow/experiments/dram_scheduling.py; docs/memory-system.md, "How far frfcfs is
 from a queued FR-FCFS").
 
 Each workload runs whole on the ``paper-rtx3080`` preset with its DRAM requests recorded

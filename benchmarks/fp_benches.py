@@ -1,5 +1,5 @@
 """The FP32 unit's and the SFU's block benches at full size: every directed vector and N random
-operand sets per opcode through a 32-lane unit, against models/fp32.py, and the expect-fail run
+operand sets per opcode through a 32-lane unit, against dualflow/models/fp32.py, and the expect-fail run
 with the injected rounding bug (round toward zero), which must report mismatches.
 
 Prints, per unit: per opcode the directed and random vectors and the lane values compared, the

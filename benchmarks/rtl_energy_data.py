@@ -1,4 +1,4 @@
-"""The RTL power runs the GPU energy model uses: write ``energy/data/rtl_power.json`` from
+"""The RTL power runs the GPU energy model uses: write ``dualflow/energy/data/rtl_power.json`` from
 ``dualflow power --json`` files, and print the per-event model's check (each block of one run
 predicted from the others' per-event energies).
 
@@ -6,11 +6,11 @@ Each ``--run WORKLOAD=FILE`` is one power JSON (every mode in it is taken). Its 
 the file records (``dualflow power`` writes it); files written before it did are taken as
 WORKLOAD at ``--size``/``--seed`` with no overrides, and a file that records another workload is an
 error. The counts of each run come from the golden model of the same launches on the same core
-(``testbench/gate_power.golden_event_counts``); the file's runs must have matched it. Usage:
+(``dualflow/testbench/gate_power.golden_event_counts``); the file's runs must have matched it. Usage:
 
     python benchmarks/rtl_energy_data.py --run vadd=power-base.json --run vadd=power-dflow.json \\
-        --run nn=power-nn-dflow.json [-o energy/data/rtl_power.json]
-    python benchmarks/rtl_energy_data.py --check [--data energy/data/rtl_power.json]   # the check alone
+        --run nn=power-nn-dflow.json [-o dualflow/energy/data/rtl_power.json]
+    python benchmarks/rtl_energy_data.py --check [--data dualflow/energy/data/rtl_power.json]   # the check alone
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import json
 import sys
 from pathlib import Path
 
-from dualflow.atomic_write import atomic_write
+from dualflow.common.atomic_write import atomic_write
+from dualflow.common.errors import DualflowError
+from dualflow.common.provenance import source_commit
 from dualflow.energy.rtl_events import DATA_FILE, load_rtl_runs, predict_blocks, run_from_power
-from dualflow.errors import DualflowError
-from dualflow.provenance import source_commit
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.gate_power import golden_event_counts
 
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             raise DualflowError("give --run WORKLOAD=FILE (one or more), or --check")
         runs = [r for spec in args.run for r in _runs_of(spec, args.size, args.seed)]
         data = {"description": "RTL power runs (dualflow power --json) with their golden event counts, for "
-                               "the GPU energy model's core-logic events (energy/rtl_events.py)",
+                               "the GPU energy model's core-logic events (dualflow/energy/rtl_events.py)",
                 "generated_by": "python benchmarks/rtl_energy_data.py " + " ".join(
                     f"--run {s.split('=')[0]}={Path(s.split('=', 1)[1]).name}" for s in args.run),
                 "commit": source_commit(), "runs": runs}

@@ -1,6 +1,6 @@
 """RTL core speed per simulator (simulated core cycles per second) and its synthesis table.
 
-Runs the directed co-simulation programs (kernels/directed.py) on the generated core in
+Runs the directed co-simulation programs (dualflow/kernels/directed.py) on the generated core in
 both modes, and reports per program the core cycles, warp instructions retired, IPC, and each
 simulator's rate (cycles per wall-clock second of the simulated run, cocotb bench included;
 build and golden model excluded), side by side, with the ratio to the first simulator named.
@@ -23,7 +23,7 @@ import shutil
 import statistics
 import time
 
-from dualflow.atomic_write import atomic_write
+from dualflow.common.atomic_write import atomic_write
 from dualflow.kernels.directed import PROGRAMS
 from dualflow.machine import MODES
 from dualflow.rtl.params import CoreParams

@@ -2,7 +2,7 @@
 golden model, and what does it cost to simulate?
 
 For each workload and mode, all launches of the host driver run in one simulator process
-(``testbench/workload_cosim.py``, as ``dualflow cosim --workload NAME`` does) on the smallest core of
+(``dualflow/testbench/workload_cosim.py``, as ``dualflow cosim --workload NAME`` does) on the smallest core of
 8 lanes and at least 16 warps that holds the workload's largest block and, in BASE, its registers
 (``workload_cosim.core_for``). Prints one row per
 (workload, mode): launches matched, warp instructions (records), core cycles, the simulated run's
@@ -19,7 +19,7 @@ import argparse
 import json
 import time
 
-from dualflow.atomic_write import atomic_write
+from dualflow.common.atomic_write import atomic_write
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.cosim import run_cosim
 from dualflow.testbench.workload_cosim import core_for, workload_cases

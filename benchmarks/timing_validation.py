@@ -16,7 +16,7 @@ import argparse
 import io
 import sys
 
-from dualflow.atomic_write import atomic_write
+from dualflow.common.atomic_write import atomic_write
 from dualflow.experiments.validation import CASE, CASES, PRESETS, WARPS, Row, deviation, row
 from dualflow.machine.mode import Mode
 

@@ -50,7 +50,7 @@ def logged_launch(case: Case, preset_name: str, mode: Mode, warps: int, changes:
 
 
 def lost_to(stats, reason: str) -> float:
-    """Scheduler-cycles whose stall reason (models/timing/stats.py ``STALL_REASONS``) was ``reason``,
+    """Scheduler-cycles whose stall reason (dualflow/models/timing/stats.py ``STALL_REASONS``) was ``reason``,
     as a fraction of the non-idle scheduler-cycles."""
     st = stats.stalls
     busy = sum(st.values()) - st["idle"]

@@ -7,7 +7,7 @@ variant alone and with all of them together (``VARIANTS``; the hand-written DFLO
 samples are not used, so that every column is the converter's); each run is checked against the
 workload's reference. The table gives cycles, warp-instructions and the speedup over BASE.
 ``--capacity`` prints instead the register-file capacity one warp holds in each form
-(``machine/footprint.py``'s rule: BASE the most registers any kernel uses, D-FLOW its kernels'
+(``dualflow/machine/footprint.py``'s rule: BASE the most registers any kernel uses, D-FLOW its kernels'
 rings; bytes = entries x lanes x 4), no runs.
 ``--equal-capacity`` converts each workload for a ring of BASE's registers per thread (Dmax one
 less, at least the converter's minimum), so both modes hold the same register file per warp, and
@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 from dualflow.cli.options import int_list, positive
 from dualflow.cli.timing import parse_settings
-from dualflow.errors import ConfigError, DualflowError
+from dualflow.common.errors import ConfigError, DualflowError
 from dualflow.isa import DEFAULT_DMAX, DEFAULT_RING, Form, Module, Variant
 from dualflow.isa.convert import VARIANTS as CONVERTER_VARIANTS
 from dualflow.isa.convert import ConvertError, convert_module

@@ -5,7 +5,7 @@ Runs every workload in both modes under each named window policy (below: combina
 ``sm.dflow_send_ahead`` and ``sm.dflow_issue_order``) on a preset, and prints BASE and D-FLOW
 cycles and the speedup; BASE changes only with the partition and the bank map (it never sends an
 instruction ahead). ``--warps`` also runs the validation's load-use
-and chain microbenchmarks (experiments/validation.py) on one SM at those warp counts.
+and chain microbenchmarks (dualflow/experiments/validation.py) on one SM at those warp counts.
 
     python benchmarks/window_policies.py [--size small] [--preset paper-rtx3080] [--warps 1 8 32]
 """

@@ -3,11 +3,11 @@
 Each part of the namespace (``dualflow.X``, a package or a module directly under ``dualflow/``)
 names the parts it builds on directly; it may import those and, transitively, everything they
 build on, and nothing else. So no part imports one above it and there is no import cycle between
-parts. ``tests/test_layers.py`` reads this table and checks every import of every module against
+parts. ``tests/project/test_layers.py`` reads this table and checks every import of every module against
 it, function-local imports included.
 
-Bottom to top: the base utilities (errors, atomic file writes); the instruction set; the machine
-description; the models (functional, then timing); the workloads; the experiments that run
+Bottom to top: the common utilities (``common``: errors, atomic file writes, build folders); the
+instruction set; the machine description; the models (functional, then timing); the workloads; the experiments that run
 workloads on the models. Beside them: the RTL core on the machine description, its synthesis and
 its testbenches (which use the models and the workloads as golden references). The GPU energy
 model joins the two sides: the timing model's statistics times energies from synthesis's SRAM model
@@ -22,19 +22,16 @@ from collections.abc import Mapping
 BUILDS_ON: Mapping[str, tuple[str, ...]] = {
     "__init__": (),  # the namespace's own ``dualflow/__init__.py``
     "layers": (),
-    "errors": (),
-    "atomic_write": ("errors",),
-    "build_dir": (),
-    "provenance": (),  # the checkout's commit, for data files that say where they came from
-    "isa": ("errors", "atomic_write"),
+    "common": (),  # errors, atomic file writes, build folders, the checkout's commit
+    "isa": ("common",),
     "machine": ("isa",),
     "models": ("machine",),
     "kernels": ("models",),
     "energy": ("models", "synth"),  # the timing model's statistics times per-event energies (CACTI, scaling)
     "experiments": ("kernels", "energy"),
     "rtl": ("machine",),
-    "synth": ("rtl", "build_dir"),
-    "testbench": ("rtl", "kernels", "synth", "build_dir", "provenance"),  # synth: gate-level runs of a netlist
+    "synth": ("rtl",),
+    "testbench": ("rtl", "kernels", "synth"),  # synth: gate-level runs of a netlist
     "cli": ("experiments", "synth", "testbench"),
     "__main__": ("cli",),
 }

@@ -1,5 +1,5 @@
 """The behaviour lock: fingerprints of every model's observable behaviour, pinned in
-tests/data/behaviour_lock.json and compared by tests/test_behaviour_lock.py.
+tests/data/behaviour_lock.json and compared by tests/project/test_behaviour_lock.py.
 
 A refactoring that claims to preserve behaviour must leave every fingerprint unchanged:
 

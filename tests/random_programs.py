@@ -1,4 +1,4 @@
-"""Checking and shrinking for the converter's property tests (tests/test_convert_property.py).
+"""Checking and shrinking for the converter's property tests (tests/isa/convert/test_convert_property.py).
 
 The random structured REG-form programs themselves come from the package
 (``dualflow.testbench.randprog.generator``). ``check_dmax`` converts and
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dualflow.errors import KernelFault
+from dualflow.common.errors import KernelFault
 from dualflow.isa import Kernel, assemble
 from dualflow.isa.convert import ConvertError, convert_kernel
 from dualflow.testbench.randprog.generator import (

@@ -8,7 +8,7 @@ import signal
 import sys
 import warnings
 
-from dualflow.errors import DualflowError
+from dualflow.common.errors import DualflowError
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from dualflow.atomic_write import atomic_write
+from dualflow.common.atomic_write import atomic_write
 from dualflow.rtl.params import CoreParams
 from dualflow.synth.asic import compare_area_table, map_core
 from dualflow.synth.cacti_build import require_cacti
@@ -14,7 +14,7 @@ from dualflow.synth.liberty import NODE_NM, find_liberty, read_library
 
 
 def _timing(args, params: dict[str, CoreParams], library) -> dict:
-    """Each mode's timing (``synth/core_timing.py``), printed BASE vs DFLOW or alone."""
+    """Each mode's timing (``dualflow/synth/core_timing.py``), printed BASE vs DFLOW or alone."""
     from dualflow.synth.core_timing import compare_timing_table, time_core
 
     timings = {}

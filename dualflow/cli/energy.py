@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from dualflow.atomic_write import atomic_write, check_output
-from dualflow.errors import ConfigError
+from dualflow.common.atomic_write import atomic_write, check_output
+from dualflow.common.errors import ConfigError
 from dualflow.machine.mode import MODES
 
 from .options import positive, seed

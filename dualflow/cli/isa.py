@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from dualflow.atomic_write import atomic_write, check_output
-from dualflow.errors import DualflowError
+from dualflow.common.atomic_write import atomic_write, check_output
+from dualflow.common.errors import DualflowError
 from dualflow.isa.kernel import MAX_RING
 
 from .options import add_rings, add_variants, int_in, variants_of

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dualflow.errors import ConfigError
+from dualflow.common.errors import ConfigError
 from dualflow.isa import Form, Kernel
 from dualflow.models.device import Device
 

@@ -80,7 +80,7 @@ def _table(runs: dict) -> str:
     totals = {m: reports[m].total() for m in modes}
     lines.append(row("logic total", totals))
     lines.append("")
-    lines.append("memory macros (synth/sram.py), over the run: accesses from the enables at each clock edge")
+    lines.append("memory macros (dualflow/synth/sram.py), over the run: accesses from the enables at each clock edge")
     lines.append(f"{'macro':<26}" + "".join(f" {m.upper() + ' ' + k:>14}" for k in ("count", "reads", "writes", "uW")
                                           for m in modes))
     macros = sorted({k for r in reports.values() for k in r.macros})
@@ -135,7 +135,7 @@ def _scaled(runs: dict, liberty: str, preset: str) -> str:
 
 def _saved_runs(paths: list[str]) -> dict:
     """The runs of ``--json`` files written before, by mode (a later file's mode replaces an earlier's)."""
-    from dualflow.errors import ConfigError
+    from dualflow.common.errors import ConfigError
     from dualflow.synth.power import PowerReport
     from dualflow.testbench.gate_power import RunPower
 
@@ -154,8 +154,8 @@ def _saved_runs(paths: list[str]) -> dict:
 
 
 def cmd_power(args) -> int:
-    from dualflow.atomic_write import atomic_write, check_output
-    from dualflow.errors import ConfigError
+    from dualflow.common.atomic_write import atomic_write, check_output
+    from dualflow.common.errors import ConfigError
     from dualflow.kernels.registry import get_workload
     from dualflow.synth.liberty import NODE_NM, find_liberty, read_library
     from dualflow.testbench.gate_power import workload_power

@@ -57,7 +57,7 @@ def _params(args, **override) -> CoreParams:
     """The core the options describe. With ``--config FILE`` (a GPU configuration, as a timing run
     writes it) the core is one SM of that GPU (``CoreParams.from_sm``): the SM's fields come from the
     file, the mode too unless ``--mode`` is given, and only the RTL-only fields are options."""
-    from dualflow.errors import ConfigError
+    from dualflow.common.errors import ConfigError
     from dualflow.rtl.params import SM_FIELDS
 
     values = {f.name: getattr(args, f.name) for f in dataclasses.fields(CoreParams)
@@ -79,7 +79,7 @@ def _params(args, **override) -> CoreParams:
 
 
 def cmd_generate(args) -> int:
-    from dualflow.atomic_write import check_output
+    from dualflow.common.atomic_write import check_output
     from dualflow.rtl.generate import write_core_verilog
 
     check_output(args.output, "-o")
@@ -90,7 +90,7 @@ def cmd_generate(args) -> int:
 
 
 def cmd_cosim(args) -> int:
-    from dualflow.errors import ConfigError
+    from dualflow.common.errors import ConfigError
     from dualflow.testbench.cosim import CosimCase, run_cosim
 
     from .launch import parse_values, program_launch
@@ -168,14 +168,14 @@ def cmd_lint(args) -> int:
 
 
 def cmd_synth(args) -> int:
-    from dualflow.atomic_write import atomic_write, check_output
+    from dualflow.common.atomic_write import atomic_write, check_output
     from dualflow.synth.yosys import compare_table, synthesize
 
     if args.json is not None:
         check_output(args.json, "--json")
     modes = MODES if args.mode is None else (args.mode,)
     if args.timing and args.liberty is None:
-        from dualflow.errors import ConfigError
+        from dualflow.common.errors import ConfigError
 
         raise ConfigError("--timing needs --liberty (a standard-cell library to time the core in)")
     if args.liberty is not None:

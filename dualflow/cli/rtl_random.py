@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from dualflow.errors import ConfigError
+from dualflow.common.errors import ConfigError
 
 from .options import positive
 
@@ -14,7 +14,7 @@ __all__ = ["add_random_options", "cmd_random"]
 
 
 def add_random_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("random programs (testbench/campaign.py; the core options below override "
+    g = p.add_argument_group("random programs (dualflow/testbench/campaign.py; the core options below override "
                              "each parameter set's fields)")
     g.add_argument("--random", type=positive, metavar="N", help="a campaign: generated programs until N warp "
                    "instructions have been compared per mode; --seed S makes it (default mode: both)")

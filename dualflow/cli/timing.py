@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from dualflow.atomic_write import atomic_write, check_output
-from dualflow.errors import ConfigError
+from dualflow.common.atomic_write import atomic_write, check_output
+from dualflow.common.errors import ConfigError
 from dualflow.machine.mode import MODES
 
 from .launch import add_launch_options, given_launch_options
@@ -128,7 +128,7 @@ def _sim_program(args) -> int:
 def cmd_reproduce(args) -> int:
     from pathlib import Path
 
-    from dualflow.atomic_write import check_folder
+    from dualflow.common.atomic_write import check_folder
     from dualflow.experiments.reproduce import FIGURE_WORKLOADS, MARKER, PRESETS, WARPS, reproduce
 
     check_folder(args.output, MARKER, "-o")

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from dualflow.atomic_write import atomic_write, check_output
+from dualflow.common.atomic_write import atomic_write, check_output
 
 from .options import MAX_N, add_max_instructions, add_rings, add_variants, int_in, seed, variants_of
 
@@ -105,7 +105,7 @@ def cmd_bench_run(args) -> int:
 
 
 def cmd_overhead(args) -> int:
-    from dualflow.atomic_write import check_folder
+    from dualflow.common.atomic_write import check_folder
     from dualflow.isa.opcodes import Variant
     from dualflow.kernels.overhead import CAUSES, CDF_POINTS, MARKER, cdf, measure, summarize, write_results
     from dualflow.kernels.registry import WORKLOADS, get_workload

@@ -1,0 +1,180 @@
+"""No package imports a package above it: every import of every module (function-local ones
+included) is checked against the layering in ``dualflow/layers.py``, and the package graph has no
+cycle. The checker is shown to catch a planted upward import, a relative one, and a cycle."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import tomllib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+from paths import REPO
+
+from dualflow.layers import BUILDS_ON, below
+
+ROOT = REPO
+
+
+def installed_modules() -> dict[str, tuple[Path, bool]]:
+    """Every module of the ``dualflow`` packages, read off the folder tree (the tree is the import
+    tree): dotted name -> (file, is a package's ``__init__``)."""
+    out: dict[str, tuple[Path, bool]] = {}
+    for file in sorted((ROOT / "dualflow").rglob("*.py")):
+        parts = file.relative_to(ROOT).with_suffix("").parts
+        is_package = parts[-1] == "__init__"
+        out[".".join(parts[:-1] if is_package else parts)] = (file, is_package)
+    return out
+
+
+def test_setuptools_finds_every_package_of_the_tree():
+    """pyproject.toml lists no packages: setuptools finds them, and it finds every folder of Python
+    files, so none is left out of an install (or out of the layer check)."""
+    from setuptools import find_namespace_packages
+
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert packages == {"find": {"include": ["dualflow*"]}}, "packages are found, not listed"
+    found = set(find_namespace_packages(str(ROOT), include=["dualflow*"]))
+    folders = {".".join(file.parent.relative_to(ROOT).parts) for file in (ROOT / "dualflow").rglob("*.py")}
+    assert folders <= found, folders - found
+
+
+def imports_of(name: str, source: str, is_package: bool) -> Iterator[tuple[int, str]]:
+    """(line, absolute module) of every import in ``source`` anywhere in the file, relative
+    imports resolved; ``from dualflow import x`` yields ``dualflow.x``."""
+    package = name.split(".") if is_package else name.split(".")[:-1]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module == "dualflow":
+                for alias in node.names:
+                    yield node.lineno, f"dualflow.{alias.name}"
+            else:
+                yield node.lineno, module
+
+
+def part_of(module: str) -> str | None:
+    """The layer a ``dualflow`` module belongs to (``dualflow.models.timing.sm`` -> ``models``);
+    None for modules outside the namespace."""
+    parts = module.split(".")
+    if parts[0] != "dualflow":
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def check(modules: Mapping[str, tuple[str, bool]],
+          table: Mapping[str, tuple[str, ...]] = BUILDS_ON) -> tuple[list[str], dict[str, set[str]]]:
+    """Imports that break the layering, one message each, and the part-to-part import graph."""
+    problems: list[str] = []
+    graph: dict[str, set[str]] = {}
+    for name, (source, is_package) in sorted(modules.items()):
+        part = part_of(name)
+        if part not in table:
+            problems.append(f"{name}: part {part!r} has no place in dualflow/layers.py")
+            continue
+        allowed = below(part, table)
+        for line, target in imports_of(name, source, is_package):
+            other = part_of(target)
+            if other is None or other == part:
+                continue
+            graph.setdefault(part, set()).add(other)
+            if other not in allowed:
+                problems.append(f"{name}:{line}: imports {target}, but {part} does not build on {other}")
+    return problems, graph
+
+
+def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a path that returns to its start, or None."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+@functools.cache
+def read_all() -> dict[str, tuple[str, bool]]:
+    return {name: (file.read_text(), is_package) for name, (file, is_package) in installed_modules().items()}
+
+
+def test_every_import_goes_down():
+    modules = read_all()
+    assert "dualflow.cli.rtl" in modules and "dualflow.models.timing.sm" in modules  # the walk finds them
+    problems, _graph = check(modules)
+    assert problems == []
+
+
+def test_no_import_cycle_between_packages():
+    _problems, graph = check(read_all())
+    assert find_cycle(graph) is None
+
+
+def test_the_layering_itself_has_no_cycle():
+    for part in BUILDS_ON:
+        assert part not in below(part), part
+
+
+def test_every_part_of_the_namespace_has_a_layer():
+    parts = {part_of(name) for name in installed_modules()}
+    assert parts <= set(BUILDS_ON), parts - set(BUILDS_ON)
+
+
+@pytest.mark.parametrize("name, is_package, source, message", [
+    # a function-local upward import, the kind the command-line code used to make
+    ("dualflow.isa.fake", False, "def f():\n    from dualflow.rtl import core\n",
+     "dualflow.isa.fake:2: imports dualflow.rtl, but isa does not build on rtl"),
+    # a relative import that climbs out of the package
+    ("dualflow.models.timing.fake", False, "from ...kernels import registry\n",
+     "imports dualflow.kernels, but models does not build on kernels"),
+    ("dualflow.rtl", True, "from dualflow import testbench\n",
+     "imports dualflow.testbench, but rtl does not build on testbench"),
+    ("dualflow.rtl.fake", False, "import dualflow.synth.yosys\n",
+     "imports dualflow.synth.yosys, but rtl does not build on synth"),
+    # sideways: experiments and testbench are on separate branches
+    ("dualflow.experiments.fake", False, "from dualflow.testbench.cosim import run_cosim\n",
+     "experiments does not build on testbench"),
+    ("dualflow.newpart", False, "", "part 'newpart' has no place"),
+])
+def test_the_check_catches_a_planted_import(name, is_package, source, message):
+    problems, _graph = check({name: (source, is_package)})
+    assert len(problems) == 1 and message in problems[0], problems
+
+
+def test_downward_and_outside_imports_pass():
+    source = "import numpy\nfrom dualflow.isa import Form\nfrom .stats import TimingStats\n"
+    assert check({"dualflow.models.timing.fake": (source, False)})[0] == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    _problems, graph = check({"dualflow.rtl.x": ("from dualflow.testbench import sim\n", False),
+                              "dualflow.testbench.y": ("from dualflow.rtl import core\n", False)})
+    assert find_cycle(graph) == ["rtl", "testbench", "rtl"]
+
+
+def test_a_layering_with_a_cycle_is_seen():
+    assert "a" in below("a", {"a": ("b",), "b": ("a",)})
