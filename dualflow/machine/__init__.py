@@ -15,10 +15,11 @@ from .config_file import load_config
 from .footprint import block_registers, entries_per_warp
 from .functional import FunctionalConfig
 from .memory import MemoryConfig
-from .mode import MODES, Mode
+from .mode import CAPABILITIES, MODES, Capabilities, Dispatch, Mode, RegisterFile, ScoreboardKind, check_implemented
 from .presets import PRESETS, preset
 from .schedulers import SCHEDULERS, Scheduler
 
-__all__ = ["MODES", "PRESETS", "SCHEDULERS", "FunctionalConfig", "GpuConfig", "MemoryConfig", "Mode", "Scheduler",
-           "SmConfig", "UnitConfig", "bank_row", "block_registers", "entries_per_warp", "load_config", "preset",
+__all__ = ["CAPABILITIES", "MODES", "PRESETS", "SCHEDULERS", "Capabilities", "Dispatch", "FunctionalConfig",
+           "GpuConfig", "MemoryConfig", "Mode", "RegisterFile", "Scheduler", "ScoreboardKind", "SmConfig", "UnitConfig",
+           "check_implemented", "bank_row", "block_registers", "entries_per_warp", "load_config", "preset",
            "register_bank", "rows_per_warp"]
