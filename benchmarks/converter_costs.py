@@ -22,7 +22,7 @@ import json
 import sys
 import time
 
-import dualflow.isa.convert as converter
+import dualflow.isa.convert.costs as costs
 from dualflow.isa import Form, Module, Opcode
 from dualflow.isa.convert import convert_module
 from dualflow.kernels.registry import WORKLOADS
@@ -72,10 +72,10 @@ def main() -> None:
     parser.add_argument("--dmax", type=int, default=31)
     parser.add_argument("--ring", type=int, default=32)
     parser.add_argument("--json", help="also write the rows here")
-    parser.add_argument("--load-cost", type=float, default=converter.LOCAL_LOAD_COST)
-    parser.add_argument("--store-cost", type=float, default=converter.LOCAL_STORE_COST)
+    parser.add_argument("--load-cost", type=float, default=costs.LOCAL_LOAD_COST)
+    parser.add_argument("--store-cost", type=float, default=costs.LOCAL_STORE_COST)
     args = parser.parse_args()
-    converter.LOCAL_LOAD_COST, converter.LOCAL_STORE_COST = args.load_cost, args.store_cost
+    costs.LOCAL_LOAD_COST, costs.LOCAL_STORE_COST = args.load_cost, args.store_cost
     rows = []
     print(f"preset {args.preset}; DFLOW from the converter at Dmax {args.dmax}, ring {args.ring}, local load "
           f"cost {args.load_cost:g}, store cost {args.store_cost:g}; compiled timing engine")

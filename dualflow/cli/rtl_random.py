@@ -57,7 +57,7 @@ def cmd_random(args) -> int:
     cores = [core_params(name, mode, overrides) for mode in modes for name in sets]  # checks every set first
     fp = _fp(args, cores)
     if args.random_program is not None:
-        from dualflow.rtl.trap import TrapCause
+        from dualflow.rtl.interfaces import TrapCause
 
         if len(modes) != 1 or len(sets) != 1:
             raise ConfigError("--random-program: give one --mode (base or dflow) and one --params set")

@@ -8,29 +8,21 @@ stages (``x1_`` ... ), which is where a synthesis tool retimes the multiplier.
 """
 
 from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from dualflow.isa.opcodes import SPECS, Cmp, Opcode, UnitClass, VoteMode
 
 from ._checks import reject
 from .decode import Op
-from .layouts import lane_data
+from .interfaces import alu_input_layout, lane_data
 from .params import CoreParams
 from .result_stages import result_stages
 
-__all__ = ["IntegerAlu", "alu_input_layout", "ALU_OPCODES"]
+__all__ = ["IntegerAlu", "ALU_OPCODES"]
 
 #: Opcodes the ALU executes: the INT unit class of the table, and LDC whose value the core supplies.
 ALU_OPCODES = frozenset(op for op, spec in SPECS.items() if spec.unit is UnitClass.INT) | {Opcode.LDC}
-
-
-def alu_input_layout(params: CoreParams, tag_width: int) -> data.StructLayout:
-    """Payload entering the ALU: opcode, ``mod``, active mask, three operand vectors and a tag."""
-    return data.StructLayout({
-        "op": Op, "mod": 4, "mask": params.warp_size, "tag": tag_width,
-        "a": lane_data(params.warp_size), "b": lane_data(params.warp_size), "c": lane_data(params.warp_size),
-    })
 
 
 def _compare(m: Module, cond, a, b, signed: bool):

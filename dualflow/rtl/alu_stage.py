@@ -15,12 +15,17 @@ from amaranth.lib.wiring import In, Out
 
 from ._checks import reject
 from .alu import IntegerAlu
-from .collector import dispatch_layout
-from .configuration import TID_ROWS
-from .layouts import lane_data
+from .interfaces import (
+    COLLECTOR_TAG_BITS,
+    TID_ROWS,
+    completion_layout,
+    dispatch_layout,
+    info_layout,
+    issue_exec_layout,
+    lane_data,
+)
 from .params import CoreParams
 from .read_stage import ReadStage
-from .stages import COLLECTOR_TAG_BITS, completion_layout, info_layout, issue_exec_layout
 
 __all__ = ["AluStage"]
 

@@ -27,61 +27,26 @@ Once a CU is offered on a dispatch stream it stays offered (same payload) until 
 from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from dualflow.common.errors import ConfigError
 
-from .layouts import lane_data
+from .interfaces import (
+    SOURCES,
+    alloc_layout,
+    dispatch_layout,
+    entry_layout,
+    lane_data,
+    mem_layout,
+    read_request_layout,
+    read_response_signature,
+    waiting_layout,
+)
 from .params import CoreParams
-from .regfile import bank_of, entry_layout, read_request_layout, read_response_signature
+from .regfile import bank_of
 
-__all__ = ["OperandCollector", "alloc_layout", "dispatch_layout", "waiting_layout", "SOURCES", "COLOR_BITS"]
-
-#: Source operands per instruction.
-SOURCES = 3
-#: Width of a memory color (docs/isa.md: 4-bit ``mod`` field).
-COLOR_BITS = 4
-
-
-def source_layout(params: CoreParams) -> data.StructLayout:
-    """One source operand at allocation: needed, entry index, value already in the register file;
-    with ``uniform_operands``, ``value``: the operand of every lane when it is not needed (a
-    uniform operand; 0 for an absent one)."""
-    return data.StructLayout({"valid": 1, "index": range(params.entries_per_warp), "ready": 1,
-                              **({"value": 32} if params.uniform_operands else {})})
-
-
-def mem_layout() -> data.StructLayout:
-    """Memory-ordering fields: is a memory instruction, is a store, its color."""
-    return data.StructLayout({"valid": 1, "store": 1, "color": COLOR_BITS})
-
-
-def alloc_layout(params: CoreParams, *, payload_width: int, tag_width: int, units: int) -> data.StructLayout:
-    """Payload of the allocate stream (one issued instruction)."""
-    return data.StructLayout({
-        "warp": range(params.warps),
-        "tag": tag_width,
-        "unit": range(units),
-        "mem": mem_layout(),
-        "src": data.ArrayLayout(source_layout(params), SOURCES),
-        "payload": payload_width,
-    })
-
-
-def waiting_layout(params: CoreParams) -> data.StructLayout:
-    """A CU that holds an instruction with an operand not ready (``valid``), and its warp."""
-    return data.StructLayout({"valid": 1, "warp": range(params.warps)})
-
-
-def dispatch_layout(params: CoreParams, *, payload_width: int, tag_width: int) -> data.StructLayout:
-    """Payload of a dispatch stream: the instruction and its operand values (0 for absent ones)."""
-    return data.StructLayout({
-        "warp": range(params.warps),
-        "tag": tag_width,
-        "payload": payload_width,
-        "operands": data.ArrayLayout(lane_data(params.warp_size), SOURCES),
-    })
+__all__ = ["OperandCollector"]
 
 
 class OperandCollector(wiring.Component):

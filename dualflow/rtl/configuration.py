@@ -20,18 +20,16 @@ from dualflow.isa.encoding import UNIFORM_FLAG, UNIFORM_MAX
 from dualflow.isa.opcodes import SpecialReg, uniform_operand
 
 from ._checks import reject
-from .layouts import lane_data
+from .interfaces import TID_ROWS, lane_data
 from .params import CoreParams
 
-__all__ = ["CFG_PARAM_BASE", "CFG_SHARED_LIMIT", "TID_ROWS", "ConfigRegisters", "cfg_mask_base"]
+__all__ = ["CFG_PARAM_BASE", "CFG_SHARED_LIMIT", "ConfigRegisters", "cfg_mask_base"]
 
 #: Configuration address of the first kernel parameter word (``params.param_words`` of them).
 CFG_PARAM_BASE = 16
 #: Configuration address of the block's shared-memory size in bytes (``.shared``; accesses at or
 #: past it trap). The one address below ``CFG_PARAM_BASE`` that is not a special register.
 CFG_SHARED_LIMIT = 15
-#: Rows of the tid table per warp: tid.x, tid.y, tid.z and one unused row.
-TID_ROWS = 4  # dualflow/testbench/core/protocol.py says the same to the bench
 #: Uniform-operand read ports: one per source field.
 UNIFORM_PORTS = len(UNIFORM_FLAG)
 

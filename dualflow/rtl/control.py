@@ -28,16 +28,26 @@ from dualflow.isa.opcodes import SPECS, BranchIf
 
 from ._checks import reject
 from .decode import Op
+from .interfaces import (
+    TrapCause,
+    clear_layout,
+    clear_valid,
+    completion_layout,
+    hand_clear,
+    info_layout,
+    issue_control_layout,
+    read_request_layout,
+    read_response_signature,
+    request_clear,
+    trap_signature,
+)
 from .params import CoreParams
-from .regfile import bank_of, read_request_layout, read_response_signature
+from .regfile import bank_of
 from .register_pointer import ADVANCE_BITS, rp_width
 from .simt_stack import Op as StackOp
 from .simt_stack import SimtStack, hand_rps
 from .simt_stack import Status as StackStatus
 from .simt_stack import Trap as StackTrap
-from .stages import completion_layout, info_layout, issue_control_layout
-from .trap import TrapCause, trap_signature
-from .written_bits import clear_layout, clear_valid, hand_clear, request_clear
 
 __all__ = ["ControlUnit"]
 

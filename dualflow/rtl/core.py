@@ -37,20 +37,32 @@ from amaranth.utils import ceil_log2
 
 from ._checks import reject
 from .alu_stage import AluStage
-from .collector import SOURCES, OperandCollector
-from .configuration import TID_ROWS, ConfigRegisters
+from .collector import OperandCollector
+from .configuration import ConfigRegisters
 from .control import ControlUnit
-from .events import EventMonitor, event_layout
+from .events import EventMonitor
 from .fetch import FetchUnit
 from .fp.stages import FpuStage, SfuStage
+from .interfaces import (
+    COLLECTOR_TAG_BITS,
+    SOURCES,
+    TID_ROWS,
+    LsuFault,
+    TraceSignature,
+    TrapCause,
+    completion_layout,
+    event_layout,
+    info_layout,
+    lane_data,
+    mem_request_layout,
+    mem_response_layout,
+)
 from .issue import IssueStage
-from .layouts import lane_data
-from .lsu import LoadStoreUnit, LsuFault, mem_request_layout, mem_response_layout
+from .lsu import LoadStoreUnit
 from .params import CoreParams
 from .regfile import BankedRegisterFile
 from .scoreboard import Scoreboard
-from .stages import COLLECTOR_TAG_BITS, TraceSignature, completion_layout, info_layout
-from .trap import TrapCause, TrapCollector
+from .trap import TrapCollector
 from .units import DISPATCHED, FIXED_LATENCY, ExecUnit, dispatch_index
 from .writeback import WritebackArbiter, WritebackSlots
 

@@ -16,19 +16,14 @@ of one cycle, registered (it describes the cycle before the one it is seen in):
 from __future__ import annotations
 
 from amaranth import Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ._checks import reject
+from .interfaces import event_layout
 from .params import CoreParams
 
-__all__ = ["EventMonitor", "event_layout"]
-
-
-def event_layout(params: CoreParams) -> data.StructLayout:
-    """The flags of one cycle (see the module docstring)."""
-    return data.StructLayout({"bank_conflict": 1, "cu_full": 1, "ring_guard": 1, "barrier_wait": 1,
-                              "stack_depth": range(params.stack_depth + 1)})
+__all__ = ["EventMonitor"]
 
 
 class EventMonitor(wiring.Component):

@@ -41,17 +41,28 @@ from dualflow.isa.encoding import UNIFORM_MAX
 from dualflow.isa.opcodes import UNIFORM_PARAM_WORDS, UNIFORM_SREGS, SpecialReg
 
 from ._checks import reject
-from .collector import SOURCES, alloc_layout, waiting_layout
 from .decode import UNIT_CODES, Op, Unit, decoded_layout, hand_selector, ring_field
+from .interfaces import (
+    COLLECTOR_TAG_BITS,
+    SEQ_BITS,
+    SOURCES,
+    TrapCause,
+    alloc_layout,
+    check_signature,
+    clear_layout,
+    entry_layout,
+    info_layout,
+    issue_control_layout,
+    issue_exec_layout,
+    peek_signature,
+    trap_signature,
+    waiting_layout,
+)
 from .params import CoreParams
-from .regfile import entry_layout
 from .register_pointer import hand_entry, pick_hand, rp_width
 from .scheduler import WarpScheduler
-from .scoreboard import check_signature, peek_signature
-from .stages import COLLECTOR_TAG_BITS, SEQ_BITS, info_layout, issue_control_layout, issue_exec_layout
-from .trap import TrapCause, trap_signature
 from .units import DISPATCHED, UNIT_OF_CLASS, ExecUnit, dispatch_index
-from .written_bits import WrittenBits, clear_layout
+from .written_bits import WrittenBits
 
 __all__ = ["IssueStage"]
 

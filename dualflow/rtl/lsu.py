@@ -26,25 +26,17 @@ side (it knows the allocations and the per-thread size).
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ._checks import reject
 from .decode import Space
-from .layouts import lane_data
+from .interfaces import LsuFault, lane_data, mem_request_layout, mem_response_layout
 from .params import CoreParams
 from .scheduler import lowest_set, onehot_index
 
-__all__ = ["LoadStoreUnit", "LsuFault", "lsu_input_layout", "lsu_output_layout", "mem_request_layout",
-           "mem_response_layout"]
-
-
-class LsuFault(enum.Enum, shape=1):
-    """Why the unit refused an access (``fault_kind``)."""
-
-    MISALIGNED = 0  #: an active lane's address is not a multiple of 4
-    SHARED_BOUNDS = 1  #: a shared access at or past ``shared_limit``
+__all__ = ["LoadStoreUnit", "lsu_input_layout", "lsu_output_layout"]
 
 
 def lsu_input_layout(params: CoreParams, info_width: int) -> data.StructLayout:
@@ -61,17 +53,6 @@ def lsu_output_layout(params: CoreParams, info_width: int) -> data.StructLayout:
     lanes = lane_data(params.warp_size)
     return data.StructLayout({"info": info_width, "values": lanes,
                               **({"addrs": lanes, "data": lanes} if params.trace else {})})
-
-
-def mem_request_layout(params: CoreParams, tag_width: int) -> data.StructLayout:
-    return data.StructLayout({
-        "tag": tag_width, "warp": range(params.warps), "store": 1, "local": 1, "mask": params.warp_size,
-        "addr": lane_data(params.warp_size), "data": lane_data(params.warp_size),
-    })
-
-
-def mem_response_layout(params: CoreParams, tag_width: int) -> data.StructLayout:
-    return data.StructLayout({"tag": tag_width, "data": lane_data(params.warp_size)})
 
 
 class LoadStoreUnit(wiring.Component):

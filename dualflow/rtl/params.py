@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from dualflow.common.errors import ConfigError
+from dualflow.isa.kernel import DEFAULT_DMAX, DEFAULT_RING
 from dualflow.isa.opcodes import MAX_HANDS
 from dualflow.machine import Mode, Scheduler, SmConfig
 
@@ -116,11 +117,11 @@ class CoreParams:
     warps: int = 4
     register_banks: int = 4
     collector_units: int = 4
-    ring: int = None  # type: ignore[assignment]  # rings[0] with rings, else 32
+    ring: int = None  # type: ignore[assignment]  # rings[0] with rings, else DEFAULT_RING
     rings: tuple[int, ...] | None = None
     uniform_operands: bool = False
     regs: int = 32
-    dmax: int = 31
+    dmax: int = DEFAULT_DMAX
     scheduler: Scheduler = Scheduler.GTO
     alu_latency: int = 2
     fp_latency: int = 4
@@ -209,7 +210,7 @@ class CoreParams:
                 raise ConfigError(f"core parameter rings {rings}: hands are of the DFLOW form, not mode "
                                   f"{Mode.parse(self.mode, 'core parameter mode')}")
         elif self.ring is None:
-            object.__setattr__(self, "ring", 32)
+            object.__setattr__(self, "ring", DEFAULT_RING)
 
     @classmethod
     def from_sm(cls, sm: SmConfig, mode: Mode | str, *, warps: int, **rtl_only: int) -> CoreParams:

@@ -14,10 +14,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ._checks import reject
-from .collector import SOURCES, dispatch_layout
-from .layouts import lane_data
+from .interfaces import COLLECTOR_TAG_BITS, SOURCES, dispatch_layout, issue_exec_layout, lane_data
 from .params import CoreParams
-from .stages import COLLECTOR_TAG_BITS, issue_exec_layout
 
 __all__ = ["ReadStage"]
 

@@ -17,7 +17,7 @@ comes back the next cycle on that bank's response port, tagged with the requeste
 from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
@@ -25,42 +25,10 @@ from dualflow.common.errors import ConfigError
 from dualflow.machine import bank_row, register_bank
 from dualflow.machine import rows_per_warp as machine_rows_per_warp
 
-from .layouts import lane_data
+from .interfaces import lane_data, read_request_layout, read_response_signature, write_request_layout
 from .params import CoreParams
 
-__all__ = [
-    "BankArbiter", "BankedRegisterFile", "RegisterBank", "entry_layout", "read_request_layout",
-    "read_response_signature", "write_request_layout", "bank_of", "row_of", "rows_per_warp",
-]
-
-
-def entry_layout(params: CoreParams) -> data.StructLayout:
-    """A (warp, index) entry reference with a valid bit: writeback broadcasts, pending reads."""
-    return data.StructLayout({"valid": 1, "warp": range(params.warps), "index": range(params.entries_per_warp)})
-
-
-def read_request_layout(params: CoreParams) -> data.StructLayout:
-    """Payload of a read request: which warp's entry."""
-    return data.StructLayout({"warp": range(params.warps), "index": range(params.entries_per_warp)})
-
-
-def write_request_layout(params: CoreParams) -> data.StructLayout:
-    """Payload of a write: entry, per-lane write enable (bit i = lane i) and per-lane data."""
-    return data.StructLayout({
-        "warp": range(params.warps),
-        "index": range(params.entries_per_warp),
-        "mask": params.warp_size,
-        "data": lane_data(params.warp_size),
-    })
-
-
-def read_response_signature(params: CoreParams, requesters: int) -> wiring.Signature:
-    """One bank's read data, valid the cycle after its grant (no backpressure: capture it then)."""
-    return wiring.Signature({
-        "valid": Out(1),
-        "requester": Out(range(requesters)),
-        "data": Out(lane_data(params.warp_size)),
-    })
+__all__ = ["BankArbiter", "BankedRegisterFile", "RegisterBank", "bank_of", "row_of", "rows_per_warp"]
 
 
 def rows_per_warp(params: CoreParams) -> int:

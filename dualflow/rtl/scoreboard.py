@@ -20,35 +20,15 @@ from the next cycle on); an issue and a writeback of one entry in the same cycle
 from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Signal
-from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In
 
 from dualflow.common.errors import ConfigError
 
-from .collector import SOURCES
+from .interfaces import check_signature, entry_layout, peek_signature
 from .params import CoreParams
-from .regfile import entry_layout
 
-__all__ = ["Scoreboard", "check_signature", "peek_signature"]
-
-
-def check_signature(params: CoreParams) -> wiring.Signature:
-    """A warp's candidate instruction, seen from the issue stage: its sources and destination
-    (entries: registers in BASE, ring slots in DFLOW) out, the verdict in."""
-    operand = data.StructLayout({"valid": 1, "index": range(params.entries_per_warp)})
-    return wiring.Signature({
-        "src": Out(data.ArrayLayout(operand, SOURCES)),
-        "dst": Out(operand),
-        "blocked": In(1),
-        "src_pending": In(SOURCES),
-    })
-
-
-def peek_signature(params: CoreParams) -> wiring.Signature:
-    """A warp's next instruction (behind its candidate), seen from the issue stage: its sources
-    out, whether each is still in flight in."""
-    operand = data.StructLayout({"valid": 1, "index": range(params.entries_per_warp)})
-    return wiring.Signature({"src": Out(data.ArrayLayout(operand, SOURCES)), "src_pending": In(SOURCES)})
+__all__ = ["Scoreboard"]
 
 
 class Scoreboard(wiring.Component):

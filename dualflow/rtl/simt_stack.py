@@ -48,9 +48,9 @@ from amaranth.utils import ceil_log2
 
 from dualflow.common.errors import ConfigError
 
+from .interfaces import clear_layout, hand_clear, request_clear
 from .params import CoreParams
 from .register_pointer import ADVANCE_BITS, rp_width
-from .written_bits import clear_layout, hand_clear, request_clear
 
 __all__ = ["Op", "SimtStack", "Status", "Trap", "cmd_layout", "hand_rps", "resp_layout", "rp_layout"]
 

@@ -1,4 +1,5 @@
-"""Why and where the core stopped: the trap causes and the one place that records a trap.
+"""Why and where the core stopped: the one place that records a trap (its causes, ``TrapCause``, are
+in interfaces.py: every source of a trap sends one).
 
 Four parts of the core detect errors; each raises a trap request (cause, pc, warp) on a port of
 the ``TrapCollector``. The first trap since ``start`` is recorded and held (the core stops: no
@@ -18,42 +19,17 @@ that was being executed.
 from __future__ import annotations
 
 from amaranth import Module
-from amaranth.lib import data, enum, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ._checks import reject
+from .interfaces import TrapCause, trap_signature
 from .params import CoreParams
 
-__all__ = ["TRAP_SOURCES", "TrapCause", "TrapCollector", "trap_request_layout", "trap_signature"]
+__all__ = ["TRAP_SOURCES", "TrapCollector"]
 
 #: Trap sources, highest priority first.
 TRAP_SOURCES = ("control", "lsu", "stack", "issue")
-
-
-class TrapCause(enum.Enum, shape=4):
-    """Why the core stopped (``trap_cause``); 0 while running."""
-
-    NONE = 0
-    ILLEGAL = 1  #: not a valid instruction word for this core
-    STACK_OVERFLOW = 2  #: more than ``params.stack_depth`` nested divergence entries
-    STACK_EMPTY = 3  #: sync without ssy, or the stack ran dry with lanes alive
-    BARRIER = 4  #: bar reached by a diverged warp (a deadlock in the functional model)
-    PARAM = 5  #: ldc beyond ``params.param_words``
-    MISALIGNED = 6  #: a load or store address not a multiple of 4 (any space)
-    SHARED_BOUNDS = 7  #: a shared access at or past the block's ``.shared`` size
-    PC_RANGE = 8  #: a warp ran past the last instruction loaded (a path without ``exit``)
-    DFLOW_READ = 9  #: a DFLOW source slot an active lane did not write at that position (written_bits.py)
-
-
-def trap_request_layout(params: CoreParams) -> data.StructLayout:
-    """What a trap names: its cause, the instruction's pc and its warp."""
-    return data.StructLayout({"cause": TrapCause, "pc": range(params.imem_words), "warp": range(params.warps)})
-
-
-def trap_signature(params: CoreParams) -> wiring.Signature:
-    """A trap request, seen from its source: ``valid`` in the cycle the error is found (a stream
-    without backpressure: the collector takes or ignores it at once)."""
-    return wiring.Signature({"valid": Out(1), "payload": Out(trap_request_layout(params))})
 
 
 class TrapCollector(wiring.Component):

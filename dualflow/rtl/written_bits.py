@@ -40,48 +40,15 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from ._checks import reject
-from .collector import SOURCES
+from .interfaces import SOURCES, clear_layout, hand_clear
 from .params import CoreParams
 
-__all__ = ["WrittenBits", "clear_layout", "clear_valid", "hand_clear", "hand_clear_layout", "request_clear"]
+__all__ = ["WrittenBits"]
 
 
 def _slot_bits(params: CoreParams) -> int:
     """Bits of an entry of a warp's space (a ring slot, with one hand)."""
     return ceil_log2(params.entries_per_warp)
-
-
-def hand_clear_layout(params: CoreParams) -> data.StructLayout:
-    """Clear ``count`` slots (a ring at most: every slot) of warp ``warp`` from slot ``first`` on,
-    for the lanes in ``mask``: of the ring, or of one hand's (``first`` a slot of the largest ring)."""
-    largest = max(params.ring_sizes)
-    return data.StructLayout({"valid": 1, "warp": range(params.warps), "first": ceil_log2(largest),
-                              "count": range(largest + 1), "mask": params.warp_size})
-
-
-def clear_layout(params: CoreParams) -> data.Layout:
-    """The clear port: ``hand_clear_layout``, one per hand (an array) with hands."""
-    one = hand_clear_layout(params)
-    return one if params.hands == 1 else data.ArrayLayout(one, params.hands)
-
-
-def hand_clear(params: CoreParams, port, hand: int):
-    """Hand ``hand``'s clear of a ``clear_layout`` view (the port itself with one hand)."""
-    return port if params.hands == 1 else port[hand]
-
-
-def clear_valid(params: CoreParams, port):
-    """Some clear of a ``clear_layout`` view is valid."""
-    return port.valid if params.hands == 1 else Cat(port[h].valid for h in range(params.hands)).any()
-
-
-def request_clear(params: CoreParams, port, *, warp, first_rp, length, mask, hand: int = 0) -> list:
-    """Assignments of ``port`` (a ``hand_clear_layout`` view: ``hand_clear`` of the clear port)
-    clearing positions ``first_rp`` .. ``first_rp + length - 1`` of hand ``hand``'s ring (RP
-    values; a length of a ring or more clears every slot)."""
-    n = params.ring_sizes[hand]
-    return [port.valid.eq(1), port.warp.eq(warp), port.first.eq(first_rp[:ceil_log2(n)]),
-            port.count.eq(Mux(length >= n, n, length)), port.mask.eq(mask)]
 
 
 def check_layout(params: CoreParams) -> data.StructLayout:

@@ -39,7 +39,7 @@ class MemorySpec:
 def core_memories(params) -> list[MemorySpec]:
     """The memories of ``SimtCore(params)`` (``params``: ``rtl.params.CoreParams``)."""
     from dualflow.machine import rows_per_warp
-    from dualflow.rtl.configuration import TID_ROWS
+    from dualflow.rtl.interfaces import TID_ROWS
 
     lanes_bits = 32 * params.warp_size
     banks = params.register_banks

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from dualflow.common.errors import ConfigError
 from dualflow.isa import Kernel
+from dualflow.rtl.interfaces import TrapCause
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.trap import TrapCause
 
 from .cosim import CaseResult, run_cosim
 from .coverage import Coverage

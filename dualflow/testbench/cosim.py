@@ -32,9 +32,9 @@ from dualflow.models.trace import HandTraceRecord, Trace, TraceRecord
 from dualflow.rtl.configuration import CFG_PARAM_BASE, CFG_SHARED_LIMIT, cfg_mask_base
 from dualflow.rtl.core import SimtCore
 from dualflow.rtl.decode import core_variants
+from dualflow.rtl.interfaces import TrapCause
 from dualflow.rtl.params import CoreParams
 from dualflow.rtl.register_pointer import rp_width
-from dualflow.rtl.trap import TrapCause
 
 from .core.protocol import JOBS_ENV, RESULTS_ENV
 from .faults import FaultCheck, check_fault

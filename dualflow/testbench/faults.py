@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dualflow.common.errors import KernelFault
-from dualflow.rtl.trap import TrapCause
+from dualflow.rtl.interfaces import TrapCause
 
 __all__ = ["FaultCheck", "golden_kind", "check_fault"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 
+from dualflow.rtl.interfaces import TrapCause
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.trap import TrapCause
 
 from .campaign import Campaign, core_params, run_campaign
 

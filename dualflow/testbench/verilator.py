@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dualflow.common.build_dir import BUILD_BASE
 from dualflow.common.errors import ConfigError
-
-from .sim import BUILD_BASE
 
 if TYPE_CHECKING:
     from dualflow.rtl.params import CoreParams

@@ -41,6 +41,14 @@ def test_setuptools_finds_every_package_of_the_tree():
     assert folders <= found, folders - found
 
 
+def from_module(node: ast.ImportFrom, package: list[str]) -> str:
+    """The absolute module a ``from ... import`` reads from, inside ``package`` (its dotted parts)."""
+    if not node.level:
+        return node.module or ""
+    base = package[:len(package) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def imports_of(name: str, source: str, is_package: bool) -> Iterator[tuple[int, str]]:
     """(line, absolute module) of every import in ``source`` anywhere in the file, relative
     imports resolved; ``from dualflow import x`` yields ``dualflow.x``."""
@@ -50,11 +58,7 @@ def imports_of(name: str, source: str, is_package: bool) -> Iterator[tuple[int, 
             for alias in node.names:
                 yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[:len(package) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
+            module = from_module(node, package)
             if module == "dualflow":
                 for alias in node.names:
                     yield node.lineno, f"dualflow.{alias.name}"
@@ -178,3 +182,51 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_a_layering_with_a_cycle_is_seen():
     assert "a" in below("a", {"a": ("b",), "b": ("a",)})
+
+
+def module_graph(modules: Mapping[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """Which of ``modules`` each one imports, anywhere in its file: ``from p import m`` is an import
+    of the module ``p.m`` when there is one, else of ``p`` (a name ``p`` defines or re-exports)."""
+    graph: dict[str, set[str]] = {}
+    for name, (source, is_package) in modules.items():
+        package = name.split(".") if is_package else name.split(".")[:-1]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = from_module(node, package)
+                targets.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                               for alias in node.names)
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def test_no_import_cycle_between_modules():
+    """Inside a package too, no module imports one that imports it back, not even from inside a
+    function (a function-local import hides the cycle from the import system, not from a reader)."""
+    assert find_cycle(module_graph(read_all())) is None
+
+
+@pytest.mark.parametrize("modules, cycle", [
+    # the converter's cost weights read back from the package whose driver imports hands.py
+    ({"dualflow.isa.convert": ("from .hands import assign\n", True),
+      "dualflow.isa.convert.hands": ("def assign():\n    from . import LOCAL_LOAD_COST\n", False)},
+     ["dualflow.isa.convert", "dualflow.isa.convert.hands", "dualflow.isa.convert"]),
+    # two modules of one package, one import local to a function
+    ({"dualflow.testbench.sim": ("def run():\n    from .verilator import verilator_env\n", False),
+      "dualflow.testbench.verilator": ("from dualflow.testbench.sim import BUILD_BASE\n", False)},
+     ["dualflow.testbench.sim", "dualflow.testbench.verilator", "dualflow.testbench.sim"]),
+])
+def test_the_module_cycle_check_catches_a_planted_cycle(modules, cycle):
+    assert find_cycle(module_graph(modules)) == cycle
+
+
+def test_importing_a_submodule_by_name_is_no_import_of_its_package():
+    """``from . import costs`` in a package's module reads the module ``costs``, not the package's
+    ``__init__`` (which may import the importer)."""
+    modules = {"dualflow.isa.convert": ("from .hands import assign\n", True),
+               "dualflow.isa.convert.hands": ("from . import costs\n", False),
+               "dualflow.isa.convert.costs": ("", False)}
+    assert module_graph(modules)["dualflow.isa.convert.hands"] == {"dualflow.isa.convert.costs"}
+    assert find_cycle(module_graph(modules)) is None

@@ -12,8 +12,8 @@ import pytest
 from dualflow.common.errors import KernelFault
 from dualflow.isa import Form, assemble
 from dualflow.isa.convert import convert_kernel
+from dualflow.rtl.interfaces import TrapCause
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.trap import TrapCause
 from dualflow.testbench.cosim import CosimCase, run_cosim
 from dualflow.testbench.faults import check_fault, golden_kind
 

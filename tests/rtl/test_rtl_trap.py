@@ -7,8 +7,9 @@ import itertools
 
 from amaranth.sim import Simulator
 
+from dualflow.rtl.interfaces import TrapCause
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.trap import TRAP_SOURCES, TrapCause, TrapCollector
+from dualflow.rtl.trap import TRAP_SOURCES, TrapCollector
 
 #: One cause per source, to tell them apart.
 CAUSE = {"control": TrapCause.BARRIER, "lsu": TrapCause.MISALIGNED, "stack": TrapCause.STACK_EMPTY,

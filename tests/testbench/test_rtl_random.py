@@ -12,8 +12,8 @@ import pytest
 from dualflow.cli import main
 from dualflow.common.errors import KernelFault
 from dualflow.isa import Form, Instruction, Opcode, assemble
+from dualflow.rtl.interfaces import TrapCause
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.trap import TrapCause
 from dualflow.testbench.campaign import PARAM_SETS, core_params, fault_of, program_seed, run_campaign
 from dualflow.testbench.cosim import CosimCase, run_cosim
 from dualflow.testbench.coverage import EVENT_BINS, HANDS, Coverage

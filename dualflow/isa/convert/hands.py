@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from dualflow.isa.encoding import MAX_REGS, Instruction
 from dualflow.isa.opcodes import MAX_HANDS, SPECS, Opcode
 
+from . import costs
 from .cfg import Cfg, natural_loops
 from .liveness import defines, liveness, uses
 
@@ -226,8 +227,6 @@ def candidate_values(cfg: Cfg, weight: dict[int, float], long_span: int = LONG_S
             r = defines(ins)
             if r is not None:
                 defs.setdefault(r, []).append(b)
-    from . import LOCAL_LOAD_COST, LOCAL_STORE_COST  # the converter's costs (a cycle at import)
-
     span = spans(cfg)
     cyclic_joins = {rg.join: rid for rid, rg in cfg.regions.items() if rg.cyclic}
     value: dict[int, float] = {}
@@ -240,7 +239,7 @@ def candidate_values(cfg: Cfg, weight: dict[int, float], long_span: int = LONG_S
         into = [h for h, body in loops.items() if d not in body and r in live_in[h]]
         crosses = [j for j in cyclic_joins if r in live_in[j] and d in cfg.regions[cyclic_joins[j]].blocks]
         if crosses:  # else stored on its way to the join and reloaded after it (hand s)
-            value[r] = weight.get(d, 1) * (LOCAL_STORE_COST + LOCAL_LOAD_COST)
+            value[r] = weight.get(d, 1) * (costs.LOCAL_STORE_COST + costs.LOCAL_LOAD_COST)
         elif into or span.get(r, 0) > long_span:
             # each loop it is live into would relay it every iteration; hand s relays a value read
             # far away about once per LONG_SPAN values written in between

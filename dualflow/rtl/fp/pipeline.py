@@ -13,8 +13,7 @@ from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..alu import alu_input_layout
-from ..layouts import lane_data
+from ..interfaces import alu_input_layout, lane_data
 from ..params import CoreParams
 from ..result_stages import result_stages
 from .lane import FpLane

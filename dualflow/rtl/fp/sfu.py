@@ -29,9 +29,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .._checks import reject
-from ..alu import alu_input_layout
 from ..decode import Op
-from ..layouts import lane_data
+from ..interfaces import alu_input_layout, lane_data
 from ..params import CoreParams
 from .fields import EXP_BIAS, FRAC_BITS, unpack
 from .round_pack import E0_BITS, Rounding, RoundPack, check_unit_arguments

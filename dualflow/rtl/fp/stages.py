@@ -13,10 +13,9 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .._checks import reject
-from ..collector import dispatch_layout
+from ..interfaces import COLLECTOR_TAG_BITS, completion_layout, dispatch_layout, info_layout, issue_exec_layout
 from ..params import CoreParams
 from ..read_stage import ReadStage
-from ..stages import COLLECTOR_TAG_BITS, completion_layout, info_layout, issue_exec_layout
 from .pipeline import FpPipeline
 from .sfu import SpecialFunctionUnit
 

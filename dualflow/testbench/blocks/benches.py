@@ -81,7 +81,7 @@ def _sfu(params: dict[str, Any]) -> wiring.Component:
 _RTL = Path(__file__).resolve().parent.parent.parent / "rtl"
 #: The files the block designs are built from (other RTL modules changing does not regenerate them).
 SOURCES = tuple(_RTL / f for f in ("params.py", "regfile.py", "collector.py", "scoreboard.py", "register_pointer.py",
-                                   "simt_stack.py", "fp", "alu.py", "decode.py", "layouts.py", "result_stages.py")
+                                   "simt_stack.py", "fp", "alu.py", "decode.py", "interfaces.py", "result_stages.py")
                 ) + (Path(__file__).resolve().parent / "tops.py",)
 
 BENCHES: dict[str, BlockBench] = {b.name: b for b in (

@@ -7,8 +7,9 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from dualflow.rtl.collector import OperandCollector
+from dualflow.rtl.interfaces import entry_layout, write_request_layout
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.regfile import BankedRegisterFile, entry_layout, write_request_layout
+from dualflow.rtl.regfile import BankedRegisterFile
 from dualflow.rtl.register_pointer import ADVANCE_BITS, RegisterPointers, hand_entry, rp_width
 
 

@@ -21,8 +21,8 @@ from dualflow.isa import Form, Kernel, Variant, assemble
 from dualflow.isa.convert import MIN_DMAX, convert_kernel
 from dualflow.models.device import Device
 from dualflow.rtl.decode import VARIANTS as RTL_VARIANTS
+from dualflow.rtl.interfaces import TrapCause
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.trap import TrapCause
 
 from ..cosim import CosimCase
 from .generator import (

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dualflow.common.errors import ConfigError
 from dualflow.isa import FIELDS, Instruction, Kernel, Opcode, UnitClass
 from dualflow.isa.encoding import HAND_FIELDS
+from dualflow.rtl.interfaces import TrapCause
 from dualflow.rtl.params import CoreParams
-from dualflow.rtl.trap import TrapCause
 
 from .core_programs import CoreProgram, form_kernel, gen_config
 from .generator import (

@@ -1,12 +1,12 @@
 """The converter weighs local memory by its latency (``LOCAL_LOAD_COST``, ``LOCAL_STORE_COST`` in
-dualflow/isa/convert/__init__.py): where the ring can hold a loop's values, it relays them instead of
+dualflow/isa/convert/costs.py): where the ring can hold a loop's values, it relays them instead of
 storing and reloading them every iteration. hotspot at Dmax 31 is such a loop (docs/converter.md,
 "Latency"): counted as plain instructions, the conversion runs more local-memory instructions than
 with the latency weights, and both conversions give the reference's results."""
 
 from __future__ import annotations
 
-import dualflow.isa.convert as converter
+import dualflow.isa.convert.costs as costs
 from dualflow.isa import Form, Opcode
 from dualflow.isa.convert import convert_module
 from dualflow.kernels.registry import WORKLOADS
@@ -32,8 +32,8 @@ def _local_in_loops(name: str, size: str) -> int:
 
 def test_latency_weights_keep_loop_values_in_the_ring(monkeypatch):
     weighted = _local_in_loops("hotspot", "tiny")
-    monkeypatch.setattr(converter, "LOCAL_LOAD_COST", 1.0)
-    monkeypatch.setattr(converter, "LOCAL_STORE_COST", 1.0)
+    monkeypatch.setattr(costs, "LOCAL_LOAD_COST", 1.0)
+    monkeypatch.setattr(costs, "LOCAL_STORE_COST", 1.0)
     counted = _local_in_loops("hotspot", "tiny")
     assert weighted < counted, (weighted, counted)
 
