@@ -41,10 +41,9 @@ class RegisterScoreboard:
 
     def blocked(self, ins: StaticInstruction) -> bool:
         """True dependency on a source, or a false (WAW) dependency on the destination."""
-        pending = self.pending
-        if ins.dst >= 0 and pending[ins.dst]:
+        if ins.dst >= 0 and self.pending[ins.dst]:
             return True
-        return any(pending[r] for r in ins.sources)
+        return any(self.pending[r] for r in ins.sources)
 
     def issue(self, ins: StaticInstruction) -> None:
         if ins.dst >= 0:
@@ -75,8 +74,7 @@ class RingScoreboard:
 
     def waits(self, rp: int, distances: tuple[int, ...], cycle: int) -> bool:
         """Would an instruction at ``rp`` reading ``distances`` wait in its collector unit?"""
-        ready, ring = self.ready, self.ring
-        return any(ready[(rp - d) % ring] > cycle for d in distances)
+        return any(self.ready[(rp - d) % self.ring] > cycle for d in distances)
 
     def add_reader(self, position: int) -> None:
         self.unread[position] = self.unread.get(position, 0) + 1
@@ -112,22 +110,21 @@ class HandsScoreboard(RingScoreboard):
 
     def key(self, hand: int, position: int) -> int:
         """The key of position ``position`` of hand ``hand`` (``unread``'s, operands')."""
-        return position * self.ring + self.bases[hand] + position % self.rings[hand]
+        return position * self.ring + self.slot(hand, position)
 
     def hand_guard_blocks(self, hand: int, position: int) -> bool:
         """Would a producer at ``position`` of ``hand`` overwrite a value still needed or still
         in flight (the previous value of its slot, position - N_hand of the same hand)?"""
-        slot = self.bases[hand] + position % self.rings[hand]
-        return self.ready[slot] == PENDING or (position - self.rings[hand]) * self.ring + slot in self.unread
+        slot = self.slot(hand, position)
+        return self.ready[slot] == PENDING or self.key(hand, position - self.rings[hand]) in self.unread
 
     def hand_issue(self, hand: int, position: int) -> int:
         """A producer at ``position`` of ``hand`` issues: its slot, now pending."""
-        slot = self.bases[hand] + position % self.rings[hand]
+        slot = self.slot(hand, position)
         self.ready[slot] = PENDING
         return slot
 
     def hand_waits(self, rps: list[int], distances: tuple[int, ...], hands: tuple[int, ...], cycle: int) -> bool:
         """Would an instruction issued with the hands' RPs ``rps``, reading ``distances`` back on
         ``hands``, wait in its collector unit?"""
-        ready, rings, bases = self.ready, self.rings, self.bases
-        return any(ready[bases[h] + (rps[h] - d) % rings[h]] > cycle for d, h in zip(distances, hands))
+        return any(self.ready[self.slot(h, rps[h] - d)] > cycle for d, h in zip(distances, hands))

@@ -148,21 +148,18 @@ class Sm:
         if gap > 0 and self.last_cycle >= 0:
             self.counters.skip(gap, self.last_reasons, len(self.collector.units), len(self.warps))
         self.last_cycle = t
-        q = self.completions
-        progress = self._writeback(t) if q and q[0][0] <= t else False
-        if self.collector.units:
-            progress |= self._dispatch(t)
-            progress |= self.collector.read_operands(t, self._readable)
+        progress = self._writeback(t)
+        progress |= self._dispatch(t)
+        progress |= self.collector.read_operands(t, self._readable)
         progress |= self._issue(t)
         progress |= self._fetch(t)
         self.counters.cycle(len(self.collector.units), len(self.warps))
-        wake = self.wake
-        while wake and wake[0] <= t:
-            heapq.heappop(wake)
+        while self.wake and self.wake[0] <= t:
+            heapq.heappop(self.wake)
         if progress:
             return t + 1
-        if wake:
-            return wake[0]
+        if self.wake:
+            return self.wake[0]
         if self.warps and not self.memory_waits:
             stuck = self.warps[0]
             raise DualflowError(f"timing model deadlock on SM {self.index} at cycle {t}: {stuck.name} at pc "
@@ -184,8 +181,6 @@ class Sm:
     # ------------------------------------------------------------------ writeback
     def _writeback(self, t: int) -> bool:
         q = self.completions
-        if not q or q[0][0] > t:
-            return False
         ports = self.cfg.writeback_ports
         deferred = []
         progress = False
@@ -267,36 +262,35 @@ class Sm:
 
     def _start(self, cu: CollectorUnit, t: int, pipes: list[int], pipe: int) -> None:
         """Send a collected instruction into pipeline ``pipe`` of its unit class."""
-        ins, warp = cu.ins, cu.warp
+        ins = cu.ins
         unit = self.units[ins.unit]
         busy_until = t + unit.interval
-        if ins.is_mem:
-            if ins.space == "param":
-                done = t + unit.latency + self.cfg.const_latency
-            elif ins.space == "shared":
-                shared = self.memory.config.shared
-                access = self.memory.shared_access(t, self.index, conflict_degree(
-                    cu.addresses[0], cu.mask[0], shared.banks, shared.bank_bytes, shared.warp_parts))
-                if type(access.port_free) is not int:  # behind an access that waits for DRAM
-                    self._wait_memory(access, pipes, pipe, busy_until, unit.latency, cu, ins)
-                    return
-                busy_until, done = max(busy_until, access.port_free), access.done + unit.latency
-            else:
-                addrs = cu.addresses[0]
-                if ins.space == "local":
-                    addrs = local_addresses(warp.cta.block * self.warps_per_block + int(warp.ex.wid[warp.w]),
-                                            self.cfg.warp_size, addrs, self.local_bytes)
-                txs = coalesce(addrs, cu.mask[0], self.memory.config.l1.line_bytes,
-                               self.memory.config.l1.sector_bytes)
-                access = self.memory.global_access(t, self.index, txs, write=ins.is_store)
-                if type(access.port_free) is not int or type(access.done) is not int:
-                    self._wait_memory(access, pipes, pipe, busy_until, unit.latency, cu, ins)
-                    return
-                busy_until, done = max(busy_until, access.port_free), access.done + unit.latency
+        if ins.is_mem and ins.space == "param":
+            done = t + unit.latency + self.cfg.const_latency
+        elif ins.is_mem:
+            access = self._memory_access(cu, t)
+            if type(access.port_free) is not int or type(access.done) is not int:  # it waits for DRAM
+                self._wait_memory(access, pipes, pipe, busy_until, unit.latency, cu, ins)
+                return
+            busy_until, done = max(busy_until, access.port_free), access.done + unit.latency
         else:
             done = t + unit.latency
         pipes[pipe] = busy_until
         self._post(done, cu, ins)
+
+    def _memory_access(self, cu: CollectorUnit, t: int) -> Access:
+        """The memory system's timing of the shared, global or local access of ``cu`` made at ``t``."""
+        ins, warp = cu.ins, cu.warp
+        config = self.memory.config
+        if ins.space == "shared":
+            return self.memory.shared_access(t, self.index, conflict_degree(
+                cu.addresses[0], cu.mask[0], config.shared.banks, config.shared.bank_bytes, config.shared.warp_parts))
+        addrs = cu.addresses[0]
+        if ins.space == "local":
+            addrs = local_addresses(warp.cta.block * self.warps_per_block + int(warp.ex.wid[warp.w]),
+                                    self.cfg.warp_size, addrs, self.local_bytes)
+        txs = coalesce(addrs, cu.mask[0], config.l1.line_bytes, config.l1.sector_bytes)
+        return self.memory.global_access(t, self.index, txs, write=ins.is_store)
 
     def _post(self, done: int, cu: CollectorUnit, ins: StaticInstruction) -> None:
         self.seq += 1
@@ -334,16 +328,14 @@ class Sm:
     # ------------------------------------------------------------------ issue
     def _issue(self, t: int) -> bool:
         progress = False
-        stall = self.counters.stalls
-        order_of = self.warp_order.order
-        clean = self.sched_clean_until
+        stalls = self.counters.stalls
         for s, warps in enumerate(self.sched_warps):
             if not warps:
                 self.last_reasons[s] = "idle"
-                stall["idle"] += 1
+                stalls["idle"] += 1
                 continue
-            if clean[s] > t:  # no event concerned any of its warps: the same answer as last cycle
-                stall[self.last_reasons[s]] += 1
+            if self.sched_clean_until[s] > t:  # no event concerned any of its warps: the same answer as last cycle
+                stalls[self.last_reasons[s]] += 1
                 continue
             reason = None
             best = len(_RANK)
@@ -351,7 +343,7 @@ class Sm:
             last = self.last_issued[s]
             if last is not None and last.finished:
                 last = None
-            order = order_of(warps, last)  # warps are in age order
+            order = self.warp_order.order(warps, last)  # warps are in age order
             # D-FLOW prefers instructions whose operands are ready (ready-first, two levels); only if
             # none can issue does it send one ahead into a collector unit to wait there (the
             # out-of-order window). The second level is tried only when the closest stall of the
@@ -381,8 +373,8 @@ class Sm:
                 if reason == "issued" or best != _RANK["scoreboard"]:
                     break
             self.last_reasons[s] = reason
-            clean[s] = until
-            stall[reason] += 1
+            self.sched_clean_until[s] = until
+            stalls[reason] += 1
         return progress
 
     def _dirty(self, warp: Warp) -> None:
@@ -425,10 +417,7 @@ class Sm:
             if ins.produces and board.guard_blocks(rp):
                 return self._stall(warp, "ring_guard")
             if needs_cu and board.waits(rp, ins.sources, t + 1) and (
-                    not allow_wait or warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
-                    or self.pool_limited and self.waiting_cus[pool] >= self.cfg.dflow_waiting_per_sm
-                    or self.pool_capacity - self.pool_units[pool] <= self.reserve
-                    or not self._unblocks_next(warp, ins, rp, t)):
+                    not allow_wait or self._window_full(warp, pool) or not self._unblocks_next(warp, ins, rp, t)):
                 return "scoreboard"  # not cached: other warps' collector units free the limit
         elif board.blocked(ins):
             return self._stall(warp, "scoreboard")
@@ -444,21 +433,23 @@ class Sm:
         if ins.produces and board.hand_guard_blocks(ins.dst_hand, rps[ins.dst_hand]):
             return self._stall(warp, "ring_guard")
         if needs_cu and board.hand_waits(rps, ins.sources, ins.source_hands, t + 1) and (
-                not allow_wait or warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
-                or self.pool_limited and self.waiting_cus[pool] >= self.cfg.dflow_waiting_per_sm
-                or self.pool_capacity - self.pool_units[pool] <= self.reserve
-                or not self._unblocks_next_hands(warp, ins, rps, t)):
+                not allow_wait or self._window_full(warp, pool) or not self._unblocks_next_hands(warp, ins, rps, t)):
             return "scoreboard"  # not cached: other warps' collector units free the limit
         self._execute(warp, ins, pc, t, needs_cu)
         return None
 
+    def _window_full(self, warp: Warp, pool: int) -> bool:
+        """D-FLOW: may no further instruction wait for its operands in a collector unit of
+        ``pool`` (the warp's limit, the SM's with a pool-limited window, the reserve it must leave)?"""
+        return (warp.waiting_cus >= self.cfg.dflow_waiting_per_warp
+                or self.pool_limited and self.waiting_cus[pool] >= self.cfg.dflow_waiting_per_sm
+                or self.pool_capacity - self.pool_units[pool] <= self.reserve)
+
     def _unblocks_next_hands(self, warp: Warp, ins: StaticInstruction, rps: list[int], t: int) -> bool:
         """``_unblocks_next`` for a ``Variant.HANDS`` kernel: the next instruction sees the RP of
         the hand ``ins`` writes one further."""
-        if len(warp.ibuf) < 2 or ins.redirect:
-            return False
-        nxt = self.static[warp.ibuf[1][0]]
-        if self.ahead_of_loads_only and not nxt.is_load:
+        nxt = self._next_to_send_ahead_of(warp, ins)
+        if nxt is None:
             return False
         if ins.produces:
             hand = ins.dst_hand
@@ -472,15 +463,23 @@ class Sm:
         """D-FLOW: is sending ``ins`` ahead to wait worth a collector unit? Only if the warp's next
         buffered instruction could then issue: it neither reads ``ins``'s result nor waits itself.
         (A dependent chain gains nothing from waiting in collector units, and takes them from others.)"""
-        if len(warp.ibuf) < 2 or ins.redirect:
-            return False
-        nxt = self.static[warp.ibuf[1][0]]
-        if self.ahead_of_loads_only and not nxt.is_load:
+        nxt = self._next_to_send_ahead_of(warp, ins)
+        if nxt is None:
             return False
         rp2 = rp + 1 if ins.produces else rp
         if ins.produces and any(rp2 - d == rp for d in nxt.sources):
             return False
         return not warp.board.waits(rp2, nxt.sources, t + 1)
+
+    def _next_to_send_ahead_of(self, warp: Warp, ins: StaticInstruction) -> StaticInstruction | None:
+        """The warp's buffered instruction after ``ins`` if sending ``ins`` ahead could let it
+        issue: None when there is none, ``ins`` redirects, or (``SendAhead.LOADS``) it is no load."""
+        if len(warp.ibuf) < 2 or ins.redirect:
+            return None
+        nxt = self.static[warp.ibuf[1][0]]
+        if self.ahead_of_loads_only and not nxt.is_load:
+            return None
+        return nxt
 
     @staticmethod
     def _stall(warp: Warp, reason: str, until: int = PENDING) -> str:
@@ -498,7 +497,7 @@ class Sm:
             raise AssertionError(f"timing and functional models disagree on {warp.name}'s pc: {pc} vs {ex.pc[w]}")
         warp.ibuf.popleft()
         g = warp.g
-        mask = ex.active[w:w + 1].copy()  # a slice is cheaper than ex.active[g]; copied, as handlers change it
+        mask = ex.active[g]  # a copy: the handlers change ex.active
         threads = int(np.count_nonzero(mask))
         hands = self.rings is not None
         rp = ex.rps[:, w].tolist() if hands else int(ex.rp[w]) if self.dflow else 0  # hands: one RP each

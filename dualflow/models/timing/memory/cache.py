@@ -119,21 +119,22 @@ class MshrFile:
     def reserve(self, cycle: int, needed: int) -> int:
         """The first cycle >= ``cycle`` at which ``needed`` entries are free (the caller stalls
         until then). Only when no release is pending."""
-        busy = self.busy
-        while busy and busy[0][0] <= cycle:
-            self.used -= heapq.heappop(busy)[1]
+        self._forget(cycle)
         while self.used + needed > self.entries:
-            release, count = heapq.heappop(busy)  # wait for the earliest fill
+            release, count = heapq.heappop(self.busy)  # wait for the earliest fill
             self.used -= count
             cycle = release
         return cycle
 
     def room(self, cycle: int, needed: int) -> bool:
         """Whether ``needed`` entries are free at ``cycle`` as far as is known now."""
-        busy = self.busy
-        while busy and busy[0][0] <= cycle:
-            self.used -= heapq.heappop(busy)[1]
+        self._forget(cycle)
         return self.used + needed <= self.entries
+
+    def _forget(self, cycle: int) -> None:
+        """Free the entries released by ``cycle``."""
+        while self.busy and self.busy[0][0] <= cycle:
+            self.used -= heapq.heappop(self.busy)[1]
 
     def allocate(self, release: int | Pending, count: int) -> None:
         """Hold ``count`` entries until cycle ``release`` (call after ``reserve`` or ``room``)."""

@@ -56,45 +56,20 @@ def coalesce(addresses: np.ndarray, mask: np.ndarray, line_bytes: int, sector_by
     list[Transaction]
         One per distinct line touched; empty when no lane is active.
     """
-    # Plain Python on at most 32 lanes: several times faster than numpy's per-call overhead.
-    mask = np.asarray(mask, dtype=bool)
-    addresses = np.asarray(addresses)
-    active = np.count_nonzero(mask)
-    if not active:
-        return []
-    starts = set((addresses if active == mask.size else addresses[mask]).tolist())
+    starts = set(np.asarray(addresses)[np.asarray(mask, dtype=bool)].tolist())  # repeated addresses once
     lines: dict[int, list[int]] = {}  # line address -> [sector mask, bytes]
-    if sector_bytes % access_bytes == 0 and not any(a % access_bytes for a in starts):
-        # The common case: aligned accesses that divide a sector, so each lies inside one.
-        low, high = min(starts), max(starts)
-        line = low - low % line_bytes
-        if high < line + line_bytes:  # all in one line (a coalesced access)
-            sectors = 0
-            for sector in {(a - line) // sector_bytes for a in starts}:
-                sectors |= 1 << sector
-            return [Transaction(line, sectors, len(starts) * access_bytes)]
-        for a in starts:
-            offset = a % line_bytes
-            line = a - offset
-            entry = lines.get(line)
-            if entry is None:
-                lines[line] = [1 << (offset // sector_bytes), access_bytes]
-            else:
-                entry[0] |= 1 << (offset // sector_bytes)
-                entry[1] += access_bytes
-    else:
-        # Wide or unaligned accesses: walk the bytes of each, a line and a sector at a time.
-        for start in starts:
-            end = start + access_bytes
-            pos = start
-            while pos < end:
-                line = pos - pos % line_bytes
-                stop = min(end, line + line_bytes)
-                first, last = (pos - line) // sector_bytes, (stop - 1 - line) // sector_bytes
-                entry = lines.setdefault(line, [0, 0])
-                entry[0] |= ((1 << (last - first + 1)) - 1) << first
-                entry[1] = min(line_bytes, entry[1] + stop - pos)
-                pos = stop
+    # Walk the bytes of each access, a line and a sector at a time (an access may cross both).
+    for start in starts:
+        end = start + access_bytes
+        pos = start
+        while pos < end:
+            line = pos - pos % line_bytes
+            stop = min(end, line + line_bytes)
+            first, last = (pos - line) // sector_bytes, (stop - 1 - line) // sector_bytes
+            entry = lines.setdefault(line, [0, 0])
+            entry[0] |= ((1 << (last - first + 1)) - 1) << first
+            entry[1] = min(line_bytes, entry[1] + stop - pos)  # at most the line
+            pos = stop
     return [Transaction(line, entry[0], entry[1]) for line, entry in sorted(lines.items())]
 
 

@@ -152,9 +152,7 @@ class Dram:
         lat = self.twl if write else self.tcl
         if row == self.open_row[b]:
             self.row_hits += 1
-            cas = self.col_ready[b]
-            if cas < arrive:
-                cas = arrive
+            cas = max(self.col_ready[b], arrive)
         else:
             if self.frfcfs and row == self.prev_row[b] and arrive < self.prev_close[b]:
                 end = self._earlier_hit(b, channel, arrive, occupancy, lat, write, floor)
@@ -162,18 +160,12 @@ class Dram:
                     return end
             self.row_misses += 1
             if self.open_row[b] < 0:
-                act = self.activated[b] + self.trc
-                if act < arrive:
-                    act = arrive
+                act = max(self.activated[b] + self.trc, arrive)
                 self.prev_row[b], self.prev_close[b] = -1, NEVER
             else:
                 self.row_conflicts += 1
-                pre = self.pre_ready[b]
-                if pre < arrive:
-                    pre = arrive
-                act = pre + self.trp
-                if act < self.activated[b] + self.trc:
-                    act = self.activated[b] + self.trc
+                pre = max(self.pre_ready[b], arrive)
+                act = max(pre + self.trp, self.activated[b] + self.trc)
                 self.prev_row[b], self.prev_col_ready[b], self.prev_close[b] = self.open_row[b], self.col_ready[b], pre
             act = self.activates[channel].reserve(act, self.trrd, floor)
             self.open_row[b] = row
@@ -188,17 +180,14 @@ class Dram:
         end = start + occupancy
         self.col_ready[b] = issued + self.tccd
         done = end + self.twr if write else issued + self.trtp
-        if done > self.pre_ready[b]:
-            self.pre_ready[b] = done
+        self.pre_ready[b] = max(self.pre_ready[b], done)
         return end
 
     def _earlier_hit(self, b: int, channel: int, arrive: int, occupancy: float, lat: float, write: bool,
                      floor: int) -> float:
         """``frfcfs``: serve a request to bank ``b``'s previous row before that row's committed
         precharge if all of it fits there; the end of its burst, or -1.0 (it does not fit)."""
-        cas = self.prev_col_ready[b]
-        if cas < arrive:
-            cas = arrive
+        cas = max(self.prev_col_ready[b], arrive)
         want = cas + lat
         bus = self.buses[channel]
         start = bus.first_fit(want, occupancy)

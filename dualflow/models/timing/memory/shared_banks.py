@@ -9,6 +9,8 @@ counted separately and their rounds add up.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 
@@ -42,15 +44,7 @@ def conflict_degree(addresses: np.ndarray, mask: np.ndarray, banks: int, bank_by
         size = -(-mask.size // warp_parts)
         return sum(conflict_degree(addresses[i:i + size], mask[i:i + size], banks, bank_bytes)
                    for i in range(0, mask.size, size))
-    # Plain Python on at most 32 lanes: several times faster than numpy's per-call overhead.
-    active = np.count_nonzero(mask)
-    if not active:
+    words = {a // bank_bytes for a in addresses[mask].tolist()}  # lanes reading one word share it
+    if not words:
         return 0
-    words = {a // bank_bytes for a in (addresses if active == mask.size else addresses[mask]).tolist()}
-    if max(words) - min(words) < banks:  # distinct words in a window of one word per bank
-        return 1
-    per_bank: dict[int, int] = {}
-    for word in words:
-        bank = word % banks
-        per_bank[bank] = per_bank.get(bank, 0) + 1
-    return max(per_bank.values())
+    return max(Counter(word % banks for word in words).values())

@@ -88,13 +88,9 @@ class Access:
     done: int | Pending
 
 
-class _SectorLists(dict):
-    """Sector mask -> tuple of the sector numbers set in it, computed on first use."""
-
-    def __missing__(self, mask: int) -> tuple[int, ...]:
-        value = tuple(k for k in range(mask.bit_length()) if mask >> k & 1)
-        self[mask] = value
-        return value
+def _sectors(mask: int) -> list[int]:
+    """The sector numbers set in the sector mask ``mask``, in increasing order."""
+    return [k for k in range(mask.bit_length()) if mask >> k & 1]
 
 
 @functools.cache  # pure and costly (tens of ms); every GPU of a run shares it
@@ -174,7 +170,6 @@ class MemorySystem:
         self._line_bytes, self._sector_bytes = l1.line_bytes, l1.sector_bytes
         self._line_shift = l1.line_bytes.bit_length() - 1
         sectors = l1.line_bytes // l1.sector_bytes
-        self._bits = _SectorLists()
         self._l1_sets, self._l1_hit, self._l1_merges = l1.sets, l1.hit_latency, l1.max_merges
         self._tpc = l1.transactions_per_cycle
         self._l1_bypass = (not l1.caches_global, not l1.caches_local)  # indexed by "is local"
@@ -239,15 +234,10 @@ class MemorySystem:
         Access
             With no transactions (no active lane): the port is not held, ``done`` is its start.
         """
-        if cycle < self._now:
-            raise ValueError(f"memory requests must come in cycle order: cycle {cycle} after cycle {self._now}")
+        self._check_order(cycle)
         self._now = cycle
         self.sm_accesses[sm] += 1
-        job = _PortJob(cycle, transactions, write, 0)
-        if self._queued:
-            return self._port_access(sm, job)
-        self._step(sm, job)
-        return Access(job.port_free, job.done)
+        return self._access(sm, _PortJob(cycle, transactions, write, 0))
 
     def shared_access(self, cycle: int, sm: int, degree: int) -> Access:
         """Time one warp's shared-memory access of conflict degree ``degree`` (from ``conflict_degree``).
@@ -256,10 +246,17 @@ class MemorySystem:
         ``shared.latency`` after the last bank cycle. Degree 0 (no active lane) holds nothing and
         is done at once.
         """
+        self._check_order(cycle)
+        self._now = cycle
+        return self._access(sm, _PortJob(cycle, None, False, degree))
+
+    def _check_order(self, cycle: int) -> None:
+        """Refuse a request made before the current cycle (requests come in cycle order)."""
         if cycle < self._now:
             raise ValueError(f"memory requests must come in cycle order: cycle {cycle} after cycle {self._now}")
-        self._now = cycle
-        job = _PortJob(cycle, None, False, degree)
+
+    def _access(self, sm: int, job: _PortJob) -> Access:
+        """``job``'s timing: through the port now, or (queued DRAM) in its turn at the port."""
         if self._queued:
             return self._port_access(sm, job)
         self._step(sm, job)
@@ -271,9 +268,7 @@ class MemorySystem:
         ``port_free`` and ``done`` set, or resolved), False when it waits (queued DRAM only: a full
         MSHR file, or a fill to merge into that is pending), to go on in ``_resume_port``."""
         if job.start < 0:
-            job.start = self._port[sm]
-            if job.start < job.cycle:
-                job.start = job.cycle
+            job.start = max(self._port[sm], job.cycle)
         start, transactions = job.start, job.transactions
         if transactions is None:
             degree = job.degree
@@ -310,14 +305,13 @@ class MemorySystem:
             c_after, ready = answer
             job.delay += c_after - c
             if type(ready) is int:
-                if ready > job.ready:
-                    job.ready = ready
+                job.ready = max(job.ready, ready)
             else:
                 job.waits.append(ready)
             job.i += 1
         port_free = start + job.delay + -(-n // tpc)
         self._port[sm] = port_free
-        done = later(job.ready, job.waits) if job.waits else job.ready
+        done = later(job.ready, job.waits)
         when(done, lambda cycle: self._count_load(cycle - job.cycle))
         return self._through(job, port_free, done)
 
@@ -376,38 +370,14 @@ class MemorySystem:
             return self._l1_uncached_load(sm, c, index, sectors)
         cache = self._l1[sm]
         set_index = index % self._l1_sets
-        lines = cache.sets[set_index]  # SectorCache.lookup, inlined: this is the hottest path
-        line = lines.get(index)
-        bits = self._bits
-        wait = pending = 0
-        if line is None:
-            missing = sectors
-        else:
-            lines.move_to_end(index)
-            missing = sectors & ~line.valid
-            if line.latest > c:  # some fill still in flight: which of ours?
-                ready = line.ready
-                for k in bits[sectors & line.valid]:
-                    r = ready[k]
-                    if r > c:
-                        pending |= 1 << k
-                        if r > wait:
-                            wait = r
-                if wait >= IN_FLIGHT:
-                    wait = self._pending_wait(line, pending)
+        line, missing, pending, wait = self._probe(cache, index, set_index, sectors, c)
         if not missing:
             if not pending:
                 self.l1_hits += 1
                 return c, c + self._l1_hit
-            merges = line.merges  # type: ignore[union-attr]
-            limit = self._l1_merges
-            if all(merges[k] < limit for k in bits[pending]):
-                for k in bits[pending]:
-                    merges[k] += 1
+            if self._try_merge(line, pending, self._l1_merges):
                 self.l1_merges += 1
-                if type(wait) is not int:
-                    return c, later(c + self._l1_hit, [wait])
-                return c, max(wait, c + self._l1_hit)
+                return c, _latest(wait, c + self._l1_hit)
             if type(wait) is not int:  # the port stalls until a fill that is pending
                 wait.then(lambda cycle: self._resume_port(sm, c, cycle, False))
                 return None
@@ -421,13 +391,9 @@ class MemorySystem:
         issue = self._mshr_issue(mshr, c, count, lambda cycle: self._resume_port(sm, c, cycle, True))
         if issue < 0:
             return None
-        if issue > c:
-            self.l1_mshr_stalls += 1
-            self.l1_mshr_stall_cycles += issue - c
+        self._l1_mshr_stall(c, issue)
         if line is None:
-            line, victim_index, victim = cache.insert(index, set_index)
-            if victim is not None and victim.dirty:
-                self._l1_write_back(issue, victim_index, victim.dirty)
+            line = self._l1_allocate(cache, index, set_index, issue)
         else:
             self.l1_sector_misses += 1
         fill = self._l2_read(issue, index, missing)
@@ -435,9 +401,14 @@ class MemorySystem:
         mshr.allocate(fill, count)
         self.l1_misses += 1
         self.l1_missed_sectors += count
-        if type(fill) is int and type(wait) is int:
-            return issue, max(fill, wait, issue + self._l1_hit)
         return issue, _latest(fill, wait, issue + self._l1_hit)
+
+    def _l1_allocate(self, cache: SectorCache, index: int, set_index: int, c: int) -> Line:
+        """Allocate line ``index`` in an L1 at ``c``; a dirty victim is written back to L2."""
+        line, victim_index, victim = cache.insert(index, set_index)
+        if victim is not None and victim.dirty:
+            self._l1_write_back(c, victim_index, victim.dirty)
+        return line
 
     def _l1_uncached_load(self, sm: int, c: int, index: int, sectors: int) -> tuple[int, int | Pending] | None:
         """A load transaction of a space the L1 does not cache: straight to L2, holding MSHRs."""
@@ -446,15 +417,19 @@ class MemorySystem:
         issue = self._mshr_issue(mshr, c, count, lambda cycle: self._resume_port(sm, c, cycle, True))
         if issue < 0:
             return None
-        if issue > c:
-            self.l1_mshr_stalls += 1
-            self.l1_mshr_stall_cycles += issue - c
+        self._l1_mshr_stall(c, issue)
         fill = self._l2_read(issue, index, sectors)
         mshr.allocate(fill, count)
         self.l1_misses += 1
         self.l1_bypassed += 1
         self.l1_missed_sectors += count
         return issue, fill
+
+    def _l1_mshr_stall(self, c: int, issue: int) -> None:
+        """Count the port's stall from ``c`` to ``issue`` waiting for free L1 MSHRs (if any)."""
+        if issue > c:
+            self.l1_mshr_stalls += 1
+            self.l1_mshr_stall_cycles += issue - c
 
     def _mshr_issue(self, mshr: MshrFile, c: int, count: int, resume) -> int:
         """When a miss needing ``count`` entries of ``mshr`` at ``c`` can go: at once or at the
@@ -467,33 +442,73 @@ class MemorySystem:
         mshr.wait(resume, self.events)
         return -1
 
+    def _probe(self, cache: SectorCache, index: int, set_index: int, sectors: int,
+               t: int) -> tuple[Line | None, int, int, int | Pending]:
+        """Look line ``index`` up for ``sectors`` at ``t`` (an LRU use): the line (None if not
+        resident), the sectors it misses, those of its sectors still in flight after ``t``, and
+        the latest of their fills (``_in_flight``)."""
+        line = cache.lookup(index, set_index)
+        if line is None:
+            return None, sectors, 0, 0
+        pending, wait = self._in_flight(line, sectors, t)
+        return line, sectors & ~line.valid, pending, wait
+
+    def _in_flight(self, line: Line, sectors: int, t: int) -> tuple[int, int | Pending]:
+        """Of the valid ``sectors`` of ``line``, those whose fill arrives after ``t`` and the latest
+        of those fills (``Pending`` if one waits for DRAM); (0, 0) when none is in flight."""
+        pending = wait = 0
+        if line.latest > t:  # some fill still in flight: which of ours?
+            for k in _sectors(sectors & line.valid):
+                if line.ready[k] > t:
+                    pending |= 1 << k
+                    wait = max(wait, line.ready[k])
+            if wait >= IN_FLIGHT:
+                wait = self._pending_wait(line, pending)
+        return pending, wait
+
+    def _try_merge(self, line: Line, pending: int, limit: int) -> bool:
+        """Merge a request into the in-flight fills of the ``pending`` sectors of ``line`` if
+        each has merged fewer than ``limit`` requests; whether it did."""
+        merges = line.merges
+        if any(merges[k] >= limit for k in _sectors(pending)):
+            return False
+        for k in _sectors(pending):
+            merges[k] += 1
+        return True
+
+    def _write_sectors(self, line: Line, sectors: int, t: int) -> None:
+        """Written ``sectors`` of ``line`` become valid and dirty at ``t`` (a fill still in flight
+        keeps its later time)."""
+        for k in _sectors(sectors):
+            line.ready[k] = max(line.ready[k], t)
+        line.valid |= sectors
+        line.dirty |= sectors
+        line.latest = max(line.latest, t)
+
     def _pending_wait(self, line: Line, pending: int) -> int | Pending:
         """The cycle the in-flight sectors ``pending`` of ``line`` are all present, some of them
         filled by a DRAM read not served yet."""
-        ready, fills = line.ready, line.fills
-        known = max(ready[k] for k in self._bits[pending] if ready[k] < IN_FLIGHT) if any(
-            ready[k] < IN_FLIGHT for k in self._bits[pending]) else 0
-        return later(known, {id(f): f for k in self._bits[pending] if (f := fills[k]) is not None}.values())
+        sectors = _sectors(pending)
+        known = max((line.ready[k] for k in sectors if line.ready[k] < IN_FLIGHT), default=0)
+        return later(known, {id(f): f for k in sectors if (f := line.fills[k]) is not None}.values())
 
     def _fill(self, line: Line, sectors: int, fill: int | Pending) -> None:
         """Mark ``sectors`` of ``line`` valid, in flight until ``fill``, with no request merged yet."""
         if type(fill) is not int:
             self._fill_pending(line, sectors, fill)
             return
-        ready, merges = line.ready, line.merges
-        for k in self._bits[sectors]:
-            ready[k] = fill
-            merges[k] = 0
+        for k in _sectors(sectors):
+            line.ready[k] = fill
+            line.merges[k] = 0
         line.valid |= sectors
-        if fill > line.latest:
-            line.latest = fill
+        line.latest = max(line.latest, fill)
 
     def _fill_pending(self, line: Line, sectors: int, fill: Pending) -> None:
         """Mark ``sectors`` of ``line`` in flight with a fill whose cycle is pending."""
         if line.fills is None:
             line.fills = [None] * len(line.ready)
         ready, merges, fills = line.ready, line.merges, line.fills
-        for k in self._bits[sectors]:
+        for k in _sectors(sectors):
             ready[k] = IN_FLIGHT
             merges[k] = 0
             fills[k] = fill
@@ -501,7 +516,7 @@ class MemorySystem:
         line.latest = IN_FLIGHT
 
         def filled(cycle: int) -> None:
-            for k in self._bits[sectors]:
+            for k in _sectors(sectors):
                 if fills[k] is fill:  # not refilled since (an evicted line's sectors are refilled never)
                     ready[k] = cycle
                     fills[k] = None
@@ -525,17 +540,8 @@ class MemorySystem:
             return
         # local: write-back, write-allocate without fetch
         if line is None:
-            line, victim_index, victim = cache.insert(index, set_index)
-            if victim is not None and victim.dirty:
-                self._l1_write_back(c, victim_index, victim.dirty)
-        ready = line.ready
-        for k in self._bits[sectors]:
-            if ready[k] < c:
-                ready[k] = c
-        line.valid |= sectors
-        line.dirty |= sectors
-        if c > line.latest:
-            line.latest = c
+            line = self._l1_allocate(cache, index, set_index, c)
+        self._write_sectors(line, sectors, c)
 
     def _l1_write_back(self, c: int, index: int, dirty: int) -> None:
         self.l1_writebacks += 1
@@ -610,37 +616,15 @@ class MemorySystem:
         icnt = self._icnt
         t = arrive + self._l2_hit
         cache = self._l2[slice_index]
-        set_index = (index // self._slices) % self._l2_sets
-        lines = cache.sets[set_index]  # SectorCache.lookup, inlined
-        line = lines.get(index)
-        bits = self._bits
-        wait = pending = 0
-        if line is None:
-            missing = sectors
-        else:
-            lines.move_to_end(index)
-            missing = sectors & ~line.valid
-            if line.latest > t:  # some fill still in flight: which of ours?
-                ready = line.ready
-                for k in bits[sectors & line.valid]:
-                    r = ready[k]
-                    if r > t:
-                        pending |= 1 << k
-                        if r > wait:
-                            wait = r
-                if wait >= IN_FLIGHT:
-                    wait = self._pending_wait(line, pending)
+        set_index = self._l2_set(index)
+        line, missing, pending, wait = self._probe(cache, index, set_index, sectors, t)
         if not missing:
             if not pending:
                 self.l2_reads += 1
                 self.l2_read_hits += 1
                 data = t
             else:
-                merges = line.merges  # type: ignore[union-attr]
-                limit = self._l2_merges
-                if all(merges[k] < limit for k in bits[pending]):
-                    for k in bits[pending]:
-                        merges[k] += 1
+                if self._try_merge(line, pending, self._l2_merges):
                     self.l2_merges += 1
                 elif type(wait) is not int:  # the input blocks until a fill that is pending
                     wait.then(lambda cycle: self._resume_slice(slice_index, cycle, False))
@@ -666,20 +650,27 @@ class MemorySystem:
                 self.l2_stall_cycles += issue - t
                 icnt.block(slice_index, arrive, issue - self._l2_hit)
             if line is None:
-                line, victim_index, victim = cache.insert(index, set_index)
-                if victim is not None and victim.dirty:
-                    self.l2_writebacks += 1
-                    self._dram_write(issue, victim_index, victim.dirty.bit_count() * self._sector_bytes)
+                line = self._l2_allocate(cache, index, set_index, issue)
             fill = self._dram_read(issue, index, count * self._sector_bytes)
             self._fill(line, missing, fill)
             mshr.allocate(fill, count)
             self.l2_read_misses += 1
             self.l2_missed_sectors += count
-            data = fill if type(fill) is int and type(wait) is int and fill > wait else _latest(fill, wait)
+            data = _latest(fill, wait)
         flits = self._data_flits[sectors.bit_count()]
-        if type(data) is int:
-            return icnt.reply(data, slice_index, flits, self._now)
         return then_map(data, lambda cycle: icnt.reply(cycle, slice_index, flits, self._now))
+
+    def _l2_set(self, index: int) -> int:
+        """The set of line ``index`` in its slice (the slices take every ``slices``-th line)."""
+        return (index // self._slices) % self._l2_sets
+
+    def _l2_allocate(self, cache: SectorCache, index: int, set_index: int, c: int) -> Line:
+        """Allocate line ``index`` in an L2 slice at ``c``; a dirty victim is written to DRAM."""
+        line, victim_index, victim = cache.insert(index, set_index)
+        if victim is not None and victim.dirty:
+            self.l2_writebacks += 1
+            self._dram_write(c, victim_index, victim.dirty.bit_count() * self._sector_bytes)
+        return line
 
     def _dram_read(self, cycle: int, index: int, nbytes: int) -> int | Pending:
         if self._queued:
@@ -697,32 +688,21 @@ class MemorySystem:
         slice_index = self._slice(index)
         t = self._icnt.request(c, slice_index, self._data_flits[sectors.bit_count()], self._now) + self._l2_hit
         cache = self._l2[slice_index]
-        set_index = (index // self._slices) % self._l2_sets
+        set_index = self._l2_set(index)
         line = cache.lookup(index, set_index)
         self.l2_writes += 1
         if line is None:
             self.l2_write_misses += 1
-            line, victim_index, victim = cache.insert(index, set_index)
-            if victim is not None and victim.dirty:
-                self.l2_writebacks += 1
-                self._dram_write(t, victim_index, victim.dirty.bit_count() * self._sector_bytes)
+            line = self._l2_allocate(cache, index, set_index, t)
         else:
             self.l2_write_hits += 1
-        ready = line.ready
-        for k in self._bits[sectors]:
-            if ready[k] < t:  # a fill still in flight keeps its later time
-                ready[k] = t
-        line.valid |= sectors
-        line.dirty |= sectors
-        if t > line.latest:
-            line.latest = t
+        self._write_sectors(line, sectors, t)
 
     def flush_l1(self, cycle: int) -> None:
         """Invalidate every SM's L1 at ``cycle`` (as GPUs do between kernel launches; Accel-Sim SM86
         sets -gpgpu_flush_l1_cache 1), writing dirty local lines back to L2. Fills in flight
         still hold their MSHRs until they arrive."""
-        if cycle < self._now:
-            raise ValueError(f"memory requests must come in cycle order: cycle {cycle} after cycle {self._now}")
+        self._check_order(cycle)
         if self._queued:
             self.advance(cycle)
         self._now = cycle
@@ -761,7 +741,7 @@ class MemorySystem:
     def l2_resident(self, address: int) -> bool:
         """Whether the line holding byte ``address`` is in its L2 slice (no LRU update)."""
         index = address >> self._line_shift
-        return self._l2[self._slice(index)].resident(index, (index // self._slices) % self._l2_sets)
+        return self._l2[self._slice(index)].resident(index, self._l2_set(index))
 
     @property
     def dram_latency(self) -> int:

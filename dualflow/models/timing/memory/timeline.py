@@ -35,18 +35,12 @@ class Timeline:
         current cycle): intervals that end by then are forgotten, which keeps the lists short.
         """
         starts, ends = self.starts, self.ends
-        if ends and ends[0] <= floor:
-            k = bisect_right(ends, floor)
-            del starts[:k], ends[:k]
+        forgotten = bisect_right(ends, floor)
+        del starts[:forgotten], ends[:forgotten]
         if length <= 0:
             return earliest
-        start = earliest
-        i = bisect_right(ends, start)  # intervals ending by ``earliest`` are behind it
+        start, i = self._gap(earliest, length)
         n = len(starts)
-        while i < n and starts[i] < start + length:  # too close: try after this interval
-            if ends[i] > start:
-                start = ends[i]
-            i += 1
         # Every interval before i ends by ``start``; interval i (if any) begins at or after ``end``.
         end = start + length
         if i and ends[i - 1] == start:
@@ -64,15 +58,17 @@ class Timeline:
 
     def first_fit(self, earliest: float, length: float) -> float:
         """The start ``reserve(earliest, length, ...)`` would give, booking nothing (``length`` > 0)."""
-        starts, ends = self.starts, self.ends
+        return self._gap(earliest, length)[0]
+
+    def _gap(self, earliest: float, length: float) -> tuple[float, int]:
+        """The first gap of ``length`` at or after ``earliest``: its start, and the index of the
+        first interval after it."""
         start = earliest
-        i = bisect_right(ends, start)
-        n = len(starts)
-        while i < n and starts[i] < start + length:
-            if ends[i] > start:
-                start = ends[i]
+        i = bisect_right(self.ends, start)  # intervals ending by ``earliest`` are behind it
+        while i < len(self.starts) and self.starts[i] < start + length:  # too close: try after this interval
+            start = max(start, self.ends[i])
             i += 1
-        return start
+        return start, i
 
     def block(self, start: float, end: float) -> None:
         """Mark ``[start, end)`` busy (merging with what it touches)."""
