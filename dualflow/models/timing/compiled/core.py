@@ -8,7 +8,7 @@ them by name (``state.cu_pc[sm, u]``):
 
 - ``Settings``: the configuration and the launch's shape (plain ints);
 - ``Code``: ``program.decode_kernel``'s facts, one row per pc (``table[pc, ST_*]``);
-- ``Streams``: the launch's ``LaunchStreams`` (see ..streams) plus the per-record ordinal among
+- ``Streams``: the launch's ``LaunchStreams`` (see .streams) plus the per-record ordinal among
   the warp's ordered memory records (for the memory-ordering check);
 - ``SmState``: everything ``Sm``, ``Warp``, ``OperandCollector``, the scoreboards and
   ``SmCounters`` keep, and (``Heaps``) the completion and wake heaps and the issue log.

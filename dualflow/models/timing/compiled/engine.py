@@ -1,6 +1,6 @@
 """``CompiledGpu``: the compiled timing engine's driver, a drop-in for ``models.timing.gpu.Gpu``.
 
-A launch runs in two steps. The functional pre-run (``..streams.build_streams``) executes it
+A launch runs in two steps. The functional pre-run (``.streams.build_streams``) executes it
 and records, per warp, what it issues; then the compiled SM pipeline and GPU loop (gpu.py,
 sm.py) time those streams on the compiled memory system (memory.py). The result equals the
 reference engine's (``Gpu``) in every statistic, in the memory system's state and statistics, in
@@ -61,7 +61,6 @@ from ..ordering import check_reorder
 from ..program import PerKernel, StaticInstruction, decoded
 from ..sm import UNIT_CLASSES
 from ..stats import STALL_REASONS, DeferredTree, SmCounters, TimingStats, sm_totals
-from ..streams import Executors, LaunchStreams, build_streams
 from .core import (
     ERR_DEADLOCK,
     ERR_MEMORY_DEADLOCK,
@@ -118,6 +117,7 @@ from .core import (
 )
 from .gpu import launch_sums, run_launch
 from .memory import CompiledMemory, counters_tree
+from .streams import Executors, LaunchStreams, build_streams
 
 _OPS = {Opcode.MEMBAR: OP_MEMBAR, Opcode.BAR: OP_BAR, Opcode.EXIT: OP_EXIT}
 
