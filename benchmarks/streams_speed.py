@@ -22,7 +22,7 @@ from dualflow.machine.config import GpuConfig  # noqa: E402
 from dualflow.machine.functional import FunctionalConfig  # noqa: E402
 from dualflow.machine.mode import Mode  # noqa: E402
 from dualflow.models.device import Device, LaunchResult  # noqa: E402
-from dualflow.models.timing.streams import build_streams  # noqa: E402
+from dualflow.models.timing.compiled.streams import build_streams  # noqa: E402
 
 
 class TimedDevice(Device):

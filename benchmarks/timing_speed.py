@@ -45,9 +45,9 @@ class _Enough(Exception):
 #: ``--split``'s parts of the compiled engine: (module, attribute) wrapped to add up their CPU time.
 SPLIT = {"pre-run": ("dualflow.models.timing.compiled.engine", "build_streams"),
          "  next_step": ("dualflow.models.executor", "BatchExecutor.next_step"),
-         "  streams": ("dualflow.models.timing.streams", "_PreRun.streams"),
+         "  streams": ("dualflow.models.timing.compiled.streams", "_PreRun.streams"),
          "timing core": ("dualflow.models.timing.compiled.engine", "run_launch"),
-         "SM state": ("dualflow.models.timing.compiled.core", "SmStates.fresh"),
+         "SM state": ("dualflow.models.timing.compiled.sm_state", "SmStates.fresh"),
          "counters": ("dualflow.models.timing.compiled.memory", "CompiledMemory.counters"),
          "whole launch": ("dualflow.models.timing.compiled.engine", "CompiledGpu.run")}
 

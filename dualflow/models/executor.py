@@ -756,7 +756,7 @@ class BatchExecutor:
         """The next batch step: the lowest pc among runnable warps, the warps there and their
         active lanes; counted per pc and charged to the launch's budget. None once every warp is
         done. Raises the faults of a launch that cannot go on (barrier deadlock, running past the
-        end, budget exceeded). ``run`` and the timing streams (``dualflow/models/timing/streams.py``) both
+        end, budget exceeded). ``run`` and the timing streams (``dualflow/models/timing/compiled/streams.py``) both
         step through this one rule."""
         # ufuncs and ndarray.nonzero directly: the ndarray methods' Python wrappers (any, min,
         # sum) doubled the cost of a step of a few warps

@@ -49,9 +49,10 @@ def from_module(node: ast.ImportFrom, package: list[str]) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def imports_of(name: str, source: str, is_package: bool) -> Iterator[tuple[int, str]]:
+def imports_of(name: str, source: str, is_package: bool, *, names: bool = False) -> Iterator[tuple[int, str]]:
     """(line, absolute module) of every import in ``source`` anywhere in the file, relative
-    imports resolved; ``from dualflow import x`` yields ``dualflow.x``."""
+    imports resolved; ``from dualflow import x`` yields ``dualflow.x``, and with ``names`` every
+    ``from m import x`` also yields ``m.x`` (``x`` may be a submodule: ``from . import compiled``)."""
     package = name.split(".") if is_package else name.split(".")[:-1]
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -64,6 +65,9 @@ def imports_of(name: str, source: str, is_package: bool) -> Iterator[tuple[int, 
                     yield node.lineno, f"dualflow.{alias.name}"
             else:
                 yield node.lineno, module
+                if names:
+                    for alias in node.names:
+                        yield node.lineno, f"{module}.{alias.name}"
 
 
 def part_of(module: str) -> str | None:
@@ -170,6 +174,55 @@ def test_the_check_catches_a_planted_import(name, is_package, source, message):
 def test_downward_and_outside_imports_pass():
     source = "import numpy\nfrom dualflow.isa import Form\nfrom .stats import TimingStats\n"
     assert check({"dualflow.models.timing.fake": (source, False)})[0] == []
+
+
+#: Rules between the modules of one part: (the package whose modules the rule is about, the
+#: package inside it they must not import, the modules excepted with the reason). The reference
+#: timing engine is the compiled one's specification: it must read, and run, without it.
+INSIDE_RULES: tuple[tuple[str, str, dict[str, str]], ...] = (
+    ("dualflow.models.timing", "dualflow.models.timing.compiled", {
+        "dualflow.models.timing.device": "TimingDevice builds the engine its caller names, the compiled one too",
+    }),
+)
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def check_inside(modules: Mapping[str, tuple[str, bool]],
+                 rules: tuple[tuple[str, str, dict[str, str]], ...] = INSIDE_RULES) -> list[str]:
+    """Imports (function-local ones included) that break a rule of ``rules``, one message each."""
+    problems = []
+    for package, forbidden, excepted in rules:
+        for name, (source, is_package) in sorted(modules.items()):
+            if not _within(name, package) or _within(name, forbidden) or name in excepted:
+                continue
+            for line, target in imports_of(name, source, is_package, names=True):
+                if _within(target, forbidden):
+                    problems.append(f"{name}:{line}: imports {target}, but {package} must not import {forbidden}")
+                    break
+    return problems
+
+
+def test_the_reference_timing_engine_does_not_import_the_compiled_one():
+    modules = read_all()
+    for _package, _forbidden, excepted in INSIDE_RULES:
+        assert set(excepted) <= set(modules), "an exception names a module that no longer exists"
+    assert check_inside(modules) == []
+
+
+@pytest.mark.parametrize("source", [
+    "from .compiled.engine import CompiledGpu\n",
+    "def f():\n    from . import compiled\n",  # function-local, and the package named as a name
+    "import dualflow.models.timing.compiled.core\n",
+])
+def test_the_inside_rule_catches_a_planted_import(source):
+    problems = check_inside({"dualflow.models.timing.sm": (source, False)})
+    assert len(problems) == 1 and "must not import dualflow.models.timing.compiled" in problems[0], problems
+    # the compiled package itself, and the one excepted module, may
+    assert check_inside({"dualflow.models.timing.compiled.engine": (source, False),
+                         "dualflow.models.timing.device": (source, False)}) == []
 
 
 def test_the_cycle_finder_finds_a_cycle():

@@ -56,11 +56,14 @@ class Sm:
         self.parts = config.partitions
         self.pool_capacity = config.collector_units // self.parts
         self.pool_units = [0] * self.parts  # collector units held, per pool
-        self.pool_limited = config.dflow_window is DflowWindow.POOL_LIMITED
-        # reserve: units of the pool a waiting instruction must leave free
-        self.reserve = config.dflow_reserve if config.dflow_window is DflowWindow.RESERVE else -1
-        self.ready_first = config.dflow_issue_order is IssueOrder.READY_FIRST
-        self.ahead_of_loads_only = config.dflow_send_ahead is SendAhead.LOADS
+        # the D-FLOW window's limit beyond each warp's own: on a pool's waiting units, or the units
+        # of the pool a waiting instruction must leave free (reserve; -1: none). A policy without
+        # an entry in these tables is a KeyError, not another policy's behaviour.
+        self.pool_limited, self.reserve = {
+            DflowWindow.PER_WARP: (False, -1), DflowWindow.POOL_LIMITED: (True, -1),
+            DflowWindow.RESERVE: (False, config.dflow_reserve)}[config.dflow_window]
+        self.ready_first = {IssueOrder.READY_FIRST: True, IssueOrder.OLDEST_FIRST: False}[config.dflow_issue_order]
+        self.ahead_of_loads_only = {SendAhead.ANY: False, SendAhead.LOADS: True}[config.dflow_send_ahead]
         self.pipes = {cls: [0] * config.unit(cls).count for cls in UNIT_CLASSES}
         self.units = {cls: config.unit(cls) for cls in UNIT_CLASSES}
         self.ctas: list[Cta] = []

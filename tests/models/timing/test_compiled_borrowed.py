@@ -16,16 +16,13 @@ from numba import njit
 from dualflow.models.timing.compiled.borrowed import borrow
 from dualflow.models.timing.compiled.core import (
     SV_NCOMP,
-    Settings,
     Streams,
     completion_pop,
     completion_push,
     log_issue,
-    make_sm_state,
-    settings_ref,
-    sm_state_ref,
     streams_ref,
 )
+from dualflow.models.timing.compiled.layout import Settings, make_sm_state, settings_ref, sm_state_ref
 
 
 @njit

@@ -29,28 +29,27 @@ from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 from dualflow.models.timing.compiled.collector import register_bank as compiled_register_bank
-from dualflow.models.timing.compiled.core import (
-    CARRIED,
-    NOT_RESET,
+from dualflow.models.timing.compiled.core import Code, code_ref
+from dualflow.models.timing.compiled.engine import encode_code, encode_hands, hand_rings
+from dualflow.models.timing.compiled.layout import CARRIED_ARRAYS as CARRIED
+from dualflow.models.timing.compiled.layout import NOT_RESET_ARRAYS as NOT_RESET
+from dualflow.models.timing.compiled.layout import (
     RESET_ROWS,
     RESET_WHOLE,
     SV_CARRIED,
-    Code,
     SmState,
-    SmStates,
-    code_ref,
     make_sm_state,
-    reset_state,
     sm_state_ref,
 )
-from dualflow.models.timing.compiled.engine import encode_code, encode_hands, hand_rings
 from dualflow.models.timing.compiled.sm import must_keep_order
+from dualflow.models.timing.compiled.sm_state import SmStates, reset_state
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.ordering import MemoryOrderViolation
 from dualflow.models.timing.ordering import must_keep_order as reference_must_keep_order
 from dualflow.models.timing.program import decode_kernel, decoded
 
 ENGINES = ("reference", "compiled")
+SV_CARRIED_COLUMNS = [column for column, _ in SV_CARRIED]
 PRESETS = ("paper-rtx3080", "ampere-rtx3070", "fermi-gtx480")
 
 
@@ -243,12 +242,12 @@ def test_unknown_engine_is_refused():
 
 def _assert_fresh(state: SmState, made: SmState) -> None:
     """``state`` equals the new state ``made`` but for what a launch writes before reading it
-    (``NOT_RESET``) and what carries to the next launch (``CARRIED``, ``SV_CARRIED``)."""
+    (``NOT_RESET``) and what carries to the next launch (``CARRIED``, ``SV_CARRIED_COLUMNS``)."""
     for name in SmState._fields:
         if name not in NOT_RESET + CARRIED:
             got, want = getattr(state, name), getattr(made, name)
             if name == "sv":
-                keep = [c for c in range(got.shape[1]) if c not in SV_CARRIED]
+                keep = [c for c in range(got.shape[1]) if c not in SV_CARRIED_COLUMNS]
                 got, want = got[:, keep], want[:, keep]
             assert np.array_equal(got, want), name
 
@@ -269,14 +268,14 @@ def test_reused_sm_state_is_fresh(monkeypatch):
     with pytest.raises(AssertionError):
         _assert_fresh(used, made)
     carried = {name: getattr(used, name).copy() for name in CARRIED}
-    sv_carried = used.sv[:, SV_CARRIED].copy()
+    sv_carried = used.sv[:, SV_CARRIED_COLUMNS].copy()
     assert any(a.any() for a in carried.values()) and sv_carried.any()
     again, _ = states.fresh(settings, pipes)
     assert again is used
     _assert_fresh(again, made)
     for name, value in carried.items():
         assert np.array_equal(getattr(again, name), value), name
-    assert np.array_equal(again.sv[:, SV_CARRIED], sv_carried)
+    assert np.array_equal(again.sv[:, SV_CARRIED_COLUMNS], sv_carried)
 
 
 def test_reset_state_resets_every_array_but_those_written_first(monkeypatch):
@@ -297,7 +296,7 @@ def test_reset_state_resets_every_array_but_those_written_first(monkeypatch):
     _assert_fresh(state, make_sm_state(settings, 4))
     for name in CARRIED:
         assert (getattr(state, name) == 7).all(), name
-    assert (state.sv[:, SV_CARRIED] == 7).all()
+    assert (state.sv[:, SV_CARRIED_COLUMNS] == 7).all()
 
 
 def test_sm_state_widens_its_board_keeping_the_carried_values(monkeypatch):
@@ -310,12 +309,12 @@ def test_sm_state_widens_its_board_keeping_the_carried_values(monkeypatch):
     settings = calls[0]._replace(num_sms=3)
     states = SmStates()
     state, _ = states.fresh(settings, 4)
-    state.pipes[...], state.bank_busy[...], state.sv[:, SV_CARRIED] = 5, 6, 7
+    state.pipes[...], state.bank_busy[...], state.sv[:, SV_CARRIED_COLUMNS] = 5, 6, 7
     state.wv[...] = 8  # a launch's leftovers
     wider, _ = states.fresh(settings._replace(entries=state.board.shape[2] + 1), 4)
     assert wider is not state and wider.board.shape[2] == state.board.shape[2] + 1
     _assert_fresh(wider, make_sm_state(settings, 4))
-    assert (wider.pipes == 5).all() and (wider.bank_busy == 6).all() and (wider.sv[:, SV_CARRIED] == 7).all()
+    assert (wider.pipes == 5).all() and (wider.bank_busy == 6).all() and (wider.sv[:, SV_CARRIED_COLUMNS] == 7).all()
     again, _ = states.fresh(settings, 4)  # narrower launches keep the wider state
     assert again is wider
 

@@ -1,4 +1,4 @@
-"""Instruction streams (dualflow/models/timing/streams.py) against the reference timing engine.
+"""Instruction streams (dualflow/models/timing/compiled/streams.py) against the reference timing engine.
 
 The reference engine executes at issue; here it is instrumented (``Sm._execute`` and
 ``Sm._start``, the memory system's ``global_access``/``shared_access``) to log, per warp, what
@@ -26,6 +26,14 @@ from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.mode import Mode
 from dualflow.models.device import Device, LaunchResult
 from dualflow.models.executor import Geometry
+from dualflow.models.timing.compiled.streams import (
+    ORDER_DEPTH,
+    Executors,
+    LaunchStreams,
+    build_streams,
+    coalesce_batch,
+    conflict_degrees,
+)
 from dualflow.models.timing.device import TimingDevice
 from dualflow.models.timing.gpu import Gpu
 from dualflow.models.timing.memory.coalescer import coalesce
@@ -34,14 +42,6 @@ from dualflow.models.timing.memory.system import MemorySystem
 from dualflow.models.timing.ordering import MemoryOrderViolation, check_reorder, must_keep_order
 from dualflow.models.timing.program import decode_kernel
 from dualflow.models.timing.sm import Sm
-from dualflow.models.timing.streams import (
-    ORDER_DEPTH,
-    Executors,
-    LaunchStreams,
-    build_streams,
-    coalesce_batch,
-    conflict_degrees,
-)
 
 
 # ---------------------------------------------------------------------- the reference, logged

@@ -1,5 +1,5 @@
 """The compiled timing engine: the SM pipeline, the GPU loop and the memory system in numba,
-driven by per-warp instruction streams recorded by a functional pre-run (``..streams``).
+driven by per-warp instruction streams recorded by a functional pre-run (``.streams``).
 
 Numba caches compiled code on disk; the cache lives under the user's cache folder, never in the
 source tree or the installed package (``NUMBA_CACHE_DIR``, set here unless the environment

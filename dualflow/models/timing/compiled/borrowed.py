@@ -8,7 +8,7 @@ core's time. Two kinds of borrowed values take them away:
 
 - ``borrowed_view(array)``: a view whose memory-info pointer is null. NRT skips a null pointer,
   and LLVM then drops the calls altogether. Such a view does not keep its memory alive: the
-  structrefs of core.py and memory_state.py are built from borrowed views of arrays that Python
+  structrefs of core.py, layout.py and memory_state.py are built from borrowed views of arrays that Python
   owns, and their proxies hold the owners (``keep``). njit code that replaces a field (a
   timeline that grows) stores an ordinary, counted array, which the structref then owns as it
   would any other; the heaps keep a new array in an owning field and a borrowed view of it in

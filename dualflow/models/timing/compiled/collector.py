@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from numba import njit
 
+from .codes import DISPATCH_OUT_OF_ORDER, REGISTER_FILE_RING
 from .core import (
-    M_CONFLICTS,
     SV_NCU,
     SV_WAITING_CUS,
     W_WAITING_CUS,
 )
+from .layout import M_CONFLICTS
 from .scoreboard import read_done
 from .warps import dirty, list_remove
 
@@ -64,8 +65,8 @@ def read_operands(state, s, sm, t):
             if state.cu_read[sm, u, j]:
                 continue
             key = state.cu_key[sm, u, j]
-            # BASE issued only with final operands; D-FLOW waits for the producer's writeback
-            if s.dflow and state.board[sm, slot, key % s.ring] > t:
+            # in-order dispatch issued only with final operands; out-of-order waits for the writeback
+            if s.dispatch == DISPATCH_OUT_OF_ORDER and state.board[sm, slot, key % s.ring] > t:
                 continue
             bank = state.cu_bank[sm, u, j]
             if not claim_bank(state, s, sm, bank, t):
@@ -75,7 +76,7 @@ def read_operands(state, s, sm, t):
             state.cu_read[sm, u, j] = 1
             state.cu_unread[sm, u] -= 1
             granted = True
-            if s.dflow:  # Warp.operand_read
+            if s.register_file == REGISTER_FILE_RING:  # Warp.operand_read
                 read_done(state, sm, slot, key)
                 dirty(state, sm, slot)
             if not state.cu_unread[sm, u]:

@@ -1,6 +1,6 @@
 """``CompiledGpu``: the compiled timing engine's driver, a drop-in for ``models.timing.gpu.Gpu``.
 
-A launch runs in two steps. The functional pre-run (``..streams.build_streams``) executes it
+A launch runs in two steps. The functional pre-run (``.streams.build_streams``) executes it
 and records, per warp, what it issues; then the compiled SM pipeline and GPU loop (gpu.py,
 sm.py) time those streams on the compiled memory system (memory.py). The result equals the
 reference engine's (``Gpu``) in every statistic, in the memory system's state and statistics, in
@@ -22,8 +22,8 @@ What one launch leaves for the next must then carry across exactly, in both dire
   the past at the next launch's start unless a unit's initiation interval exceeds its latency;
   carried so nothing depends on that), and ``seq`` and ``warp_age`` (only their order matters
   within a launch; carried anyway). The compiled engine keeps them in its SM state, made with
-  the engine (a new ``Sm``'s values), which its reset leaves alone (``core.CARRIED``,
-  ``core.SV_CARRIED``).
+  the engine (a new ``Sm``'s values), which its reset leaves alone (the CARRIED
+  arrays and ``SV_CARRIED`` of layout.py).
 
 Everything else an ``Sm`` keeps is empty or reset at a launch's start (completion and wake
 heaps, collector units, resident warps and blocks, ``last_cycle``), or is only read for warps
@@ -42,17 +42,14 @@ accesses of one warp) raises a ``DualflowError`` asking for the reference engine
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 
 from dualflow.common.errors import DualflowError
 from dualflow.isa import Form, Kernel, Opcode
-from dualflow.machine import Scheduler
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
-from dualflow.machine.window import DflowWindow, IssueOrder, SendAhead
+from dualflow.machine.mode import Mode, check_implemented
 from dualflow.models.executor import Geometry
 from dualflow.models.memory import GlobalMemory
 
@@ -60,8 +57,8 @@ from ..gpu import Gpu, check_launch
 from ..ordering import check_reorder
 from ..program import PerKernel, StaticInstruction, decoded
 from ..sm import UNIT_CLASSES
-from ..stats import STALL_REASONS, DeferredTree, SmCounters, TimingStats, sm_totals
-from ..streams import Executors, LaunchStreams, build_streams
+from ..stats import DeferredTree, TimingStats, sm_totals
+from .codes import STALL_IDLE
 from .core import (
     ERR_DEADLOCK,
     ERR_MEMORY_DEADLOCK,
@@ -71,13 +68,6 @@ from .core import (
     HT_SRC,
     HT_UNIQ,
     HT_WIDTH,
-    IDLE,
-    M_ACTIVE,
-    M_BARRIERS,
-    M_BUSY,
-    M_CONFLICTS,
-    M_FLUSHES,
-    M_RESIDENT,
     MAX_SOURCES,
     OP_BAR,
     OP_EXIT,
@@ -101,25 +91,26 @@ from .core import (
     ST_UNIQ,
     ST_UNIT,
     ST_WIDTH,
-    SV_FETCH_RR,
-    SV_SEQ,
-    SV_WARP_AGE,
     W_BLOCK,
     W_REC,
     W_WID,
     Code,
-    Settings,
-    SettingsRef,
-    SmStates,
     Streams,
     code_ref,
-    settings_ref,
     streams_ref,
 )
+from .counters import counter_views
+from .declare import settings_values
 from .gpu import launch_sums, run_launch
+from .layout import SETTINGS, SV_CARRIED, Settings, SettingsRef, settings_ref
 from .memory import CompiledMemory, counters_tree
+from .sm_state import SmStates
+from .streams import Executors, LaunchStreams, build_streams
 
 _OPS = {Opcode.MEMBAR: OP_MEMBAR, Opcode.BAR: OP_BAR, Opcode.EXIT: OP_EXIT}
+#: The modes the compiled engine builds: their capabilities (``Settings.register_file``,
+#: ``dispatch``) are the ones its code has branches for; any other mode is refused.
+MODES = (Mode.BASE, Mode.DFLOW)
 
 
 def encode_code(static: list[StaticInstruction]) -> np.ndarray:
@@ -198,6 +189,7 @@ class CompiledGpu:
     def __init__(self, config: GpuConfig, *, record_issue: bool = False, record_dram: bool = False):
         """``record_issue``: keep every issue as (cycle, block, warp, pc) in ``issue_log``;
         ``record_dram``: every DRAM request (``memory.dram_requests()``)."""
+        check_implemented(config.mode, MODES, "the compiled timing engine")
         self.config = config
         self.memory = CompiledMemory(config.memory, config.num_sms, config.core_clock_mhz, record_dram=record_dram)
         self.cycle = 0  # where the next launch starts
@@ -243,34 +235,17 @@ class CompiledGpu:
             self._raise(kernel, plan.static, streams, state)
         if self.issue_log is not None:
             self.issue_log.extend(map(tuple, state.heaps.log[:state.log_n[0]].tolist()))
-        state.stalls[:, IDLE] += cfg.kernel_launch_latency * cfg.sm.schedulers  # every SM idles through it
+        state.stalls[:, STALL_IDLE] += cfg.kernel_launch_latency * cfg.sm.schedulers  # every SM idles through it
         cycles = end + 1 - begin
         self.cycle = end + 1
         memory_tree = DeferredTree(counters_tree, self.memory.counters(), before, self.memory.smem_interval,
                                    cfg.num_sms)
-        return TimingStats.of_launch(kernel.name, cfg, sm_totals(_counter_views(state_ref, state)), cycles=cycles,
-                                     memory=memory_tree)
+        views = counter_views(launch_sums(state_ref).tolist(), state)
+        return TimingStats.of_launch(kernel.name, cfg, sm_totals(views), cycles=cycles, memory=memory_tree)
 
     def _gpu_settings(self) -> Settings:
-        """The ``Settings`` fields the GPU's configuration fixes (the launch's are 0, ring 1)."""
-        cfg = self.config
-        sm = cfg.sm
-        return Settings(
-            dflow=int(cfg.dflow), lrr=int(Scheduler.parse(sm.scheduler, "warp scheduler") is Scheduler.LRR),
-            schedulers=sm.schedulers, max_warps=sm.max_warps, ibuffer_entries=sm.ibuffer_entries,
-            fetch_width=sm.fetch_width, fetch_warps=sm.fetch_warps, fetch_past=int(sm.fetch_past_branches),
-            fetch_latency=sm.fetch_latency, collector_units=sm.collector_units, parts=sm.partitions,
-            pool_limited=int(sm.dflow_window is DflowWindow.POOL_LIMITED),
-            reserve=sm.dflow_reserve if sm.dflow_window is DflowWindow.RESERVE else -1,
-            ready_first=int(sm.dflow_issue_order is IssueOrder.READY_FIRST),
-            ahead_loads=int(sm.dflow_send_ahead is SendAhead.LOADS),
-            waiting_per_warp=sm.dflow_waiting_per_warp, waiting_per_sm=sm.dflow_waiting_per_sm,
-            banks=sm.register_banks, bank_groups=sm.bank_groups, bank_ports=sm.register_bank_ports,
-            writeback_ports=sm.writeback_ports, const_latency=sm.const_latency,
-            cta_launch_latency=sm.cta_launch_latency, warp_size=sm.warp_size, max_threads=sm.max_threads,
-            max_ctas=sm.max_ctas, shared_bytes=sm.shared_bytes, registers=sm.registers, ring=1, code_length=0,
-            warps_per_block=0, num_blocks=0, block_shared=0, block_registers=0, entries=0, num_sms=cfg.num_sms,
-            record_issue=int(self.issue_log is not None), hands=0)
+        """The ``Settings`` the GPU's configuration fixes (the launch's at their defaults)."""
+        return Settings(**settings_values(SETTINGS, self.config, record_issue=self.issue_log is not None))
 
     def _settings(self, kernel: Kernel, geo: Geometry, shared: int, registers: int, code_length: int) -> Settings:
         """The ``Settings`` of a launch of ``kernel`` with this shape."""
@@ -323,45 +298,23 @@ class CompiledGpu:
 
     @staticmethod
     def _carry(ref: Gpu, state, *, into_state: bool) -> None:
-        """Copy what carries across launches (per SM: ``fetch_rr``, ``seq``, ``warp_age``, the
+        """Copy what carries across launches (per SM: the scalars of ``layout.SV_CARRIED``, the
         pipelines' and register banks' busy-until cycles) between the reference engine's SMs and
         the compiled SM state."""
         for i, sm in enumerate(ref.sms):
             if into_state:
-                state.sv[i, SV_FETCH_RR], state.sv[i, SV_SEQ], state.sv[i, SV_WARP_AGE] = \
-                    sm.fetch_rr, sm.seq, sm.warp_age
+                for column, name in SV_CARRIED:
+                    state.sv[i, column] = getattr(sm, name)
                 for k, cls in enumerate(UNIT_CLASSES):
                     state.pipes[i, k, :len(sm.pipes[cls])] = sm.pipes[cls]
                 col = sm.collector  # its banks' (cycle, accesses) as collector.claim_bank's one number
                 state.bank_busy[i] = [c * col.ports + n - 1 if c >= 0 else -1
                                       for c, n in zip(col._bank_cycle, col._bank_uses)]
             else:
-                sm.fetch_rr, sm.seq, sm.warp_age = (int(state.sv[i, col]) for col in (SV_FETCH_RR, SV_SEQ, SV_WARP_AGE))
+                for column, name in SV_CARRIED:
+                    setattr(sm, name, int(state.sv[i, column]))
                 for k, cls in enumerate(UNIT_CLASSES):
                     sm.pipes[cls] = state.pipes[i, k, :len(sm.pipes[cls])].tolist()
                 col, busy = sm.collector, state.bank_busy[i].tolist()
                 col._bank_cycle = [v // col.ports if v >= 0 else -1 for v in busy]
                 col._bank_uses = [v % col.ports + 1 if v >= 0 else 0 for v in busy]
-
-
-def _counter_views(state_ref, state) -> list[SimpleNamespace]:
-    """The launch's counters summed over the SMs (``launch_sums``), shaped as one ``Sm``'s, for
-    ``stats.sm_totals`` (one declaration of which counter is which: ``TimingStats``' sources)."""
-    sums = launch_sums(state_ref).tolist()
-    parts = []
-    for a in (state.stalls, state.warp_instructions, state.thread_instructions, state.misc, state.rf_reads):
-        parts.append(sums[:a.shape[1]])
-        sums = sums[a.shape[1]:]
-    stalls, warp_instructions, thread_instructions, misc, rf_reads = parts
-    counters = SmCounters()
-    counters.stalls = dict(zip(STALL_REASONS, stalls))
-    counters.warp_instructions = dict(zip(_CLASSES, warp_instructions))
-    counters.thread_instructions = dict(zip(_CLASSES, thread_instructions))
-    counters.sm_active_cycles, counters.barriers = misc[M_ACTIVE], misc[M_BARRIERS]
-    counters.ibuffer_flushes = misc[M_FLUSHES]
-    counters.collector_busy, counters.resident_warps = misc[M_BUSY], misc[M_RESIDENT]
-    collector = SimpleNamespace(reads=rf_reads, writes=sums, conflicts=misc[M_CONFLICTS])
-    return [SimpleNamespace(counters=counters, collector=collector)]
-
-
-_CLASSES = [c.value for c in UNIT_CLASSES]

@@ -12,7 +12,9 @@ import numpy as np
 from numba import njit
 
 from .borrowed import borrow, borrowed_view, keep_alive
-from .core import ERR_MEMORY_DEADLOCK, IDLE, SV_FINISHED_CTAS, SV_LAST_CYCLE
+from .codes import STALL_IDLE
+from .core import ERR_MEMORY_DEADLOCK, SV_FINISHED_CTAS, SV_LAST_CYCLE
+from .counters import counter_arrays
 from .memory_machine import advance, next_event
 from .sm import tick
 from .sm_waits import apply_notes, memory_waiting
@@ -161,7 +163,7 @@ def _run_launch(state, s, code, streams, mem, start):
             nheap += 1
     for sm in range(nsms):  # an SM that ran out of blocks early idles until the launch ends
         idle = end - max(state.sv[sm, SV_LAST_CYCLE], start - 1)
-        state.stalls[sm, IDLE] += idle * s.schedulers
+        state.stalls[sm, STALL_IDLE] += idle * s.schedulers
     keep_alive(heap_memory)
     keep_alive(scheduled_memory)
     return end
@@ -169,11 +171,9 @@ def _run_launch(state, s, code, streams, mem, start):
 
 @njit(cache=True)
 def launch_sums(state):
-    """The launch's counters summed over the SMs, in one array: ``stalls``,
-    ``warp_instructions``, ``thread_instructions``, ``misc``, ``rf_reads``, ``rf_writes``, each
-    summed over its first axis, one after the other (``engine._counter_views`` splits them)."""
-    parts = (state.stalls, state.warp_instructions, state.thread_instructions, state.misc, state.rf_reads,
-             state.rf_writes)
+    """The launch's counters summed over the SMs, in one array: the arrays of ``layout.COUNTERS``,
+    each summed over its first axis, one after the other (``counters.counter_views`` splits them)."""
+    parts = counter_arrays(state)
     width = 0
     for a in parts:
         width += a.shape[1]

@@ -13,31 +13,43 @@ from __future__ import annotations
 
 from numba import njit
 
+from .codes import (
+    DISPATCH_OUT_OF_ORDER,
+    ISSUE_ORDER_OLDEST_FIRST,
+    ISSUE_ORDER_READY_FIRST,
+    NO_STALL,
+    NUM_REASONS,
+    REGISTER_FILE_NAMED,
+    REGISTER_FILE_RING,
+    SCHEDULER_GTO,
+    SCHEDULER_LRR,
+    SEND_AHEAD_ANY,
+    SEND_AHEAD_LOADS,
+    STALL_BARRIER,
+    STALL_COLLECTOR_FULL,
+    STALL_DRAIN,
+    STALL_IBUFFER,
+    STALL_IDLE,
+    STALL_ISSUED,
+    STALL_MEMORY_FENCE,
+    STALL_RING_GUARD,
+    STALL_SCOREBOARD,
+    WINDOW_PER_WARP,
+    WINDOW_POOL_LIMITED,
+    WINDOW_RESERVE,
+)
 from .collector import register_bank
 from .core import (
-    BARRIER,
-    COLLECTOR_FULL,
     CTRL,
     DONE,
-    DRAIN,
     ERR_PC,
     HT_DST,
     HT_SRC,
     HT_UNIQ,
-    IBUFFER,
-    IDLE,
-    ISSUED,
-    M_BARRIERS,
-    M_FLUSHES,
-    MEMORY_FENCE,
-    NO_STALL,
-    NUM_REASONS,
     OP_BAR,
     OP_EXIT,
     OP_MEMBAR,
     PENDING,
-    RING_GUARD,
-    SCOREBOARD,
     ST_DST,
     ST_IS_MEM,
     ST_IS_STORE,
@@ -76,6 +88,7 @@ from .core import (
     log_issue,
     wake_push,
 )
+from .layout import M_BARRIERS, M_FLUSHES
 from .scoreboard import add_reader, base_blocked, guard_blocks, hand_entry, hand_guard_blocks, hand_waits, waits
 from .warps import dirty, is_member, next_pc, retire_warp
 
@@ -88,13 +101,13 @@ def issue(state, s, code, streams, sm, t):
     stalls = state.stalls[sm]
     clean = state.sched_clean[sm]
     order = state.scratch[sm, 2 * s.collector_units:]
-    npasses = 2 if s.dflow and s.ready_first else 1
+    npasses = 2 if s.dispatch == DISPATCH_OUT_OF_ORDER and ready_first(s) else 1
     for sched in range(s.schedulers):
         n = state.sched_n[sm, sched]
         warps = state.sched_warps[sm, sched]
         if n == 0:
-            state.last_reasons[sm, sched] = IDLE
-            stalls[IDLE] += 1
+            state.last_reasons[sm, sched] = STALL_IDLE
+            stalls[STALL_IDLE] += 1
             continue
         if clean[sched] > t:  # no event concerned any of its warps: the same answer as last cycle
             stalls[state.last_reasons[sm, sched]] += 1
@@ -111,20 +124,22 @@ def issue(state, s, code, streams, sm, t):
         if last < 0:
             for i in range(n):
                 order[i] = warps[i]
-        elif not s.lrr:  # gto: the last, then the others oldest first
+        elif s.scheduler == SCHEDULER_GTO:  # the last, then the others oldest first
             order[0] = last
             at = 1
             for i in range(n):
                 if warps[i] != last:
                     order[at] = warps[i]
                     at += 1
-        else:  # lrr: after the last, then from the oldest up to it
+        elif s.scheduler == SCHEDULER_LRR:  # after the last, then from the oldest up to it
             i0 = 0
             while warps[i0] != last:
                 i0 += 1
             i0 += 1
             for i in range(n):
                 order[i] = warps[(i0 + i) % n]
+        else:
+            raise ValueError("compiled issue: a warp scheduler without a branch here (codes.SCHEDULER_*)")
         for p in range(npasses):
             allow_wait = p == 1 or npasses == 1
             for i in range(n):
@@ -141,7 +156,7 @@ def issue(state, s, code, streams, sm, t):
                     why = try_issue(state, s, code, streams, sm, slot, t, allow_wait)
                     if state.err[0]:
                         return progress
-                    if why == SCOREBOARD and not allow_wait:
+                    if why == STALL_SCOREBOARD and not allow_wait:
                         # nothing changes before the second pass (no warp issues in this one):
                         # it need only decide whether the instruction may wait (``issue_waiting``)
                         order[i] = -1 - slot
@@ -149,15 +164,15 @@ def issue(state, s, code, streams, sm, t):
                     until = 0  # issued, or a stall that other warps' progress can end
                 elif wv[sm, slot, W_STALL_UNTIL] < until:
                     until = wv[sm, slot, W_STALL_UNTIL]
-                if why == ISSUED:
+                if why == STALL_ISSUED:
                     state.last_slot[sm, sched] = slot
                     state.last_age[sm, sched] = wv[sm, slot, W_AGE]
-                    reason = ISSUED
+                    reason = STALL_ISSUED
                     progress = True
                     break
                 if why < best:
                     reason, best = why, why
-            if reason == ISSUED or best != SCOREBOARD:
+            if reason == STALL_ISSUED or best != STALL_SCOREBOARD:
                 break
         state.last_reasons[sm, sched] = reason
         clean[sched] = until
@@ -175,16 +190,16 @@ def stall(state, sm, slot, reason, until):
 
 @njit(cache=True)
 def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
-    """Sm._try_issue: issue the warp's next instruction if it can (ISSUED), else why not."""
+    """Sm._try_issue: issue the warp's next instruction if it can (STALL_ISSUED), else why not."""
     st = code.table
     wv = state.wv
     wv[sm, slot, W_STALL] = NO_STALL
     if wv[sm, slot, W_EXITED]:
-        return stall(state, sm, slot, DRAIN, PENDING)
+        return stall(state, sm, slot, STALL_DRAIN, PENDING)
     if wv[sm, slot, W_BAR_WAIT]:
-        return stall(state, sm, slot, BARRIER, PENDING)
+        return stall(state, sm, slot, STALL_BARRIER, PENDING)
     if not wv[sm, slot, W_IB_LEN]:
-        return stall(state, sm, slot, IBUFFER, PENDING)
+        return stall(state, sm, slot, STALL_IBUFFER, PENDING)
     head = wv[sm, slot, W_IB_HEAD]
     pc, ready = state.ibuf_pc[sm, slot, head], state.ibuf_ready[sm, slot, head]
     if s.fetch_past:
@@ -193,50 +208,52 @@ def try_issue(state, s, code, streams, sm, slot, t, allow_wait):
             wv[sm, slot, W_IB_LEN] = 0
             wv[sm, slot, W_FETCH_PC] = target
             state.misc[sm, M_FLUSHES] += 1
-            return stall(state, sm, slot, IBUFFER, PENDING)
+            return stall(state, sm, slot, STALL_IBUFFER, PENDING)
     if ready > t:
-        return stall(state, sm, slot, IBUFFER, ready)
+        return stall(state, sm, slot, STALL_IBUFFER, ready)
     if st[pc, ST_OP] == OP_MEMBAR and wv[sm, slot, W_MEM_INFLIGHT]:
-        return stall(state, sm, slot, MEMORY_FENCE, PENDING)
+        return stall(state, sm, slot, STALL_MEMORY_FENCE, PENDING)
     needs_cu = st[pc, ST_NEEDS_CU] != 0
     if needs_cu and pool_count(state, s, sm, slot, False) >= s.collector_units // s.parts:
-        return COLLECTOR_FULL
+        return STALL_COLLECTOR_FULL
     if s.hands:  # D-FLOW, Variant.HANDS
         why = hands_blocked(state, s, code, streams, sm, slot, pc, t, allow_wait, needs_cu)
-        if why != ISSUED:
+        if why != STALL_ISSUED:
             return why
-    elif s.dflow:
+    elif s.register_file == REGISTER_FILE_RING:
         rp = streams.rp[wv[sm, slot, W_REC]]
         if st[pc, ST_PRODUCES] and guard_blocks(state, s, sm, slot, rp):
-            return stall(state, sm, slot, RING_GUARD, PENDING)
+            return stall(state, sm, slot, STALL_RING_GUARD, PENDING)
         if needs_cu and waits(state, s, code, sm, slot, rp, pc, t + 1) and (
                 not allow_wait or not may_wait(state, s, code, sm, slot, pc, rp, t)):
-            return SCOREBOARD  # not cached: other warps' collector units free the limit
-    elif base_blocked(state, code, sm, slot, pc):
-        return stall(state, sm, slot, SCOREBOARD, PENDING)
+            return STALL_SCOREBOARD  # not cached: other warps' collector units free the limit
+    elif s.register_file == REGISTER_FILE_NAMED:
+        if base_blocked(state, code, sm, slot, pc):
+            return stall(state, sm, slot, STALL_SCOREBOARD, PENDING)
+    else:
+        raise ValueError("compiled issue: a register file without a branch here (codes.REGISTER_FILE_*)")
     execute(state, s, code, streams, sm, slot, pc, t, needs_cu)
-    return ISSUED
+    return STALL_ISSUED
 
 
 @njit(cache=True)
 def hands_blocked(state, s, code, streams, sm, slot, pc, t, allow_wait, needs_cu):
     """Sm._try_issue_hands's checks: the ring guard of the hand ``pc`` writes, its operands on
-    every hand (RING_GUARD, SCOREBOARD, or ISSUED: nothing holds it back)."""
+    every hand (STALL_RING_GUARD, STALL_SCOREBOARD, or STALL_ISSUED: nothing holds it back)."""
     rec = state.wv[sm, slot, W_REC]
     if code.table[pc, ST_PRODUCES] and hand_guard_blocks(state, s, code, streams, sm, slot, rec, pc):
-        return stall(state, sm, slot, RING_GUARD, PENDING)
+        return stall(state, sm, slot, STALL_RING_GUARD, PENDING)
     if needs_cu and hand_waits(state, s, code, streams, sm, slot, rec, -1, pc, t + 1) and (
             not allow_wait or not may_wait_hands(state, s, code, streams, sm, slot, pc, t)):
-        return SCOREBOARD  # not cached: other warps' collector units free the limit
-    return ISSUED
+        return STALL_SCOREBOARD  # not cached: other warps' collector units free the limit
+    return STALL_ISSUED
 
 
 @njit(cache=True)
 def may_wait_hands(state, s, code, streams, sm, slot, pc, t):
     """``may_wait`` for a ``Variant.HANDS`` kernel."""
     return not (state.wv[sm, slot, W_WAITING_CUS] >= s.waiting_per_warp
-                or s.pool_limited and pool_count(state, s, sm, slot, True) >= s.waiting_per_sm
-                or s.collector_units // s.parts - pool_count(state, s, sm, slot, False) <= s.reserve
+                or window_full(state, s, sm, slot)
                 or not unblocks_next_hands(state, s, code, streams, sm, slot, pc, t))
 
 
@@ -248,7 +265,7 @@ def unblocks_next_hands(state, s, code, streams, sm, slot, pc, t):
         return False
     second = (state.wv[sm, slot, W_IB_HEAD] + 1) % s.ibuffer_entries
     nxt = state.ibuf_pc[sm, slot, second]
-    if s.ahead_loads and not (st[nxt, ST_IS_MEM] and not st[nxt, ST_IS_STORE]):  # not a load
+    if not may_send_ahead_of(s, st, nxt):
         return False
     hand = code.hands[pc, HT_DST] if st[pc, ST_PRODUCES] else -1
     for k in range(st[nxt, ST_NSRC]):
@@ -286,9 +303,43 @@ def may_wait(state, s, code, sm, slot, pc, rp, t):
     """D-FLOW: may the warp send ``pc``, whose operands are not all ready, ahead into a
     collector unit to wait there (the limits, and ``unblocks_next``)?"""
     return not (state.wv[sm, slot, W_WAITING_CUS] >= s.waiting_per_warp
-                or s.pool_limited and pool_count(state, s, sm, slot, True) >= s.waiting_per_sm
-                or s.collector_units // s.parts - pool_count(state, s, sm, slot, False) <= s.reserve
+                or window_full(state, s, sm, slot)
                 or not unblocks_next(state, s, code, sm, slot, pc, rp, t))
+
+
+@njit(cache=True)
+def ready_first(s):
+    """D-FLOW: does a scheduler try its warps' ready instructions before any that would wait
+    (``SmConfig.dflow_issue_order``)?"""
+    if s.issue_order == ISSUE_ORDER_READY_FIRST:
+        return True
+    if s.issue_order == ISSUE_ORDER_OLDEST_FIRST:
+        return False
+    raise ValueError("compiled issue: an issue order without a branch here (codes.ISSUE_ORDER_*)")
+
+
+@njit(cache=True)
+def window_full(state, s, sm, slot):
+    """D-FLOW: does the window's limit beyond the warp's own (``SmConfig.dflow_window``) keep
+    the warp's pool of collector units from taking one more waiting instruction?"""
+    if s.window == WINDOW_PER_WARP:
+        return False
+    if s.window == WINDOW_POOL_LIMITED:
+        return pool_count(state, s, sm, slot, True) >= s.waiting_per_sm
+    if s.window == WINDOW_RESERVE:  # it must leave more than ``reserve`` units of the pool free
+        return s.collector_units // s.parts - pool_count(state, s, sm, slot, False) <= s.reserve
+    raise ValueError("compiled issue: a D-FLOW window without a branch here (codes.WINDOW_*)")
+
+
+@njit(cache=True)
+def may_send_ahead_of(s, st, nxt):
+    """D-FLOW: may an instruction go ahead to wait when ``nxt`` follows it
+    (``SmConfig.dflow_send_ahead``; the other conditions are the caller's)?"""
+    if s.send_ahead == SEND_AHEAD_ANY:
+        return True
+    if s.send_ahead == SEND_AHEAD_LOADS:
+        return st[nxt, ST_IS_MEM] != 0 and st[nxt, ST_IS_STORE] == 0  # a load
+    raise ValueError("compiled issue: a send-ahead policy without a branch here (codes.SEND_AHEAD_*)")
 
 
 @njit(cache=True)
@@ -312,16 +363,16 @@ def pool_count(state, s, sm, slot, waiting):
 @njit(cache=True)
 def issue_waiting(state, s, code, streams, sm, slot, t):
     """``try_issue`` with waiting allowed, for a warp whose try without it this cycle returned
-    SCOREBOARD (every earlier check passed, its operands are not ready): the same answer
+    STALL_SCOREBOARD (every earlier check passed, its operands are not ready): the same answer
     without repeating those checks."""
     pc = state.ibuf_pc[sm, slot, state.wv[sm, slot, W_IB_HEAD]]
     if s.hands:
         if not may_wait_hands(state, s, code, streams, sm, slot, pc, t):
-            return SCOREBOARD
+            return STALL_SCOREBOARD
     elif not may_wait(state, s, code, sm, slot, pc, streams.rp[state.wv[sm, slot, W_REC]], t):
-        return SCOREBOARD
+        return STALL_SCOREBOARD
     execute(state, s, code, streams, sm, slot, pc, t, True)
-    return ISSUED
+    return STALL_ISSUED
 
 
 @njit(cache=True)
@@ -332,7 +383,7 @@ def unblocks_next(state, s, code, sm, slot, pc, rp, t):
         return False
     second = (state.wv[sm, slot, W_IB_HEAD] + 1) % s.ibuffer_entries
     nxt = state.ibuf_pc[sm, slot, second]
-    if s.ahead_loads and not (st[nxt, ST_IS_MEM] and not st[nxt, ST_IS_STORE]):  # not a load
+    if not may_send_ahead_of(s, st, nxt):
         return False
     produces = st[pc, ST_PRODUCES] != 0
     rp2 = rp + 1 if produces else rp
@@ -387,7 +438,8 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
     wv[sm, slot, W_IB_HEAD] = (wv[sm, slot, W_IB_HEAD] + 1) % s.ibuffer_entries  # ibuf.popleft()
     wv[sm, slot, W_IB_LEN] -= 1
     threads = streams.threads[rec]
-    rp = streams.rp[rec] if s.dflow else 0
+    ring = s.register_file == REGISTER_FILE_RING  # else named registers (the modes it implements: engine.py)
+    rp = streams.rp[rec] if ring else 0
     wv[sm, slot, W_REC] = rec + 1
     op = st[pc, ST_OP]
     cta = wv[sm, slot, W_CTA]
@@ -430,7 +482,7 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
     else:
         for k in range(nops):  # an operand named twice is read once
             d = st[pc, ST_UNIQ + k]
-            if s.dflow:
+            if ring:
                 key = rp - d
                 state.cu_bank[sm, u, k] = register_bank(key % s.ring, slot, s.banks, s.bank_groups)
                 add_reader(state, sm, slot, key)
@@ -439,7 +491,7 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
                 state.cu_bank[sm, u, k] = register_bank(d, slot, s.banks, s.bank_groups)
             state.cu_key[sm, u, k] = key
             state.cu_read[sm, u, k] = 0
-        if s.dflow:
+        if ring:
             dest = rp % s.ring if st[pc, ST_PRODUCES] else -1
             if st[pc, ST_PRODUCES]:
                 state.board[sm, slot, rp % s.ring] = PENDING  # RingScoreboard.issue
@@ -459,7 +511,7 @@ def execute(state, s, code, streams, sm, slot, pc, t, needs_cu):
             state.cu_waiting[sm, u] = 1
             wv[sm, slot, W_WAITING_CUS] += 1
             sv[sm, SV_WAITING_CUS] += 1
-    elif s.dflow and waits(state, s, code, sm, slot, rp, pc, t + 1):
+    elif s.dispatch == DISPATCH_OUT_OF_ORDER and waits(state, s, code, sm, slot, rp, pc, t + 1):
         state.cu_waiting[sm, u] = 1
         wv[sm, slot, W_WAITING_CUS] += 1
         sv[sm, SV_WAITING_CUS] += 1

@@ -1,4 +1,4 @@
-"""The pre-run's race check of one batch step, compiled: ``..streams._RaceMonitor.watch``'s rule
+"""The pre-run's race check of one batch step, compiled: ``.streams._RaceMonitor.watch``'s rule
 on the per-word summaries, entry by entry instead of as numpy vectors.
 
 A step's entries are its active lanes, warp-major (a word may repeat). Everything is decided
@@ -7,7 +7,7 @@ summary the last entry's value stands, as numpy's scatter leaves it. Per word of
 ``alone`` when every entry is one warp's, else the entries' code is "several warps of the
 block", or ``SEVERAL_BLOCKS`` (and no block) when they come from several blocks; a store's
 ``value`` is the last entry's data (what the word holds after the step). The ordering rule and
-the codes are documented in ``..streams``; a step of a few warps took numpy about 60 us.
+the codes are documented in ``.streams``; a step of a few warps took numpy about 60 us.
 """
 
 from __future__ import annotations

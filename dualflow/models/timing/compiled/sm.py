@@ -3,8 +3,8 @@
 warps, collector.py and scoreboard.py the ports of the reference's modules of those names.
 
 Each function mirrors the reference function it names, statement by statement, on the
-struct-of-arrays state of core.py. What differs is where facts come from: the reference executes
-each instruction in the functional model at issue; here the warp's next record of the launch's
+struct-of-arrays state of core.py and layout.py. What differs is where facts come from: the
+reference executes each instruction in the functional model at issue; here the warp's next record of the launch's
 ``Streams`` says what it executed (active lanes, RP, whether an ``exit`` made it done, the
 access's transactions or shared conflict degree). The block barrier, which the reference reads
 from the functional executor (``ex.waiting``), is kept here with the executor's rule
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .codes import DISPATCH_IN_ORDER, DISPATCH_OUT_OF_ORDER, REGISTER_FILE_RING, STALL_IDLE, STALL_ISSUED
 from .collector import claim_bank, collector_remove, read_operands, register_bank
 from .core import (
     BLOCKED,
@@ -27,12 +28,6 @@ from .core import (
     ERR_ORDER,
     ERR_ORDER_FAR,
     ERR_PAST_END,
-    IDLE,
-    ISSUED,
-    M_ACTIVE,
-    M_BUSY,
-    M_FLUSHES,
-    M_RESIDENT,
     SPACE_PARAM,
     SPACE_SHARED,
     ST_COLOR,
@@ -68,6 +63,7 @@ from .core import (
     wake_push,
 )
 from .issue import issue
+from .layout import M_ACTIVE, M_BUSY, M_FLUSHES, M_RESIDENT
 from .memory import global_access, shared_access
 from .memory_queued import queued_global_access, queued_shared_access
 from .sm_waits import wait_memory
@@ -79,7 +75,7 @@ def skip(state, s, sm, gap):
     """SmCounters.skip: ``gap`` cycles in which nothing changed, each like the last one."""
     for sched in range(s.schedulers):
         r = state.last_reasons[sm, sched]
-        state.stalls[sm, IDLE if r == ISSUED else r] += gap
+        state.stalls[sm, STALL_IDLE if r == STALL_ISSUED else r] += gap
     occupancy(state, sm, gap)
 
 
@@ -151,7 +147,7 @@ def writeback(state, s, code, streams, sm, t):
                 continue
             state.rf_writes[sm, bank] += 1
             ports -= 1
-            if s.dflow:
+            if s.register_file == REGISTER_FILE_RING:
                 state.board[sm, slot, dest] = t + 1  # RingScoreboard.writeback
             else:
                 state.board[sm, slot, dest] -= 1  # RegisterScoreboard.writeback
@@ -208,10 +204,10 @@ def dispatch(state, s, code, streams, mem, sm, t):
         u = snapshot[k]
         slot = state.cu_slot[sm, u]
         pc = state.cu_pc[sm, u]
-        if not s.dflow and wv[sm, slot, W_MARK] == stamp:
+        if s.dispatch == DISPATCH_IN_ORDER and wv[sm, slot, W_MARK] == stamp:
             continue
         ready = state.cu_unread[sm, u] == 0 and state.cu_ready_at[sm, u] <= t
-        if ready and st[pc, ST_ORDERED] and s.dflow:
+        if ready and st[pc, ST_ORDERED] and s.dispatch == DISPATCH_OUT_OF_ORDER:
             for j in range(npending):
                 o = pending[j]
                 if state.cu_slot[sm, o] == slot and must_keep_order(code, state.cu_pc[sm, o], pc):

@@ -1,5 +1,5 @@
 """The timing inputs of one batch step's warp accesses, compiled: transactions (``coalesce``) and
-bank-conflict degrees (``conflict_degree``) of k warps at once, for the pre-run (``..streams``).
+bank-conflict degrees (``conflict_degree``) of k warps at once, for the pre-run (``.streams``).
 
 A step of a small launch holds a few warps; vectorised numpy spent about 60 us per step on
 per-call overhead there, as much as the instruction itself. These loops take a few us per step

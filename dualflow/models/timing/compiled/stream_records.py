@@ -1,4 +1,4 @@
-"""The pre-run's records grouped by warp, compiled (``..streams._PreRun.streams``).
+"""The pre-run's records grouped by warp, compiled (``.streams._PreRun.streams``).
 
 The pre-run records a launch step by step (a step: one pc, the warps at it, in execution order);
 a timing engine reads each warp's records in issue order. Grouping them is a stable counting

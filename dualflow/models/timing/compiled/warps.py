@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from .codes import NO_STALL
 from .core import (
-    NO_STALL,
     SV_CTA_WARPS,
     SV_FINISHED_CTAS,
     SV_NCTAS,

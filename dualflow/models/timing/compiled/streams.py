@@ -66,12 +66,12 @@ from dualflow.machine.memory import SharedMemoryConfig
 from dualflow.models.executor import BatchExecutor, Geometry
 from dualflow.models.memory import GlobalMemory
 
-from .compiled.race_summaries import NOBODY, SEVERAL_BLOCKS, watch_step
-from .compiled.step_access import coalesce_rows, conflict_degree_rows
-from .compiled.stream_records import group_records
-from .memory.coalescer import local_addresses
-from .ordering import must_keep_order
-from .program import PerKernel, StaticInstruction, decoded
+from ..memory.coalescer import local_addresses
+from ..ordering import must_keep_order
+from ..program import PerKernel, StaticInstruction, decoded
+from .race_summaries import NOBODY, SEVERAL_BLOCKS, watch_step
+from .step_access import coalesce_rows, conflict_degree_rows
+from .stream_records import group_records
 
 #: Previous accesses of a warp whose order conflicts an access records (bits of an int64).
 ORDER_DEPTH = 63
