@@ -104,6 +104,7 @@ REFERENCE_HASHES: dict[str, str] = {
     "scoreboard:RingScoreboard.read_done": "b8ee62494da264bc",
     "scoreboard:RingScoreboard.waits": "3c059775228fcd15",
     "scoreboard:RingScoreboard.writeback": "a0b158381f8b4c71",
+    "sm:Sm.__init__": "e462ccf9db20d5f2",
     "sm:Sm._complete": "01c1a78cb9c41477",
     "sm:Sm._dirty": "17bd16a802f9cc00",
     "sm:Sm._dispatch": "04c5f2891fee09c9",
