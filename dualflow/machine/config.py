@@ -194,8 +194,8 @@ class GpuConfig:
         check_type(self, "memory", MemoryConfig)
 
     @property
-    def dflow(self) -> bool:
-        return self.mode.dflow
+    def dflow(self) -> bool:  # TRANSITIONAL: only compiled/engine.py reads it, until its settings take the mode's codes
+        return self.mode.ring
 
     def replace(self, **changes: Any) -> GpuConfig:
         """A copy with fields changed; dotted names reach into the tree (``sm.max_threads=1024``)."""
