@@ -31,14 +31,15 @@ from .cfg import ConvertError, build_cfg, natural_loops
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
 from .hands import LONG_SPAN, OTHER_HANDS, assign, copy_carried, copy_region_exits, drop_unused_copies, split_webs
+from .options import ConversionOptions
 from .reserve import reserve_advances
 from .sink import Sunk, pays_at_exits, sink_into_exits
 from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
 from .unroll import Loop, unroll, unrollable_loops
 
-__all__ = ["DEFAULT_VARIANTS", "ConvertError", "ConversionReport", "VARIANTS", "base_capacity_ring", "convert_kernel",
-           "convert_module"]
+__all__ = ["DEFAULT_VARIANTS", "ConversionOptions", "ConvertError", "ConversionReport", "VARIANTS",
+           "base_capacity_ring", "convert_kernel", "convert_module"]
 
 #: The DFLOW variants the converter can use.
 VARIANTS = frozenset({Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS, Variant.HANDS})
