@@ -25,6 +25,9 @@ import numpy as np
 
 from dualflow.common.errors import ConfigError
 from dualflow.isa import Form, Kernel
+from dualflow.isa.convert.options import DEFAULT_CONVERSION, ConversionOptions
+from dualflow.kernels.mode_form import kernel_form
+from dualflow.machine.mode import Mode
 from dualflow.models.device import Device
 
 from .options import variants_of
@@ -120,12 +123,11 @@ def load_array(path: str, option: str) -> np.ndarray:
     return data.reshape(-1)
 
 
-def load_kernel(path: str, name: str | None, *, dflow: bool, machine: str, dmax: int | None = None,
-                ring: int | None = None, variants: frozenset = frozenset()) -> Kernel:
-    """Kernel ``name`` of an assembly file (the only one if ``name`` is None), in the form the machine
-    runs: a REG-form kernel is converted for a D-FLOW machine (with ``dmax`` and ``ring`` when
-    given, else the converter's defaults, and the DFLOW ``variants`` given); a DFLOW-form kernel
-    cannot run on a BASE machine
+def load_kernel(path: str, name: str | None, *, mode: Mode, machine: str,
+                conversion: ConversionOptions = DEFAULT_CONVERSION) -> Kernel:
+    """Kernel ``name`` of an assembly file (the only one if ``name`` is None), in the form ``mode``
+    runs (``kernel_form``): a REG-form kernel is converted for a DFLOW-form machine (with the
+    ``conversion`` options); a DFLOW-form kernel cannot run on a REG-form machine
     (``machine`` names it in the message: ``core``, ``GPU``)."""
     from dualflow.isa import assemble_file
     from dualflow.isa.convert import convert_kernel
@@ -141,11 +143,12 @@ def load_kernel(path: str, name: str | None, *, dflow: bool, machine: str, dmax:
         kernel = kernels[0]
     else:
         raise ConfigError(f"{path}: several kernels ({', '.join(k.name for k in kernels)}); choose one with --kernel")
-    if dflow and kernel.form is Form.REG:
-        limits = {k: v for k, v in (("dmax", dmax), ("ring", ring)) if v is not None}
-        kernel, _report = convert_kernel(kernel, variants=variants, **limits)
-    elif not dflow and kernel.form is Form.DFLOW:
-        raise ConfigError(f"{path}: kernel {kernel.name!r} is DFLOW form; a base {machine} runs REG-form kernels")
+    want = kernel_form(mode)
+    if want is Form.DFLOW and kernel.form is Form.REG:
+        kernel, _report = convert_kernel(kernel, **conversion.keywords())
+    elif kernel.form is not want:
+        raise ConfigError(f"{path}: kernel {kernel.name!r} is {kernel.form.value.upper()} form; a {mode} {machine} "
+                          f"runs {want.value.upper()}-form kernels")
     return kernel
 
 
@@ -195,12 +198,13 @@ class ProgramLaunch:
         return dev.copy_out(buf.address, buf.count, buf.dtype)
 
 
-def program_launch(path: str, args: argparse.Namespace, *, dflow: bool, machine: str,
-                   default_block: tuple[int, ...], dmax: int | None = None, ring: int | None = None) -> ProgramLaunch:
+def program_launch(path: str, args: argparse.Namespace, *, mode: Mode, machine: str,
+                   default_block: tuple[int, ...], ring: int | None = None, dmax: int | None = None) -> ProgramLaunch:
     """The launch of a kernel of assembly file ``path`` that the options of ``add_launch_options``
     describe, every parameter name checked against the kernel."""
     variants = variants_of(args) if hasattr(args, "variants") else frozenset()  # commands with --variant
-    kernel = load_kernel(path, args.kernel, dflow=dflow, machine=machine, dmax=dmax, ring=ring, variants=variants)
+    conversion = ConversionOptions(variants, ring=ring, dmax=dmax)  # the core's ring and Dmax; the GPU's: defaults
+    kernel = load_kernel(path, args.kernel, mode=mode, machine=machine, conversion=conversion)
     values = parse_values(args.value)
     inputs = {name: load_array(path, f"--input {name}={path}")
               for name, path in _pairs(args.input, "--input", "FILE.npy").items()}

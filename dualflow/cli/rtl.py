@@ -130,7 +130,7 @@ def cmd_cosim(args) -> int:
         if gate is not None:
             print(f"gate-level run of {args.netlist}; its nets' activity: {gate.vcd}")
         return 0 if all(r.ok for r in results) else 1
-    launch = program_launch(args.program, args, dflow=params.dflow, machine="core",
+    launch = program_launch(args.program, args, mode=params.mode, machine="core",
                             default_block=(params.warp_size * params.warps,), dmax=params.dmax, ring=params.ring)
     case = CosimCase(launch.kernel.name, launch.kernel, launch.block, launch.params, seed=args.seed,
                      max_cycles=args.max_cycles, max_instructions=args.max_instructions, grid=launch.grid)

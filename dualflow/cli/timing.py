@@ -73,10 +73,11 @@ def cmd_sim(args) -> int:
     if given:
         raise ConfigError(f"{', '.join(given)}: options of an assembly file (FILE.s), not of workload {args.target}")
     from dualflow.experiments.simulate import simulate
+    from dualflow.isa.convert.options import ConversionOptions
 
     result = simulate(args.target, _config(args), size=args.size or "small", seed=args.seed,
                       max_instructions=args.max_instructions, progress=True, engine=args.engine,
-                      variants=variants_of(args))
+                      conversion=ConversionOptions(variants_of(args)))
     print(f"{result.workload} ({result.size}) on {result.config.name}, {result.config.mode}: {result.run.verdict}")
     print("\n".join(_timing_lines(result.total)))
     for name, k in result.by_kernel.items():
@@ -97,7 +98,7 @@ def _sim_program(args) -> int:
     if args.size is not None:
         raise ConfigError(f"--size: an option of a workload, not of an assembly file ({args.target})")
     config = _config(args)
-    launch = program_launch(args.target, args, dflow=config.dflow, machine="GPU",
+    launch = program_launch(args.target, args, mode=config.mode, machine="GPU",
                             default_block=(config.sm.warp_size,))
     outputs = output_paths(args.output, launch)
     for name, path in outputs.items():

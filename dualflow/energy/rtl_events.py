@@ -41,6 +41,7 @@ from pathlib import Path
 
 from dualflow.common.errors import ConfigError
 from dualflow.machine.config import GpuConfig
+from dualflow.machine.mode import Mode, check_implemented
 from dualflow.synth.liberty import LIBRARIES, NODE_NM
 
 from .rtl_scaled import RtlScaler, rtl_scaler
@@ -61,6 +62,9 @@ BLOCK_EVENTS: dict[str, str] = {
     "sfu": "sfu_op",
     "alu": "int_op", "fpu": "fp_op", "lsu": "lsu_address",
 }
+#: The modes whose core logic the RTL runs price (the cores the RTL builds): another mode is
+#: refused, not priced from these cores' runs.
+PRICED_MODES = (Mode.BASE, Mode.DFLOW)
 #: Events whose GPU figure comes from this model; the others of BLOCK_EVENTS are a cross-check.
 RTL_EVENTS = ("collector", "writeback", "decode", "ctrl_op", "sfu_op")
 CROSS_CHECK = ("int_op", "fp_op", "lsu_address")
@@ -234,8 +238,8 @@ def rtl_figures(config: GpuConfig, runs: list[RtlRun] | None = None, *, path: Pa
     """The RTL's per-event energies, clock energy per SM cycle and logic leakage per SM for
     ``config`` (its ``mode`` picks the runs; an event no run of that mode has, e.g. SFU ops, comes
     from the other mode's runs, and says so) at the preset's node (its ``name``)."""
+    mode = check_implemented(config.mode, PRICED_MODES, "the RTL power model").value
     runs = load_rtl_runs(path) if runs is None else runs
-    mode = config.mode.value
     mine = [r for r in runs if r.mode == mode]
     if not mine:
         raise ConfigError(f"RTL power data {path}: no run of mode {mode} (have: "

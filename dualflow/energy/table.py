@@ -32,12 +32,16 @@ from dataclasses import dataclass
 
 from dualflow.common.errors import ConfigError
 from dualflow.machine.config import GpuConfig
+from dualflow.machine.mode import Mode, check_implemented
 from dualflow.synth import scaling
 
 from .rtl_events import CLOCK_GATING, DATA_FILE, rtl_figures
 from .technology import Technology, technology
 
 DEFAULT_CLOCK_GATING = "gated"
+#: The modes the table prices: a register file of SRAM lane macros (named registers or a ring),
+#: fetch and decode per instruction. Another mode (no register file, say) is refused, not priced as these.
+TABLE_MODES = (Mode.BASE, Mode.DFLOW)
 #: The CACTI technology an SRAM array is modelled in -> (the scaling model's node it is scaled
 #: from, the supply CACTI's file gives that technology: ``-Vdd`` of its ``hp`` column).
 #: 22 nm (the default) is CACTI's smallest node here; the paper has no 22 nm row, so its nearest,
@@ -149,6 +153,7 @@ def energy_table(config: GpuConfig, rf_registers: int | None = None,
     in 32-bit registers (default ``config.sm.registers``); ``sram_node``: the CACTI node of the
     SRAM arrays (``SRAM_BASES``); ``clock_gating``: how the core logic's clock is charged
     (``CLOCK_GATING``); ``rtl_data``: the RTL power runs' data file."""
+    check_implemented(config.mode, TABLE_MODES, "the energy table")
     tech = technology(config.name)
     if sram_node not in SRAM_BASES:
         raise ConfigError(f"SRAM arrays are modelled at {' or '.join(map(str, SRAM_BASES))} nm, not {sram_node!r}")

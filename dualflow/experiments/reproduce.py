@@ -4,7 +4,8 @@
    workloads, on ``paper-rtx3080`` and ``ampere-rtx3070``, with the achieved occupancy and the
    fraction of SM-cycles with work of every run beside it; beside the paper's original DFLOW
    form, D-FLOW running the default variant form (``DEFAULT_VARIANTS``, converted at BASE's
-   register-file capacity: ``base_capacity_ring``).
+   register-file capacity: ``base_capacity_ring``). The design points and the baseline they are
+   compared against are the table of ``design_points.py``.
 2. Figure 10: executed warp-instructions of D-FLOW relative to BASE, by unit class.
 3. Warps-per-SM study: both modes with at most 8 ... 64 warps per SM, performance against warps and
    against the register-file capacity those warps need (BASE: registers per thread; D-FLOW: ring
@@ -29,16 +30,16 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dualflow.common.atomic_write import atomic_folder, atomic_write
 from dualflow.common.errors import ConfigError, DualflowError
 from dualflow.experiments import energy_study
+from dualflow.experiments.design_points import BASELINE, COMPARED, DESIGN_POINTS, FURTHER, STUDY_POINTS, DesignPoint
 from dualflow.experiments.progress import RunProgress
-from dualflow.isa import Form
-from dualflow.isa.convert import DEFAULT_VARIANTS, base_capacity_ring
+from dualflow.kernels.mode_form import kernel_form
 from dualflow.kernels.registry import WORKLOADS, get_workload
 from dualflow.kernels.rodinia import PAPER_FOUR
 from dualflow.machine.footprint import entries_per_warp
@@ -63,16 +64,25 @@ MARKER = "meta.json"
 
 @dataclass(frozen=True)
 class Job:
-    """One simulation: a workload in one mode on a (possibly modified) preset."""
+    """One simulation: a workload on one design point on a (possibly modified) preset."""
 
-    experiment: str  # "paper", "warps" or "variant" (the paper's runs, D-FLOW in the default variant form)
+    experiment: str  # figure 9's runs: the point's experiment ("paper", "variant"); the study's: "warps"
     workload: str
-    mode: Mode
+    point: DesignPoint
     size: str
     seed: int
     preset: str
     warps: int  # warps per SM allowed (max_threads / warp size)
     num_sms: int | None  # None: the preset's
+
+    @property
+    def mode(self) -> Mode:
+        return self.point.mode
+
+    def columns(self) -> dict[str, Any]:
+        """The job's columns in ``runs.csv`` (the point as its mode: with the experiment, it names the point)."""
+        return {"experiment": self.experiment, "workload": self.workload, "mode": self.mode, "size": self.size,
+                "seed": self.seed, "preset": self.preset, "warps": self.warps, "num_sms": self.num_sms}
 
     def settings(self, warp_size: int) -> dict[str, Any]:
         """The changes to the preset, whose SMs have ``warp_size`` lanes."""
@@ -84,7 +94,12 @@ class Job:
     @property
     def tag(self) -> str:
         """The run's name, unique in a reproduce run: its file is ``runs/TAG.json``."""
-        return f"{self.preset}/{self.experiment}-{self.workload}-{self.mode}-w{self.warps}"
+        return run_tag(self.columns())
+
+
+def run_tag(row: dict[str, Any]) -> str:
+    """The name of the run a ``runs.csv`` row (or ``Job.columns``) describes."""
+    return f"{row['preset']}/{row['experiment']}-{row['workload']}-{row['mode']}-w{row['warps']}"
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -94,25 +109,24 @@ def run_job(job: Job) -> dict[str, Any]:
 
     base = preset_config(job.preset)
     config = base.replace(**job.settings(base.sm.warp_size))
-    variant = job.experiment == "variant"
-    form = {"variants": DEFAULT_VARIANTS, "ring": variant_ring(job.workload)} if variant else {}
     try:
-        result = simulate(job.workload, config, size=job.size, seed=job.seed, **form)
+        result = simulate(job.workload, config, size=job.size, seed=job.seed,
+                          conversion=job.point.conversion_for(job.workload))
     except BlockDoesNotFit as exc:  # fewer warps per SM than one block has: no such design point
-        row = {**asdict(job), "cycles": None, "ipc": None, "achieved_occupancy": None, "active_sm_fraction": None,
+        row = {**job.columns(), "cycles": None, "ipc": None, "achieved_occupancy": None, "active_sm_fraction": None,
                "warp_instructions": None,
-               "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode, variant),
+               "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.point),
                "sm_registers": config.sm.registers, "check": f"infeasible: {exc}",
                **dict.fromkeys(energy_study.COLUMNS), "wall_seconds": 0.0}
-        return {"row": row, "full": {"job": asdict(job), "infeasible": str(exc), "config": config.to_dict()}}
+        return {"row": row, "full": {"job": job.columns(), "infeasible": str(exc), "config": config.to_dict()}}
     t = result.total
-    row = {**asdict(job), "cycles": t.cycles, "ipc": round(t.ipc, 4),
+    row = {**job.columns(), "cycles": t.cycles, "ipc": round(t.ipc, 4),
            "achieved_occupancy": round(t.achieved_occupancy, 4),
            # SM-cycles with a resident warp, of all SM-cycles of the run
            "active_sm_fraction": round(t.sm_active_cycles / (t.cycles * t.num_sms), 4) if t.cycles else 0.0,
            "warp_instructions": t.total_warp_instructions,
            **{f"wi_{k}": v for k, v in sorted(t.warp_instructions.items())},
-           "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.mode, variant),
+           "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.point),
            "sm_registers": config.sm.registers, "check": result.run.verdict,
            "wall_seconds": round(result.wall_seconds, 2)}
     # the paper's runs have the machine's register file; the study's the one their warps need
@@ -201,18 +215,12 @@ def run_pool(jobs: list[Job], workers: int, finish, runs: Path) -> None:
             proc.join(timeout=5)
 
 
-def variant_ring(workload: str) -> int:
-    """The ring budget per warp of a workload's default variant form: BASE's capacity."""
-    return base_capacity_ring(get_workload(workload)().module(Form.REG))
-
-
-def rf_entries_per_thread(workload: str, mode: Mode, variant: bool = False) -> int:
-    """Register-file entries each thread holds: BASE the most registers any kernel of the
-    workload uses, D-FLOW the ring size of its converted kernels (``entries_per_warp``; with
-    ``variant``, of the default variant form's, the sum of its hands' rings)."""
-    wl = get_workload(workload)()
-    module = wl.module(mode.form, DEFAULT_VARIANTS, variant_ring(workload)) if variant else wl.module(mode.form)
-    return max(entries_per_warp(k, mode) for k in module)
+def rf_entries_per_thread(workload: str, point: DesignPoint) -> int:
+    """Register-file entries each thread holds on ``point``: BASE the most registers any kernel of
+    the workload uses, D-FLOW the ring size of its kernels as the point converts them
+    (``entries_per_warp``; in a variant form with hands, the sum of its hands' rings)."""
+    module = get_workload(workload)().module(kernel_form(point.mode), point.conversion_for(workload))
+    return max(entries_per_warp(k, point.mode) for k in module)
 
 
 #: The energy columns the warps study compares at BASE's full size and at D-FLOW's match.
@@ -246,15 +254,14 @@ def plan(size: str, seed: int, presets: tuple[str, ...], workloads: Iterable[str
     jobs = []
     for preset in presets:
         for name in workloads:
-            for mode in Mode:
-                jobs.append(Job("paper", name, mode, figure_size(name, size), seed, preset, 64, None))
-            jobs.append(Job("variant", name, Mode.DFLOW, figure_size(name, size), seed, preset, 64, None))
+            for point in DESIGN_POINTS:
+                jobs.append(Job(point.experiment, name, point, figure_size(name, size), seed, preset, 64, None))
     preset = presets[0]
     for name in study_workloads(workloads):
         wsize, sms = study_slice(name, size, study_sms)
         for w in warps:
-            for mode in Mode:
-                jobs.append(Job("warps", name, mode, wsize, seed, preset, w, sms))
+            for point in STUDY_POINTS:
+                jobs.append(Job("warps", name, point, wsize, seed, preset, w, sms))
     # longest first, so that parallel workers finish together
     cost = {"paper": 4, "medium": 2, "small": 1}
     return sorted(jobs, key=lambda j: (-cost.get(j.size, 0), j.workload != "pathfinder"))
@@ -281,42 +288,55 @@ def run_all(jobs: list[Job], workers: int, out: Path, progress=None) -> list[dic
     finally:
         bar.close()
     order = {job.tag: i for i, job in enumerate(jobs)}
-    rows.sort(key=lambda r: order[Job(**{k: r[k] for k in Job.__dataclass_fields__}).tag])
+    rows.sort(key=lambda r: order[run_tag(r)])
     return rows
 
 
+def runs_of(point: DesignPoint, rows: list[dict], experiment: str | None = None) -> list[dict]:
+    """The rows of ``point``'s runs: its figure-9 runs, or those of ``experiment`` (``"warps"``)."""
+    experiment = point.experiment if experiment is None else experiment
+    return [r for r in rows if r["experiment"] == experiment and r["mode"] == point.mode]
+
+
 def figure9_10(rows: list[dict]) -> list[dict]:
-    """Per preset and workload: BASE and D-FLOW cycles, speedup, occupancy and active SMs of each,
-    and the instruction ratio by class; and D-FLOW in the default variant form (``variant_*``:
-    cycles, speedup over BASE, occupancy, instruction ratio, register-file entries per thread)."""
-    paper = {(r["preset"], r["workload"], r["mode"]): r for r in rows if r["experiment"] == "paper"}
-    variant = {(r["preset"], r["workload"]): r for r in rows if r["experiment"] == "variant"}
+    """Per preset and workload: the baseline's and the compared point's cycles, speedup, occupancy
+    and active SMs, and the instruction ratio by class (BASE and D-FLOW); and each further point
+    (``variant_*``: cycles, speedup over the baseline, occupancy, instruction ratio, register-file
+    entries per thread)."""
+    def by_workload(point: DesignPoint) -> dict[tuple[str, str], dict]:
+        return {(r["preset"], r["workload"]): r for r in runs_of(point, rows)}
+
+    base, compared = by_workload(BASELINE), by_workload(COMPARED)
+    further = [(point.name, by_workload(point)) for point in FURTHER]
+    bn, cn = BASELINE.name, COMPARED.name
     out = []
-    for preset, name in dict.fromkeys((r["preset"], r["workload"]) for r in rows if r["experiment"] == "paper"):
-        b, d = paper[(preset, name, Mode.BASE)], paper[(preset, name, Mode.DFLOW)]
-        entry = {"preset": preset, "workload": name, "base_cycles": b["cycles"], "dflow_cycles": d["cycles"],
+    for key in dict.fromkeys((r["preset"], r["workload"]) for r in runs_of(BASELINE, rows)):
+        b, d = base[key], compared[key]
+        entry = {"preset": key[0], "workload": key[1], f"{bn}_cycles": b["cycles"], f"{cn}_cycles": d["cycles"],
                  "speedup": round(b["cycles"] / d["cycles"], 4),
-                 "base_occupancy": b["achieved_occupancy"], "dflow_occupancy": d["achieved_occupancy"],
-                 "base_active_sms": b["active_sm_fraction"], "dflow_active_sms": d["active_sm_fraction"],
-                 "base_warp_instructions": b["warp_instructions"], "dflow_warp_instructions": d["warp_instructions"],
+                 f"{bn}_occupancy": b["achieved_occupancy"], f"{cn}_occupancy": d["achieved_occupancy"],
+                 f"{bn}_active_sms": b["active_sm_fraction"], f"{cn}_active_sms": d["active_sm_fraction"],
+                 f"{bn}_warp_instructions": b["warp_instructions"], f"{cn}_warp_instructions": d["warp_instructions"],
                  "instruction_ratio": round(d["warp_instructions"] / b["warp_instructions"], 4)}
-        for key in sorted(k for k in b if k.startswith("wi_")):
-            entry[f"{key[3:]}_ratio"] = round(d[key] / b["warp_instructions"], 4)
-            entry[f"{key[3:]}_base"] = round(b[key] / b["warp_instructions"], 4)
-        v = variant.get((preset, name))
-        if v is not None and v["cycles"]:
-            entry.update({"variant_cycles": v["cycles"], "variant_speedup": round(b["cycles"] / v["cycles"], 4),
-                          "variant_occupancy": v["achieved_occupancy"],
-                          "variant_instruction_ratio": round(v["warp_instructions"] / b["warp_instructions"], 4),
-                          "base_rf_entries": b["rf_entries_per_thread"],
-                          "variant_rf_entries": v["rf_entries_per_thread"]})
+        for k in sorted(k for k in b if k.startswith("wi_")):
+            entry[f"{k[3:]}_ratio"] = round(d[k] / b["warp_instructions"], 4)
+            entry[f"{k[3:]}_{bn}"] = round(b[k] / b["warp_instructions"], 4)
+        for name, runs in further:
+            v = runs.get(key)
+            if v is not None and v["cycles"]:
+                entry.update({f"{name}_cycles": v["cycles"], f"{name}_speedup": round(b["cycles"] / v["cycles"], 4),
+                              f"{name}_occupancy": v["achieved_occupancy"],
+                              f"{name}_instruction_ratio": round(v["warp_instructions"] / b["warp_instructions"], 4),
+                              f"{bn}_rf_entries": b["rf_entries_per_thread"],
+                              f"{name}_rf_entries": v["rf_entries_per_thread"]})
         out.append(entry)
     return out
 
 
 def warps_study(rows: list[dict], warp_size: int) -> tuple[list[dict], list[dict]]:
     """The study's points (performance against warps and register-file bytes per SM) and, per
-    workload, the register-file size at which D-FLOW first matches BASE's full-size performance.
+    workload, the register-file size at which the compared point (D-FLOW) first matches the
+    baseline's (BASE's) full-size performance.
     ``warp_size``: lanes per warp of the SMs that ran them."""
     points = []
     for r in rows:
@@ -331,20 +351,22 @@ def warps_study(rows: list[dict], warp_size: int) -> tuple[list[dict], list[dict
                        **{k: r.get(k) for k in ("rf_area_mm2", "energy_j", "chip_energy_j", "edp_js", "chip_edp_js",
                                                 "rf_chip_share")}})
     matches = []
+    bn, cn = BASELINE.name, COMPARED.name
     for name in dict.fromkeys(p["workload"] for p in points):
-        base = sorted((p for p in points if p["workload"] == name and p["mode"] == Mode.BASE), key=lambda p: p["warps"])
-        dflow = sorted((p for p in points if p["workload"] == name and p["mode"] == Mode.DFLOW),
-                       key=lambda p: p["warps"])
-        target = base[-1]  # BASE with the most warps: the full register file
-        first = next((p for p in dflow if p["cycles"] <= target["cycles"]), None)
+        base = sorted((p for p in points if p["workload"] == name and p["mode"] == BASELINE.mode),
+                      key=lambda p: p["warps"])
+        compared = sorted((p for p in points if p["workload"] == name and p["mode"] == COMPARED.mode),
+                          key=lambda p: p["warps"])
+        target = base[-1]  # the baseline with the most warps: the full register file
+        first = next((p for p in compared if p["cycles"] <= target["cycles"]), None)
         matches.append({
-            "workload": name, "base_warps": target["warps"], "base_cycles": target["cycles"],
-            "base_rf_kib": target["rf_kib"],
-            "dflow_match_warps": first["warps"] if first else None,
-            "dflow_match_rf_kib": first["rf_kib"] if first else None,
-            "dflow_best_speedup": round(target["cycles"] / min(p["cycles"] for p in dflow), 4),
-            **{f"base_{k}": target[k] for k in STUDY_ENERGY},
-            **{f"dflow_match_{k}": first[k] if first else None for k in STUDY_ENERGY},
+            "workload": name, f"{bn}_warps": target["warps"], f"{bn}_cycles": target["cycles"],
+            f"{bn}_rf_kib": target["rf_kib"],
+            f"{cn}_match_warps": first["warps"] if first else None,
+            f"{cn}_match_rf_kib": first["rf_kib"] if first else None,
+            f"{cn}_best_speedup": round(target["cycles"] / min(p["cycles"] for p in compared), 4),
+            **{f"{bn}_{k}": target[k] for k in STUDY_ENERGY},
+            **{f"{cn}_match_{k}": first[k] if first else None for k in STUDY_ENERGY},
         })
     return points, matches
 
@@ -366,38 +388,44 @@ def write_table(out: Path, name: str, rows: list[dict]) -> None:
 
 
 def summary_text(fig: list[dict], matches: list[dict], meta: dict) -> str:
+    b, c = BASELINE, COMPARED  # names key the columns, labels head them
     lines = [f"dualflow reproduce: size {meta['size']}, presets {', '.join(meta['presets'])}, seed {meta['seed']}, "
              f"{meta['runs']} simulations in {meta['wall_seconds']:.0f} s"]
     for preset in dict.fromkeys(r["preset"] for r in fig):
-        lines += ["", f"Figures 9 and 10 on {preset}: D-FLOW against BASE, same machine and thread count "
+        lines += ["", f"Figures 9 and 10 on {preset}: {c.label} against {b.label}, same machine and thread count "
                   "(occupancy: resident warps / most warps per SM, over SM-cycles with work; active SMs: "
-                  "SM-cycles with work / all SM-cycles; BASE | D-FLOW)",
-                  f"{'workload':<12}{'BASE cycles':>13}{'D-FLOW cycles':>15}{'speedup':>9}{'instr ratio':>13}"
+                  f"SM-cycles with work / all SM-cycles; {b.label} | {c.label})",
+                  f"{'workload':<12}{b.label + ' cycles':>13}{c.label + ' cycles':>15}{'speedup':>9}{'instr ratio':>13}"
                   f"{'occupancy':>13}{'active SMs':>13}"]
         for r in (r for r in fig if r["preset"] == preset):
-            lines.append(f"{r['workload']:<12}{r['base_cycles']:>13,}{r['dflow_cycles']:>15,}{r['speedup']:>9.3f}"
-                         f"{r['instruction_ratio']:>13.3f}{r['base_occupancy']:>7.2f} |{r['dflow_occupancy']:>4.2f}"
-                         f"{r['base_active_sms']:>7.2f} |{r['dflow_active_sms']:>4.2f}")
-        mine = [r for r in fig if r["preset"] == preset and "variant_cycles" in r]
-        if mine:
-            lines += ["", f"D-FLOW on {preset}: the paper's original form against the default variant form "
-                      f"({', '.join(sorted(v.value for v in DEFAULT_VARIANTS))}; rings summing to BASE's registers "
-                      "per thread), each against BASE (RF entries: per thread, BASE | variant)",
-                      f"{'workload':<12}{'original':>10}{'instr ratio':>13}{'variant':>10}{'instr ratio':>13}"
+            lines.append(f"{r['workload']:<12}{r[b.name + '_cycles']:>13,}{r[c.name + '_cycles']:>15,}"
+                         f"{r['speedup']:>9.3f}{r['instruction_ratio']:>13.3f}"
+                         f"{r[b.name + '_occupancy']:>7.2f} |{r[c.name + '_occupancy']:>4.2f}"
+                         f"{r[b.name + '_active_sms']:>7.2f} |{r[c.name + '_active_sms']:>4.2f}")
+        for v in FURTHER:  # the paper's form of the compared point against this point's form
+            mine = [r for r in fig if r["preset"] == preset and f"{v.name}_cycles" in r]
+            if not mine:
+                continue
+            lines += ["", f"{c.label} on {preset}: the paper's original form against the default {v.name} form "
+                      f"({', '.join(sorted(x.value for x in v.conversion.variants))}; rings summing to "
+                      f"{b.label}'s registers per thread), each against {b.label} (RF entries: per thread, "
+                      f"{b.label} | {v.name})",
+                      f"{'workload':<12}{'original':>10}{'instr ratio':>13}{v.name:>10}{'instr ratio':>13}"
                       f"{'occupancy':>11}{'RF entries':>12}"]
             for r in mine:
                 lines.append(f"{r['workload']:<12}{r['speedup']:>10.3f}{r['instruction_ratio']:>13.3f}"
-                             f"{r['variant_speedup']:>10.3f}{r['variant_instruction_ratio']:>13.3f}"
-                             f"{r['variant_occupancy']:>11.2f}{r['base_rf_entries']:>7} |{r['variant_rf_entries']:>3}")
-    lines += ["", f"Warps-per-SM study on {meta['presets'][0]}: register file D-FLOW needs to match BASE with its "
-              "full register file",
-              f"{'workload':<12}{'BASE warps':>11}{'BASE RF KiB':>12}{'D-FLOW warps':>13}{'D-FLOW RF KiB':>14}"
-              f"{'best speedup':>13}"]
+                             f"{r[v.name + '_speedup']:>10.3f}{r[v.name + '_instruction_ratio']:>13.3f}"
+                             f"{r[v.name + '_occupancy']:>11.2f}{r[b.name + '_rf_entries']:>7} |"
+                             f"{r[v.name + '_rf_entries']:>3}")
+    lines += ["", f"Warps-per-SM study on {meta['presets'][0]}: register file {c.label} needs to match {b.label} "
+              "with its full register file",
+              f"{'workload':<12}{b.label + ' warps':>11}{b.label + ' RF KiB':>12}{c.label + ' warps':>13}"
+              f"{c.label + ' RF KiB':>14}{'best speedup':>13}"]
     for m in matches:
-        w = "-" if m["dflow_match_warps"] is None else str(m["dflow_match_warps"])
-        k = "never" if m["dflow_match_rf_kib"] is None else f"{m['dflow_match_rf_kib']:.0f}"
-        lines.append(f"{m['workload']:<12}{m['base_warps']:>11}{m['base_rf_kib']:>12.0f}{w:>13}{k:>14}"
-                     f"{m['dflow_best_speedup']:>13.3f}")
+        w = "-" if m[c.name + "_match_warps"] is None else str(m[c.name + "_match_warps"])
+        k = "never" if m[c.name + "_match_rf_kib"] is None else f"{m[c.name + '_match_rf_kib']:.0f}"
+        lines.append(f"{m['workload']:<12}{m[b.name + '_warps']:>11}{m[b.name + '_rf_kib']:>12.0f}{w:>13}{k:>14}"
+                     f"{m[c.name + '_best_speedup']:>13.3f}")
     return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dualflow.experiments.progress import LaunchProgress
-from dualflow.isa import Form, Variant
+from dualflow.isa import Form
+from dualflow.isa.convert.options import DEFAULT_CONVERSION, ConversionOptions
+from dualflow.kernels.mode_form import kernel_form
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import WorkloadRun, run_workload
 from dualflow.machine.config import GpuConfig
@@ -48,22 +50,21 @@ class SimResult:
 def simulate(name: str, config: GpuConfig, size: str = "small", seed: int = 1,
              params: dict[str, Any] | None = None, max_instructions: int | None = None,
              progress: bool = False, engine: str = "compiled",
-             variants: frozenset[Variant] = frozenset(), ring: int | None = None) -> SimResult:
-    """Run workload ``name`` (REG form on BASE, DFLOW form on D-FLOW, converted with the DFLOW
-    ``variants`` given, for a ring budget of ``ring`` entries per warp if given) on the GPU ``config``;
+             conversion: ConversionOptions = DEFAULT_CONVERSION) -> SimResult:
+    """Run workload ``name`` (in the form of its mode's kernels: REG on BASE, DFLOW on D-FLOW,
+    converted with the ``conversion`` options) on the GPU ``config``;
     ``max_instructions``: each launch's instruction budget (default: ``FunctionalConfig``'s rule);
     ``progress``: a progress bar per launch on standard error (when it is a terminal);
     ``engine``: the timing engine (``TimingDevice``'s; both give the same result)."""
     workload = get_workload(name)
     device = TimingDevice(config, FunctionalConfig(warp_size=config.sm.warp_size,
                                                    max_warp_instructions=max_instructions), engine=engine)
-    form = config.mode.form
+    form = kernel_form(config.mode)
     bar = LaunchProgress(f"{workload.name} ({size}, {config.mode})") if progress else None
     device.on_launch = bar
     try:
         run = run_workload(workload, size=size, form=form, seed=seed, params=params, device=device,
-                           variants=variants if form is Form.DFLOW else frozenset(),
-                           ring=ring if form is Form.DFLOW else None)
+                           conversion=conversion if form is Form.DFLOW else DEFAULT_CONVERSION)
     finally:
         if bar is not None:
             bar.close()

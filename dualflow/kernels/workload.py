@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dualflow.common.errors import ConfigError, DualflowError
-from dualflow.isa import Form, Module, Variant, assemble_file
+from dualflow.isa import Form, Module, assemble_file
+from dualflow.isa.convert.options import DEFAULT_CONVERSION, ConversionOptions
 from dualflow.models import Device, FunctionalConfig, LaunchStats, Trace
 from dualflow.models.statistic import merge_launches
 
@@ -62,16 +63,15 @@ class Workload(ABC):
     def check(self, outputs: dict[str, np.ndarray], expected: dict[str, np.ndarray], **params) -> str:
         """Compare; return a one-line verdict, or raise ``CheckFailed`` naming what differs."""
 
-    def module(self, form: Form, variants: frozenset[Variant] = frozenset(), ring: int | None = None) -> Module:
+    def module(self, form: Form, conversion: ConversionOptions = DEFAULT_CONVERSION) -> Module:
         """The workload's kernels in the requested operand form (DFLOW: converted with the
-        ``variants`` given for a ring budget of ``ring`` entries per warp, default the
-        converter's, unless neither is given and the workload has a hand-written DFLOW form)."""
+        ``conversion`` options, unless none is given and the workload has a hand-written DFLOW form)."""
         reg = assemble_file(self.source)
         if form is Form.REG:
             return reg
-        if self.dflow_source is not None and not variants and ring is None:
+        if self.dflow_source is not None and not conversion.given:
             return assemble_file(self.dflow_source)
-        return convert_module(reg, variants, ring)
+        return convert_module(reg, conversion)
 
 
 def with_dflow_form(workload: type[Workload], dflow: Module) -> type[Workload]:
@@ -79,21 +79,17 @@ def with_dflow_form(workload: type[Workload], dflow: Module) -> type[Workload]:
     ring or variant); its REG form is its own."""
 
     class Given(workload):
-        def module(self, form: Form, variants: frozenset[Variant] = frozenset(), ring: int | None = None) -> Module:
+        def module(self, form: Form, conversion: ConversionOptions = DEFAULT_CONVERSION) -> Module:
             return dflow if form is Form.DFLOW else super().module(form)
 
     return Given
 
 
-def convert_module(module: Module, variants: frozenset[Variant] = frozenset(), ring: int | None = None) -> Module:
-    """DFLOW form of a REG-form module, through the converter (default Dmax, at most ``ring`` - 1;
-    ``ring``: the budget per warp, default the converter's)."""
-    from dualflow.isa import DEFAULT_DMAX
+def convert_module(module: Module, conversion: ConversionOptions) -> Module:
+    """DFLOW form of a REG-form module, through the converter with the ``conversion`` options."""
     from dualflow.isa.convert import convert_module as convert
 
-    if ring is None:
-        return convert(module, variants=variants)[0]
-    return convert(module, variants=variants, ring=ring, dmax=min(DEFAULT_DMAX, ring - 1))[0]
+    return convert(module, **conversion.keywords())[0]
 
 
 @dataclass
@@ -124,18 +120,16 @@ class WorkloadRun:
 def run_workload(workload: Workload | type[Workload], size: str = "small", form: Form = Form.REG,
                  seed: int = 1, params: dict[str, Any] | None = None,
                  config: FunctionalConfig | None = None, trace: bool = False,
-                 device: Device | None = None, variants: frozenset[Variant] = frozenset(),
-                 ring: int | None = None) -> WorkloadRun:
+                 device: Device | None = None, conversion: ConversionOptions = DEFAULT_CONVERSION) -> WorkloadRun:
     """Generate inputs, run the host driver on a fresh device, check against the reference.
 
     ``device``: run on this fresh device instead (the timing model's ``TimingDevice``);
-    ``variants``: DFLOW variants the converter may use, ``ring``: its budget per warp
-    (``Workload.module``)."""
+    ``conversion``: the converter's options for the DFLOW form (``Workload.module``)."""
     wl = workload() if isinstance(workload, type) else workload
     if size not in wl.sizes:
         raise ConfigError(f"workload {wl.name}: unknown size {size!r} (have: {', '.join(wl.sizes)})")
     full = dict(wl.sizes[size], **(params or {}))
-    module = wl.module(form, variants, ring)
+    module = wl.module(form, conversion)
     dev = device if device is not None else Device(config, trace=trace)
     inputs = wl.generate(np.random.default_rng(seed), **full)
     outputs = wl.execute(dev, module, inputs, **full)

@@ -193,10 +193,6 @@ class GpuConfig:
         check_type(self, "sm", SmConfig)
         check_type(self, "memory", MemoryConfig)
 
-    @property
-    def dflow(self) -> bool:
-        return self.mode.dflow
-
     def replace(self, **changes: Any) -> GpuConfig:
         """A copy with fields changed; dotted names reach into the tree (``sm.max_threads=1024``)."""
         return _replace_tree(self, changes)

@@ -3,16 +3,23 @@ register-file study share. BASE allocates registers per thread, D-FLOW a ring pe
 
 from __future__ import annotations
 
+from dualflow.common.errors import ConfigError
 from dualflow.isa.kernel import Kernel
 
-from .mode import Mode
+from .mode import Mode, RegisterFile
 
 
 def entries_per_warp(kernel: Kernel, mode: Mode | str) -> int:
     """Register-file entries (per lane) one warp of ``kernel`` holds: its ring in D-FLOW, its
     registers in BASE (at least one, so a kernel without registers still takes a slot). With
-    ``Variant.HANDS``, every hand's ring (``Kernel.capacity``)."""
-    return kernel.capacity if Mode(mode) is Mode.DFLOW else max(kernel.regs, 1)
+    ``Variant.HANDS``, every hand's ring (``Kernel.capacity``). A mode without a register file
+    has no such footprint: refused, not sized as either."""
+    held = Mode.parse(mode, "mode").register_file
+    if held is RegisterFile.RING:
+        return kernel.capacity
+    if held is RegisterFile.NAMED:
+        return max(kernel.regs, 1)
+    raise ConfigError(f"mode {mode}: no register file ({held.value}), so no register-file footprint per warp")
 
 
 def block_registers(kernel: Kernel, mode: Mode | str, warp_size: int, warps: int) -> int:

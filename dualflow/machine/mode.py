@@ -100,10 +100,6 @@ class Mode(Choice):
     def scoreboard(self) -> ScoreboardKind:
         return self.capabilities.scoreboard
 
-    @property
-    def dflow(self) -> bool:  # TRANSITIONAL: removed once every caller asks a capability
-        return self is Mode.DFLOW
-
     @classmethod
     def of_form(cls, form: Form) -> Mode:
         """The mode whose kernels are in ``form`` and which runs them on a register file with

@@ -119,8 +119,8 @@ class BatchExecutor:
         self.kernel, self.geo, self.blocks = kernel, geometry, blocks
         self.mem, self.config, self.trace = memory, config, trace
         self.limit = config.instruction_budget(geometry.num_blocks * geometry.warps_per_block)
-        self.dflow = kernel.form is Form.DFLOW
-        self.hands = self.dflow and kernel.hands  # Variant.HANDS: several rings, one RP each
+        self.distance_operands = kernel.form is Form.DFLOW  # ring slots read by distance, an RP per warp
+        self.hands = self.distance_operands and kernel.hands  # Variant.HANDS: several rings, one RP each
         L = self.L = geometry.warp_size
         wpb = geometry.warps_per_block
         nw = self.nw = len(blocks) * wpb
@@ -140,7 +140,7 @@ class BatchExecutor:
             self.rps = np.zeros((len(kernel.rings), nw), dtype=np.int64)
             self.rp = self.rps[0]  # hand s
             self._ring_rows, self._tag_rows = self.ring.reshape(-1, L), self.tag.reshape(-1, L)
-        elif self.dflow:
+        elif self.distance_operands:
             self.ring = np.zeros((kernel.ring, nw, L), dtype=U32)
             self.tag = np.full((kernel.ring, nw, L), NEVER_WRITTEN, dtype=np.int64)
             self.rp = np.zeros(nw, dtype=np.int64)
@@ -162,7 +162,7 @@ class BatchExecutor:
         """Run the same blocks again for another launch of the same kernel (same geometry,
         memory and configuration), with these parameters, counts and budget: the state is a
         new executor's, the handlers are kept (compiling them is most of a small batch's set-up)."""
-        if self.dflow:
+        if self.distance_operands:
             self.ring.fill(0)
             self.tag.fill(NEVER_WRITTEN)
             (self.rps if self.hands else self.rp).fill(0)
@@ -260,7 +260,7 @@ class BatchExecutor:
         if field_value == 0:
             L = self.L
             return lambda g, mask: np.zeros((len(g), L), dtype=U32)
-        if not self.dflow:
+        if not self.distance_operands:
             reg = self.regs[field_value - 1]
             return lambda g, mask: reg[warp_rows(g)]  # a view at most until the step's write
         if self.hands:
@@ -381,7 +381,7 @@ class BatchExecutor:
     def _entry_rp(self, w: int, hand: int = 0, advance: int = 0) -> int | tuple[int, ...]:
         """The rp of a stack entry pushed for warp ``w`` now: its RP (with ``advance`` added to
         hand ``hand``; one per hand with ``Variant.HANDS``), 0 in REG form."""
-        if not self.dflow:
+        if not self.distance_operands:
             return 0
         if self.hands:
             rps = self.rps[:, w].tolist()
@@ -392,7 +392,7 @@ class BatchExecutor:
     def _writer(self, ins: Instruction) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
         if self.hands:
             return self._hand_writer(ins.dst_hand)
-        if self.dflow:
+        if self.distance_operands:
             ring, tag, n, nw, rp = self._ring_rows, self._tag_rows, self.kernel.ring, self.nw, self.rp
 
             def write(g: np.ndarray, mask: np.ndarray, values: np.ndarray) -> None:
@@ -671,7 +671,7 @@ class BatchExecutor:
                     stack = self.stacks[w]
                     if not any(e.kind == SYNC_ENTRY for e in stack):
                         raise self.fault("sync with no pending ssy on this warp's stack", pc, w)
-                    if self.dflow:
+                    if self.distance_operands:
                         for e in reversed(stack):
                             if e.kind == SYNC_ENTRY:
                                 if self.hands:  # the largest RP of each hand, independently
@@ -733,7 +733,7 @@ class BatchExecutor:
                 self.pc[w], self.active[w] = e.pc, m
                 if self.hands:
                     self.rps[:, w] = e.rp
-                elif self.dflow:
+                elif self.distance_operands:
                     self.rp[w] = e.rp
                     self._same_rp = None
                 return
@@ -829,12 +829,12 @@ class BatchExecutor:
         ins = self.kernel.code[pc]
         spec = SPECS[ins.op]
         hand, ring = (ins.dst_hand, self.kernel.rings[ins.dst_hand]) if self.hands else (None, self.kernel.ring)
-        rp_before = (self.rps[hand] if self.hands else self.rp)[g].copy() if self.dflow else None
+        rp_before = (self.rps[hand] if self.hands else self.rp)[g].copy() if self.distance_operands else None
         self.last_access = None
         self.handlers[pc](g, mask)
-        writes = spec.produces and (self.dflow or ins.dst != 0)
+        writes = spec.produces and (self.distance_operands or ins.dst != 0)
         if writes:
-            if self.dflow:
+            if self.distance_operands:
                 slots = rp_before % ring + (self._hand_base[hand] if self.hands else 0)
                 values = self.ring[slots, g]
             else:
@@ -857,7 +857,7 @@ class BatchExecutor:
                     data = lanes(self.last_access[1])
             self.trace.append(record(
                 block=base + w // wpb, warp=int(self.wid[w]), seq=int(self.seq[w]), pc=pc, op=name,
-                rp=int(rp_before[row]) if self.dflow else None, mask=bits,
-                dst=(int(rp_before[row] % ring) if self.dflow else ins.dst - 1) if writes else None,
+                rp=int(rp_before[row]) if self.distance_operands else None, mask=bits,
+                dst=(int(rp_before[row] % ring) if self.distance_operands else ins.dst - 1) if writes else None,
                 values=lanes(values) if writes else None, addrs=addrs, data=data, **extra))
             self.seq[w] += 1

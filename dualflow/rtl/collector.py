@@ -122,7 +122,7 @@ class OperandCollector(wiring.Component):
             "wakeup": In(entry_layout(params)).array(wakeup_ports),
             "pending": Out(entry_layout(params)).array(n_req),
         }
-        if params.dflow:
+        if params.mode.out_of_order:
             members["waiting"] = Out(waiting_layout(params)).array(params.collector_units)
         super().__init__(members)
 
@@ -165,7 +165,7 @@ class OperandCollector(wiring.Component):
                 if j == c:
                     continue
                 older_same_warp = valid[j] & older[j][c] & (warp[j] == warp[c])
-                if p.dflow:
+                if p.mode.out_of_order:
                     conflict = (mem[c].valid & mem[j].valid & (mem[j].color == mem[c].color)
                                 & (mem[c].store | mem[j].store))
                     blockers = blockers | (older_same_warp & conflict)
@@ -235,7 +235,7 @@ class OperandCollector(wiring.Component):
                         # The newcomer is younger than every CU that stays.
                         m.d.sync += [older[c][j].eq(0), older[j][c].eq(valid[j] & ~leaving[j])]
 
-        for c in range(n if p.dflow else 0):
+        for c in range(n if p.mode.out_of_order else 0):
             not_ready = Cat(need[c][k] & ~ready[c][k] for k in range(SOURCES))
             m.d.comb += [self.waiting[c].valid.eq(valid[c] & not_ready.any()), self.waiting[c].warp.eq(warp[c])]
 

@@ -113,7 +113,7 @@ class ControlUnit(wiring.Component):
             "running": Out(W), "waiting": Out(W),
             "stack_depth": Out(range(params.stack_depth + 1)).array(W),
         }
-        if params.dflow:
+        if params.mode.ring:
             members.update({"advance_rp_valid": In(1), "advance_rp_warp": In(range(W))})
             if params.hands > 1:
                 members["advance_rp_hand"] = In(range(params.hands))
@@ -149,7 +149,7 @@ class ControlUnit(wiring.Component):
         c_imm = Signal(32)
         c_target = c_imm[:ceil_log2(p.imem_words)]
         c_src = Signal(range(p.entries_per_warp))
-        c_advance = Signal(ADVANCE_BITS) if p.dflow else None  # ssy's reserved advance (reserved-ssy)
+        c_advance = Signal(ADVANCE_BITS) if p.mode.ring else None  # ssy's reserved advance (reserved-ssy)
         c_cond = Signal(L)  # lanes whose condition value is non-zero
         c_next = Signal(range(p.imem_words))
         c_redirect = Signal()  # the warp goes on (not finished)
@@ -180,7 +180,7 @@ class ControlUnit(wiring.Component):
                 with m.If(self.issue.valid):
                     m.d.sync += [busy.eq(1), c_warp.eq(i.warp), c_info.eq(i.info), c_imm.eq(i.imm), c_src.eq(i.src),
                                  c_cond.eq(i.uniform_cond.replicate(L) if p.uniform_operands else 0)]
-                    if p.dflow:
+                    if p.mode.ring:
                         m.d.sync += c_advance.eq(i.advance)
                     with m.If(_one_of(i.info.op, CONDITIONAL) & i.has_src):
                         m.next = "READ"
@@ -219,7 +219,7 @@ class ControlUnit(wiring.Component):
                     with m.Case(Op.SSY):
                         m.d.comb += [stack.cmd.valid.eq(1), cmd.op.eq(StackOp.SSY), cmd.pc.eq(c_target),
                                      cmd.mask.eq(active[c_warp])]
-                        if p.dflow:  # the SYNC entry starts at RP + k (reserved-ssy), on its hand
+                        if p.mode.ring:  # the SYNC entry starts at RP + k (reserved-ssy), on its hand
                             m.d.comb += cmd.advance.eq(c_advance)
                         if H > 1:
                             m.d.comb += cmd.hand.eq(c_info.hand)
@@ -254,7 +254,7 @@ class ControlUnit(wiring.Component):
                     m.next = "DONE"
                     with m.If(r.status == StackStatus.RESUME):
                         m.d.sync += [c_next.eq(r.pc), active[c_warp].eq(r.mask)]
-                        if p.dflow:
+                        if p.mode.ring:
                             m.d.sync += [by_hand[h][c_warp].eq(v) for h, v in enumerate(hand_rps(p, r.rp))]
                     with m.Elif(r.status == StackStatus.DONE):
                         m.d.sync += [c_redirect.eq(0), running.bit_select(c_warp, 1).eq(0), active[c_warp].eq(0)]
@@ -269,10 +269,10 @@ class ControlUnit(wiring.Component):
         if p.checks_reads:
             with m.If(clear_valid(p, stack.clear)):  # never in the cycle of an rpinc (one instruction at a time)
                 m.d.comb += self.ring_clear.eq(stack.clear)
-        if p.dflow and H == 1:
+        if p.mode.ring and H == 1:
             with m.If(self.advance_rp_valid):
                 m.d.sync += rp[self.advance_rp_warp].eq(rp[self.advance_rp_warp] + 1)
-        elif p.dflow:
+        elif p.mode.ring:
             for h in range(H):
                 with m.If(self.advance_rp_valid & (self.advance_rp_hand == h)):
                     m.d.sync += by_hand[h][self.advance_rp_warp].eq(by_hand[h][self.advance_rp_warp] + 1)

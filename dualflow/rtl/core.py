@@ -123,7 +123,7 @@ class SimtCore(wiring.Component):
         m.submodules.cfg = cfg = ConfigRegisters(p)
         m.submodules.fetch = fetch = FetchUnit(p)
         m.submodules.issue = issue = IssueStage(p, param_bits=cfg.param_bits)
-        m.submodules.scoreboard = sb = Scoreboard(p, writeback_ports=1, read_ports=n_req, lookahead=p.dflow)
+        m.submodules.scoreboard = sb = Scoreboard(p, writeback_ports=1, read_ports=n_req, lookahead=p.mode.out_of_order)
         m.submodules.ctrl = ctrl = ControlUnit(p, requesters=n_req + 1, requester=n_req)
         m.submodules.rf = rf = BankedRegisterFile(p, read_ports=n_req + 1)
         m.submodules.collector = coll = OperandCollector(p, payload_width=issue.exec_layout.size,
@@ -153,13 +153,13 @@ class SimtCore(wiring.Component):
         for w in range(p.warps):
             m.d.comb += [issue.ib_pc[w].eq(fetch.ib_pc[w]), issue.ib_inst[w].eq(fetch.ib_inst[w])]
             wiring.connect(m, issue.check[w], sb.check[w])
-            if p.dflow:
+            if p.mode.out_of_order:
                 m.d.comb += issue.ib_next[w].eq(fetch.ib_next[w])
                 wiring.connect(m, issue.peek[w], sb.peek[w])
             rp_of = [issue.rp[w].eq(ctrl.rp[w])] if p.hands == 1 else [  # one RP per hand
                 issue.rp[w][h].eq(ctrl.rp[w][h]) for h in range(p.hands)]
             m.d.comb += [issue.active[w].eq(ctrl.active[w]), *rp_of, ctrl.init_mask[w].eq(cfg.init_mask[w])]
-        if p.dflow:
+        if p.mode.out_of_order:
             m.d.comb += issue.ib_next_valid.eq(fetch.ib_next_valid)
             m.d.comb += [issue.cu_waiting[c].eq(coll.waiting[c]) for c in range(p.collector_units)]
             m.d.comb += [sb.reads[r].eq(coll.pending[r]) for r in range(n_req)]
@@ -194,7 +194,7 @@ class SimtCore(wiring.Component):
                          coll.response[b].requester.eq(resp.requester[:max(1, ceil_log2(n_req))]),
                          coll.response[b].data.eq(resp.data), ctrl.response[b].valid.eq(resp.valid),
                          ctrl.response[b].requester.eq(resp.requester), ctrl.response[b].data.eq(resp.data)]
-        if not p.dflow:
+        if not p.mode.ring:
             m.d.comb += rf.clear.eq(self.start)  # a block starts with every register at 0
         with m.If(self.start):
             m.d.sync += self.bank_conflicts.eq(0)
@@ -264,7 +264,7 @@ class SimtCore(wiring.Component):
         m.d.comb += [ev.bank_conflict.eq(rf.conflict), ev.cu_free.eq(coll.alloc.ready),
                      ev.head_valid.eq(fetch.ib_valid), ev.running.eq(ctrl.running), ev.waiting.eq(ctrl.waiting),
                      self.events.eq(ev.events)]
-        if p.dflow:
+        if p.mode.ring:
             m.d.comb += [ev.head_blocked[w].eq(sb.check[w].blocked) for w in range(p.warps)]
         m.d.comb += [ev.stack_depth[w].eq(ctrl.stack_depth[w]) for w in range(p.warps)]
 

@@ -33,6 +33,7 @@ from dualflow.isa.opcodes import (
     SPECS,
     STORES,
     Cmp,
+    Form,
     ModKind,
     Opcode,
     SpecialReg,
@@ -72,7 +73,7 @@ def core_variants(params) -> frozenset[Variant]:
 
 def decoded_layout(params) -> "DecodedLayout":
     """The decoded-instruction layout of a core of ``params`` (``CoreParams``)."""
-    return DecodedLayout(dflow=params.dflow, uniform=params.uniform_operands)
+    return DecodedLayout(distance_operands=params.mode.form is Form.DFLOW, uniform=params.uniform_operands)
 
 
 def ring_field(decoded, name: str):
@@ -106,7 +107,7 @@ def _width(name: str) -> int:
 
 
 class DecodedLayout(data.StructLayout):
-    """One decoded instruction (``dflow``: of a DFLOW core, which has ``advance``).
+    """One decoded instruction (``distance_operands``: of a DFLOW-form core, which has ``advance``).
 
     Members
     -------
@@ -121,10 +122,11 @@ class DecodedLayout(data.StructLayout):
     only): the word's flags (bit 0: A, 1: B, 2: C); a flagged field is a uniform operand.
     """
 
-    def __init__(self, *, dflow: bool = False, uniform: bool = False):
+    def __init__(self, *, distance_operands: bool = False, uniform: bool = False):
         super().__init__({
             "op": Op, "unit": Unit, "produces": 1, "mod": _width("mod"), "dst": _width("dst"),
-            "a": _width("a"), "b": _width("b"), "c": _width("c"), **({"advance": _width("a")} if dflow else {}),
+            "a": _width("a"), "b": _width("b"), "c": _width("c"),
+            **({"advance": _width("a")} if distance_operands else {}),
             "imm": 32, "bimm": 1, "is_load": 1, "is_store": 1, "space": Space, "illegal": 1,
             **({"uniform": _width("uniform")} if uniform else {}),
         })
@@ -149,25 +151,26 @@ class Decoder(wiring.Component):
 
     Parameters
     ----------
-    dflow: decode for a DFLOW core (``rpinc`` and the advance of ``ssy`` are legal only there).
+    distance_operands: decode the DFLOW form (``rpinc`` and the advance of ``ssy`` are legal only there).
     hands: DFLOW, the core's hands (``CoreParams.hands``): hand selectors are legal with more than one.
     uniform: DFLOW, the core implements ``Variant.UNIFORM_OPERANDS`` (``CoreParams.uniform_operands``).
 
     Members
     -------
     word: In(64), the instruction word.
-    out: Out(DecodedLayout(dflow=dflow, uniform=uniform)), the decoded instruction.
+    out: Out(DecodedLayout(distance_operands=distance_operands, uniform=uniform)), the decoded instruction.
     """
 
-    def __init__(self, *, dflow: bool, hands: int = 1, uniform: bool = False):
-        if not isinstance(dflow, bool):
-            raise reject(self, f"dflow must be a bool, not {dflow!r}")
-        if type(hands) is not int or not 1 <= hands <= 4 or (hands > 1 and not dflow):
+    def __init__(self, *, distance_operands: bool, hands: int = 1, uniform: bool = False):
+        if not isinstance(distance_operands, bool):
+            raise reject(self, f"distance_operands must be a bool, not {distance_operands!r}")
+        if type(hands) is not int or not 1 <= hands <= 4 or (hands > 1 and not distance_operands):
             raise reject(self, f"hands must be 1 (BASE) or 1..4 (DFLOW), not {hands!r}")
-        if not isinstance(uniform, bool) or (uniform and not dflow):
+        if not isinstance(uniform, bool) or (uniform and not distance_operands):
             raise reject(self, f"uniform must be a bool, True only in DFLOW, not {uniform!r}")
-        self.dflow, self.hands, self.uniform = dflow, hands, uniform
-        super().__init__({"word": In(WORD_BITS), "out": Out(DecodedLayout(dflow=dflow, uniform=uniform))})
+        self.distance_operands, self.hands, self.uniform = distance_operands, hands, uniform
+        layout = DecodedLayout(distance_operands=distance_operands, uniform=uniform)
+        super().__init__({"word": In(WORD_BITS), "out": Out(layout)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -191,7 +194,7 @@ class Decoder(wiring.Component):
                 reads_a = "a" in items or "mem" in items
                 reads_b = "b" in items or "bi" in items
                 reads_c = "c" in items
-                advance = "advance" in items and self.dflow  # field A, not a source
+                advance = "advance" in items and self.distance_operands  # field A, not a source
                 needs_imm = any(i in items for i in ("target", "param", "count"))
                 with m.Case(int(op)):
                     m.d.comb += [
@@ -200,7 +203,7 @@ class Decoder(wiring.Component):
                         out.a.eq(raw["a"] if reads_a else 0),
                         out.b.eq(Mux(bimm, 0, raw["b"]) if reads_b else 0),
                         out.c.eq(Mux(bimm, 0, raw["c"]) if reads_c else 0),
-                        *([out.advance.eq(raw["a"] if advance else 0)] if self.dflow else []),
+                        *([out.advance.eq(raw["a"] if advance else 0)] if self.distance_operands else []),
                         out.is_load.eq(op in LOADS), out.is_store.eq(op in STORES),
                         out.space.eq(SPACE_CODES[LOADS.get(op) or STORES.get(op) or "global"]),
                     ]
@@ -221,7 +224,7 @@ class Decoder(wiring.Component):
                             checks.append((sel[name] != 0) & (ring_field(out, name) == 0))
                         if self.hands < 4:
                             checks += [s >= self.hands for s in sel.values()]
-                    elif not spec.produces or self.dflow:  # DFLOW: any hand selector (one hand)
+                    elif not spec.produces or self.distance_operands:  # DFLOW: any hand selector (one hand)
                         checks.append(raw["dst"] != 0)
                     if not reads_a and not advance:
                         checks.append(raw["a"] != 0)
@@ -235,7 +238,7 @@ class Decoder(wiring.Component):
                         checks.append(bimm)
                     if "mem" not in items:
                         checks.append(~bimm & (raw["imm16"] != 0))
-                    if not self.dflow and op is Opcode.RPINC:
+                    if not self.distance_operands and op is Opcode.RPINC:
                         checks.append(1)
                     if self.uniform:  # Variant.UNIFORM_OPERANDS: Instruction.check_fields's rule
                         for name, bit in UNIFORM_FLAG.items():

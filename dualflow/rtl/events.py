@@ -45,7 +45,7 @@ class EventMonitor(wiring.Component):
         W = params.warps
         super().__init__({
             "bank_conflict": In(1), "cu_free": In(1), "head_valid": In(W),
-            **({"head_blocked": In(W)} if params.dflow else {}),
+            **({"head_blocked": In(W)} if params.mode.ring else {}),
             "running": In(W), "waiting": In(W), "stack_depth": In(range(params.stack_depth + 1)).array(W),
             "events": Out(event_layout(params)),
         })
@@ -69,7 +69,7 @@ class EventMonitor(wiring.Component):
         m.d.sync += [
             e.bank_conflict.eq(self.bank_conflict),
             e.cu_full.eq(~self.cu_free),
-            e.ring_guard.eq((live & self.head_valid & self.head_blocked).any() if p.dflow else 0),
+            e.ring_guard.eq((live & self.head_valid & self.head_blocked).any() if p.mode.ring else 0),
             e.barrier_wait.eq(self.waiting.any() & live.any()),
             e.stack_depth.eq(deepest),
         ]

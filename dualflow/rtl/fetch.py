@@ -19,6 +19,8 @@ from amaranth import Cat, Module, Signal, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from dualflow.isa.opcodes import Form
+
 from ._checks import reject
 from .decode import Decoder, Unit, decoded_layout
 from .params import CoreParams
@@ -52,7 +54,7 @@ class FetchUnit(wiring.Component):
     def __init__(self, params: CoreParams, *, depth: int | None = None):
         if not isinstance(params, CoreParams):
             raise reject(self, f"FetchUnit needs CoreParams, not {params!r}")
-        depth = (2 if params.dflow else 1) if depth is None else depth
+        depth = (2 if params.mode.out_of_order else 1) if depth is None else depth  # 2: the next one peeked
         if depth not in (1, 2) or isinstance(depth, bool):
             raise reject(self, f"FetchUnit depth must be 1 or 2, not {depth!r}")
         self.params, self.depth = params, depth
@@ -78,7 +80,8 @@ class FetchUnit(wiring.Component):
         wr = imem.write_port()
         rd = imem.read_port(transparent_for=())
         m.d.comb += [wr.en.eq(self.load_en), wr.addr.eq(self.load_addr), wr.data.eq(self.load_data)]
-        m.submodules.decoder = dec = Decoder(dflow=p.dflow, hands=p.hands, uniform=p.uniform_operands)
+        m.submodules.decoder = dec = Decoder(distance_operands=p.mode.form is Form.DFLOW, hands=p.hands,
+                                             uniform=p.uniform_operands)
         m.submodules.pick = pick = WarpScheduler(warps=n, policy="lrr", two_level=self.depth == 2)
 
         pc = [Signal(range(p.imem_words), name=f"w{w}_fetch_pc") for w in range(n)]

@@ -76,7 +76,7 @@ def issue_control_layout(params: CoreParams) -> data.StructLayout:
     ``uniform_operands``, ``uniform_cond``: the condition is a uniform operand, non-zero (in every lane)."""
     return data.StructLayout({"warp": range(params.warps), "info": info_layout(params), "imm": 32,
                               "src": range(params.entries_per_warp), "has_src": 1,
-                              **({"advance": ADVANCE_BITS} if params.dflow else {}),
+                              **({"advance": ADVANCE_BITS} if params.mode.ring else {}),
                               **({"uniform_cond": 1} if params.uniform_operands else {})})
 
 

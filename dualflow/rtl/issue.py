@@ -125,7 +125,7 @@ class IssueStage(wiring.Component):
             "retire_valid": In(1), "retire_warp": In(range(W)),
             "trapped": In(1), "trap": Out(trap_signature(params)), "start": In(1), "drained": Out(1),
         }
-        if params.dflow:
+        if params.mode.out_of_order:  # the next instruction peeked, the waiting CUs; RP advances at issue
             members.update({"ib_next_valid": In(W), "ib_next": In(decoded_layout(params)).array(W),
                             "peek": Out(peek_signature(params)).array(W),
                             "advance_rp_valid": Out(1), "advance_rp_warp": Out(range(W)),
@@ -162,7 +162,7 @@ class IssueStage(wiring.Component):
         p = self.params
         W, E = p.warps, p.entries_per_warp
         ring_bits = ceil_log2(E)
-        m.submodules.sched = sched = WarpScheduler(warps=W, policy=p.scheduler, two_level=p.dflow)
+        m.submodules.sched = sched = WarpScheduler(warps=W, policy=p.scheduler, two_level=p.mode.out_of_order)
         H = p.hands
         rp = Array(self.rp) if H == 1 else None
         rps = [[self.rp[w]] if H == 1 else [self.rp[w][h] for h in range(H)] for w in range(W)]  # rps[w][h]
@@ -170,15 +170,15 @@ class IssueStage(wiring.Component):
         inflight = [Signal(8, name=f"w{w}_inflight") for w in range(W)]
 
         def src_index(w, field, name):
-            if p.dflow and H > 1:  # the source's hand
+            if p.mode.ring and H > 1:  # the source's hand
                 return hand_entry(p, rps[w], hand_selector(self.ib_inst[w], name), field)
-            if p.dflow:
+            if p.mode.ring:
                 return (rp[w] - field)[:ring_bits] if ring_bits else Const(0, 1)
             return (field - 1)[:max(ring_bits, 1)]
 
         # DFLOW issue policy: may warp w send its head ahead into a CU to wait?
         send_ahead = Signal(W)
-        if p.dflow:
+        if p.mode.out_of_order:
             n_cu = p.collector_units
             cu_waiting = self.cu_waiting
             sm_waiting = Signal(range(n_cu + 1))
@@ -226,9 +226,9 @@ class IssueStage(wiring.Component):
             fields = tuple(ring_field(d, name) for name in "abc")  # a uniform operand: no ring read
             for k in range(SOURCES):
                 m.d.comb += [i_has[w][k].eq(fields[k] != 0), i_src[w][k].eq(src_index(w, fields[k], "abc"[k]))]
-            if p.dflow and H > 1:  # the written hand's slot
+            if p.mode.ring and H > 1:  # the written hand's slot
                 m.d.comb += [i_dst[w].eq(hand_entry(p, rps[w], hand_selector(d, "write"))), i_writes[w].eq(d.produces)]
-            elif p.dflow:
+            elif p.mode.ring:
                 m.d.comb += [i_dst[w].eq(rp[w][:ring_bits] if ring_bits else 0), i_writes[w].eq(d.produces)]
             else:
                 m.d.comb += [i_dst[w].eq((d.dst - 1)[:max(ring_bits, 1)]), i_writes[w].eq(d.produces & (d.dst != 0))]
@@ -246,7 +246,7 @@ class IssueStage(wiring.Component):
             ctrl_ok = self.control.ready & ~chk.src_pending[0]
             ctrl_ok = ctrl_ok & Mux((d.op == Op.BAR) | (d.op == Op.MEMBAR), drained[w], 1)
             exec_ok = self.alloc.ready & ~chk.blocked
-            if p.dflow:
+            if p.mode.out_of_order:
                 # an instruction whose sources are not all ready would wait in its CU: it goes
                 # only in the second priority level, and only where the policy lets it
                 waits = ~is_trap[w] & ~is_ctrl[w] & chk.src_pending.any()
@@ -255,7 +255,7 @@ class IssueStage(wiring.Component):
             else:
                 m.d.comb += ready[w].eq(live & (is_trap[w] | Mux(is_ctrl[w], ctrl_ok, exec_ok)))
         m.d.comb += sched.ready.eq(ready)
-        if p.dflow:
+        if p.mode.out_of_order:
             m.d.comb += sched.prefer.eq(prefer)
         m.d.comb += self.drained.eq(Cat(drained).all())
 
@@ -318,7 +318,7 @@ class IssueStage(wiring.Component):
         c = self.control.payload
         m.d.comb += [self.control.valid.eq(i_ctrl), c.warp.eq(iw), c.info.eq(info), c.imm.eq(i_d.imm),
                      c.src.eq(sel([i_src[w][0] for w in range(W)])), c.has_src.eq(ring_field(i_d, "a") != 0)]
-        if p.dflow:
+        if p.mode.ring:
             m.d.comb += c.advance.eq(i_d.advance)
         if p.uniform_operands:  # a uniform branch condition: the same in every lane, no read
             m.d.comb += c.uniform_cond.eq(uniform.flags[0] & (uniform.values[0] != 0))
@@ -367,7 +367,7 @@ class IssueStage(wiring.Component):
 
         # RP advances at issue of a producer (DFLOW); the control unit holds it. The written bits
         # follow at issue too: sources checked, the destination slot set for the active lanes.
-        if p.dflow:
+        if p.mode.ring:
             m.d.comb += [self.advance_rp_valid.eq(i_exec & i_d.produces), self.advance_rp_warp.eq(iw)]
             if H > 1:
                 m.d.comb += self.advance_rp_hand.eq(i_hand)

@@ -164,7 +164,7 @@ class LoadStoreUnit(wiring.Component):
         conflict = Const(0, 1)
         for t in range(n_out):
             pair = h.store | s_store[t]
-            if p.dflow:
+            if p.mode.out_of_order:  # only same-colour pairs keep their order
                 pair = pair & (s_color[t] == h.color)
             conflict = conflict | (busy[t] & (s_warp[t] == h.warp) & pair)
         free_slot = lowest_set(m, ~busy, n_out, "free_slot")

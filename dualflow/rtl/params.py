@@ -13,8 +13,13 @@ from dataclasses import asdict, dataclass
 
 from dualflow.common.errors import ConfigError
 from dualflow.isa.kernel import DEFAULT_DMAX, DEFAULT_RING
-from dualflow.isa.opcodes import MAX_HANDS
+from dualflow.isa.opcodes import MAX_HANDS, Form
 from dualflow.machine import Mode, Scheduler, SmConfig
+from dualflow.machine.mode import check_implemented
+
+#: The modes the RTL core is built in; any other (a design point without a register file, say) is
+#: refused by ``CoreParams``, not generated as a BASE or D-FLOW core.
+RTL_MODES = (Mode.BASE, Mode.DFLOW)
 
 #: Core parameter <- the ``SmConfig`` field (dotted: a field of a unit) it is taken from by
 #: ``CoreParams.from_sm``. Every other field (``RTL_ONLY``) has no counterpart in the timing model.
@@ -50,9 +55,9 @@ class CoreParams:
 
     Parameters
     ----------
-    mode: ``Mode.BASE`` (register operands, in-order dispatch) or ``Mode.DFLOW`` (distance
-        operands, ring register file, out-of-order dispatch); the strings ``"base"``/``"dflow"``
-        are accepted and stored as the ``Mode``.
+    mode: one of ``RTL_MODES``: ``Mode.BASE`` (register operands, in-order dispatch) or
+        ``Mode.DFLOW`` (distance operands, ring register file, out-of-order dispatch); the strings
+        ``"base"``/``"dflow"`` are accepted and stored as the ``Mode``.
     warp_size: threads (lanes) per warp (4, 8, 16, 32). ``SmConfig.warp_size``.
     warps: resident warps (power of two, 2..64). RTL only.
     register_banks: register-file banks (power of two, 1..16). ``SmConfig.register_banks``.
@@ -149,7 +154,8 @@ class CoreParams:
             v = getattr(self, name)
             return isinstance(v, int) and not isinstance(v, bool)
 
-        object.__setattr__(self, "mode", Mode.parse(self.mode, "core parameter mode"))
+        mode = Mode.parse(self.mode, "core parameter mode") if type(self.mode) is str else self.mode
+        object.__setattr__(self, "mode", check_implemented(mode, RTL_MODES, "the RTL core"))
         object.__setattr__(self, "scheduler", Scheduler.parse(self.scheduler, "core parameter scheduler"))
         self._resolve_rings()
         if self.shared_banks is None and is_int("warp_size") and is_int("shared_bytes"):
@@ -188,7 +194,7 @@ class CoreParams:
         for name in ("read_check", "trace", "uniform_operands"):
             if not isinstance(getattr(self, name), bool):
                 raise bad(name, "True or False")
-        if self.uniform_operands and not self.dflow:
+        if self.uniform_operands and self.mode.form is not Form.DFLOW:
             raise ConfigError(f"core parameter uniform_operands: uniform operands are of the DFLOW form, not mode "
                               f"{self.mode}")
 
@@ -206,9 +212,9 @@ class CoreParams:
                                   "(give either)")
             object.__setattr__(self, "ring", rings[0])
             object.__setattr__(self, "rings", rings if len(rings) > 1 else None)
-            if len(rings) > 1 and Mode.parse(self.mode, "core parameter mode") is not Mode.DFLOW:
+            if len(rings) > 1 and not self.mode.ring:  # the mode is checked before the rings
                 raise ConfigError(f"core parameter rings {rings}: hands are of the DFLOW form, not mode "
-                                  f"{Mode.parse(self.mode, 'core parameter mode')}")
+                                  f"{self.mode}")
         elif self.ring is None:
             object.__setattr__(self, "ring", DEFAULT_RING)
 
@@ -239,13 +245,9 @@ class CoreParams:
         return cls(mode=mode, warps=warps, **derived, **rtl_only)
 
     @property
-    def dflow(self) -> bool:
-        return self.mode.dflow
-
-    @property
     def checks_reads(self) -> bool:
         """The core traps illegal DFLOW reads (DFLOW with ``read_check``)."""
-        return self.dflow and self.read_check
+        return self.mode.ring and self.read_check
 
     @property
     def ring_sizes(self) -> tuple[int, ...]:
@@ -269,7 +271,7 @@ class CoreParams:
     @property
     def entries_per_warp(self) -> int:
         """Register-file entries (per lane) one warp owns: ring slots (every hand's) or registers."""
-        return sum(self.ring_sizes) if self.dflow else self.regs
+        return sum(self.ring_sizes) if self.mode.ring else self.regs
 
     @property
     def waiting_limit_sm(self) -> int:

@@ -237,7 +237,7 @@ class BankedRegisterFile(wiring.Component):
             "write": In(stream.Signature(write_request_layout(params))).array(write_ports),
             "response": Out(read_response_signature(params, read_ports)).array(params.register_banks),
             "conflict": Out(1), "conflicts": Out(range(read_ports + 1)),
-            **({} if params.dflow else {"clear": In(1)}),
+            **({} if params.mode.ring else {"clear": In(1)}),
         })
 
     def elaborate(self, platform) -> Module:
@@ -257,7 +257,7 @@ class BankedRegisterFile(wiring.Component):
                 lost = lost | (self.write[k].valid & (wbank[k] == wbank[j]))
             m.d.comb += w.ready.eq(~lost)
         # BASE: a bit per row, set by its first write since ``clear`` (class docstring)
-        written = [Signal(self.depth, name=f"written{b}") for b in range(nb)] if not p.dflow else None
+        written = [Signal(self.depth, name=f"written{b}") for b in range(nb)] if not p.mode.ring else None
         for b, bank in enumerate(banks):
             busy = Const(0, 1)
             # Highest-numbered winning port last, but only one port can win a bank anyway.

@@ -51,7 +51,7 @@ def set_layout(params: CoreParams) -> data.StructLayout:
 def rp_width(params: CoreParams) -> int:
     """Bits of a warp's RP (of each hand's): the slot index of the largest ring plus
     ``RP_EXTRA_BITS`` (DFLOW); 1 in BASE (unused)."""
-    return ceil_log2(max(params.ring_sizes)) + RP_EXTRA_BITS if params.dflow else 1
+    return ceil_log2(max(params.ring_sizes)) + RP_EXTRA_BITS if params.mode.ring else 1
 
 
 def _in_hand(params: CoreParams, hand: int, position):
@@ -116,8 +116,9 @@ class RegisterPointers(wiring.Component):
     def __init__(self, params: CoreParams):
         if not isinstance(params, CoreParams):
             raise ConfigError(f"register pointers need CoreParams, not {params!r}")
-        if not params.dflow:
-            raise ConfigError("register pointers exist only in DFLOW mode, not in mode 'base'")
+        if not params.mode.ring:
+            raise ConfigError(f"register pointers exist only with a ring register file, not in mode "
+                              f"{params.mode.value!r}")
         self.params = params
         self.width = rp_width(params)
         super().__init__({

@@ -24,6 +24,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
 from dualflow.common.errors import ConfigError
+from dualflow.machine.mode import ScoreboardKind
 
 from .interfaces import check_signature, entry_layout, peek_signature
 from .params import CoreParams
@@ -75,7 +76,7 @@ class Scoreboard(wiring.Component):
             "issue": In(entry_layout(params)),
             "writeback": In(entry_layout(params)).array(writeback_ports),
         }
-        if params.dflow:
+        if params.mode.scoreboard is ScoreboardKind.SLOTS:
             members["reads"] = In(entry_layout(params)).array(read_ports)
         self.lookahead = bool(lookahead)
         if self.lookahead:
@@ -107,7 +108,7 @@ class Scoreboard(wiring.Component):
             if self.lookahead:
                 peek = self.peek[w]
                 m.d.comb += peek.src_pending.eq(Cat(s.valid & effective.bit_select(s.index, 1) for s in peek.src))
-            if p.dflow:
+            if p.mode.scoreboard is ScoreboardKind.SLOTS:
                 unread = Const(0, 1)
                 for r in self.reads:
                     unread = unread | (r.valid & (r.warp == w) & (r.index == chk.dst.index))

@@ -98,7 +98,7 @@ def cmd_layout(params: CoreParams) -> data.StructLayout:
     exited (after the EXIT), used by SYNC and EXIT."""
     return data.StructLayout({
         "op": 2, "warp": range(params.warps), "pc": pc_width(params), "mask": params.warp_size,
-        "rp": rp_layout(params), **({"advance": ADVANCE_BITS} if params.dflow else {}), "alive": params.warp_size,
+        "rp": rp_layout(params), **({"advance": ADVANCE_BITS} if params.mode.ring else {}), "alive": params.warp_size,
         **({"hand": range(params.hands)} if params.hands > 1 else {}),
     })
 
@@ -150,10 +150,10 @@ class SimtStack(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         p, depth = self.params, self.depth
-        dflow = p.dflow
+        ring = p.mode.ring  # entries carry the warp's RP (and a SYNC's advance)
         rpw = rp_width(p)
         H = p.hands
-        row = data.StructLayout({"pc": pc_width(p), "mask": p.warp_size, **({"rp": rp_layout(p)} if dflow else {})})
+        row = data.StructLayout({"pc": pc_width(p), "mask": p.warp_size, **({"rp": rp_layout(p)} if ring else {})})
         m.submodules.entries = mem = memory.Memory(shape=row, depth=p.warps * depth, init=[])
         wr = mem.write_port()
         rd = mem.read_port(transparent_for=())
@@ -211,9 +211,9 @@ class SimtStack(wiring.Component):
                                     wr.addr.eq(base(c.warp) + sp[c.warp]), wr.en.eq(1),
                                     wr.data.pc.eq(c.pc), wr.data.mask.eq(c.mask),
                                 ]
-                                if dflow and H == 1:  # modulo the RP width, as RP itself
+                                if ring and H == 1:  # modulo the RP width, as RP itself
                                     m.d.comb += wr.data.rp.eq(c.rp + Mux(c.op == Op.SSY, c.advance, 0))
-                                elif dflow:  # the advance on its hand
+                                elif ring:  # the advance on its hand
                                     for h in range(H):
                                         m.d.comb += wr.data.rp[h].eq(
                                             c.rp[h] + Mux((c.op == Op.SSY) & (c.hand == h), c.advance, 0))
@@ -229,14 +229,14 @@ class SimtStack(wiring.Component):
                                              *[r.eq(0) for r in hand_rps(p, result.rp)]]
                                 m.next = "RESP"
                             with m.Else():
-                                if dflow:
+                                if ring:
                                     m.d.comb += [rd.addr.eq(base(c.warp) + nearest), rd.en.eq(1)]
                                     m.next = "RAISE"
                                 else:
                                     m.next = "POP"
                         with m.Case(Op.EXIT):
                             m.next = "POP"
-            if dflow:
+            if ring:
                 with m.State("RAISE"):
                     # rd.data holds the nearest SYNC entry: keep the later of its rp and the path's
                     # (each hand's, with hands).
@@ -289,8 +289,8 @@ class SimtStack(wiring.Component):
                 set_sp(warp, sp[warp] - 1)
                 with m.If(live.any()):
                     m.d.sync += [result.warp.eq(warp), result.status.eq(Status.RESUME), result.pc.eq(entry.pc),
-                                 result.mask.eq(live), *[r.eq(e if dflow else 0) for r, e in zip(
-                                     hand_rps(p, result.rp), hand_rps(p, entry.rp) if dflow else [0] * H)]]
+                                 result.mask.eq(live), *[r.eq(e if ring else 0) for r, e in zip(
+                                     hand_rps(p, result.rp), hand_rps(p, entry.rp) if ring else [0] * H)]]
                     if checks:
                         m.d.sync += parked[warp].eq(parked[warp] & ~live)
                     m.next = "RESP"

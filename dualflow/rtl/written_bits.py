@@ -87,8 +87,8 @@ class WrittenBits(wiring.Component):
     def __init__(self, params: CoreParams):
         if not isinstance(params, CoreParams):
             raise reject(self, f"WrittenBits needs CoreParams, not {params!r}")
-        if not params.dflow:
-            raise reject(self, "written bits exist only in DFLOW mode, not in mode 'base'")
+        if not params.mode.ring:
+            raise reject(self, f"written bits exist only with a ring register file, not in mode {params.mode.value!r}")
         self.params = params
         super().__init__({"check": In(check_layout(params)), "illegal": Out(1), "set": In(set_layout(params)),
                           "clear": In(clear_layout(params)), "start": In(1)})

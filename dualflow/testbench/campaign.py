@@ -188,7 +188,7 @@ def run_campaign(target: int, seed: int, *, modes: Sequence[str] = ("base", "dfl
                 fault, s = faults(i, params), program_seed(seed, i)
                 if fault is TrapCause.DFLOW_READ and params.hands > 1:
                     s, illegal = hand_seed(s, illegal % params.hands, params.hands), illegal + 1
-                elif params.dflow and params.hands > 1:
+                elif params.mode.ring and params.hands > 1:
                     mains = len(main_hands(params))
                     s, turn = hand_seed(s, turn % mains, mains), turn + 1
                 progs.append((s, fault))
@@ -207,12 +207,12 @@ def run_campaign(target: int, seed: int, *, modes: Sequence[str] = ("base", "dfl
 def hands_of(cores: Iterable[CoreParams]) -> tuple[tuple[int, ...], int] | None:
     """``(rings, dmax)`` of the campaign's DFLOW core with hands (its coverage's ``hands`` bins),
     or None; several such cores must share their rings, and the bins take the largest dmax."""
-    hands = {p.ring_sizes for p in cores if p.dflow and p.hands > 1}
+    hands = {p.ring_sizes for p in cores if p.mode.ring and p.hands > 1}
     if len(hands) > 1:
         raise ConfigError(f"a campaign's hands coverage needs one set of rings, not {sorted(hands)}")
     if not hands:
         return None
-    return hands.pop(), max(p.dmax for p in cores if p.dflow and p.hands > 1)
+    return hands.pop(), max(p.dmax for p in cores if p.mode.ring and p.hands > 1)
 
 
 def _tally(camp: Campaign, tally: ModeTally, coverage: Coverage, mode: str, name: str, seed: int,

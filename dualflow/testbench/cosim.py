@@ -162,7 +162,7 @@ def check_case(params: CoreParams, case: CosimCase) -> None:
     if len(k.params) > params.param_words:
         raise ConfigError(f"{case.name}: {len(k.params)} parameters exceed the core's param_words "
                           f"{params.param_words}")
-    if params.dflow:
+    if params.mode.form is Form.DFLOW:
         runs = core_variants(params)
         missing = k.variants - runs
         if missing:
@@ -251,7 +251,7 @@ def rtl_trace(kernel: Kernel, lanes: int, raw: list[dict], params: CoreParams) -
     name the written hand (the port's ``hand``; 0 on a core of one ring), and the slot written
     is the port's entry less the hand's ``hand_base``, as the golden trace records them."""
     form = kernel.form
-    hands = params.dflow and kernel.hands
+    hands = params.mode.ring and kernel.hands
     records = []
     for r in raw:
         info = r["info"]
@@ -266,7 +266,7 @@ def rtl_trace(kernel: Kernel, lanes: int, raw: list[dict], params: CoreParams) -
         records.append((HandTraceRecord if hands else TraceRecord)(
             block=r["block"], warp=info["warp"], seq=info["seq"], pc=info["pc"],
             op=op_name(info["op"], info["mod"], form),
-            rp=info["rp"] if params.dflow else None, mask=mask, dst=dst if writes else None,
+            rp=info["rp"] if params.mode.ring else None, mask=mask, dst=dst if writes else None,
             values=lanes_of(r["values"]) if writes else None,
             addrs=lanes_of(r["addrs"]) if info["mem"] else None,
             data=lanes_of(r["data"]) if info["store"] else None, **({"hand": hand} if hands else {})))
@@ -332,7 +332,7 @@ def run_cosim(params: CoreParams, cases: Sequence[CosimCase], *, bench_seed: int
         res.waves = wave_file
         if trace is not None:
             res.compare = compare_traces(golden, trace, kernel=case.kernel, max_print=max_print,
-                                         rp_bits=rp_width(params) if params.dflow else None,
+                                         rp_bits=rp_width(params) if params.mode.ring else None,
                                          stopped=fault is not None)
         final = out.get("memory")
         if final is not None:

@@ -19,9 +19,11 @@ from typing import Any
 
 from dualflow.common.errors import ConfigError
 from dualflow.isa import Form, Kernel, Variant
+from dualflow.isa.convert.options import ConversionOptions
 from dualflow.kernels.registry import get_workload
 from dualflow.kernels.workload import run_workload
 from dualflow.machine.functional import FunctionalConfig
+from dualflow.machine.mode import RegisterFile
 from dualflow.models.device import Device
 from dualflow.models.memory import GlobalMemory
 from dualflow.rtl.params import CoreParams
@@ -84,7 +86,7 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
     limits = {} if max_block_threads is None else {"max_threads_per_block": max_block_threads}
     dev = _RecordingDevice(FunctionalConfig(max_warp_instructions=max_instructions, **limits))
     run = run_workload(get_workload(name), size, form, seed=seed, params=values, device=dev,
-                       variants=variants if params.dflow else frozenset())
+                       conversion=ConversionOptions(variants if form is Form.DFLOW else frozenset()))
     cases: list[CosimCase] = []
     for index, (kernel, grid, block, launch_params, memory) in enumerate(dev.replays):
         cases.append(CosimCase(f"{name}-{index}-{kernel.name}", kernel, block,
@@ -103,7 +105,7 @@ def core_for(wc: WorkloadCases, params: CoreParams, *, keep: Collection[str] = (
     grown = {}
     if "warps" not in keep:
         grown["warps"] = max(params.warps, 1 << max(1, math.ceil(math.log2(-(-threads // params.warp_size)))))
-    if not params.dflow and "regs" not in keep:
+    if params.mode.register_file is RegisterFile.NAMED and "regs" not in keep:
         grown["regs"] = max([params.regs] + [c.kernel.regs for c in wc.cases])
     return dataclasses.replace(params, **grown)
 

@@ -113,9 +113,9 @@ def test_a_worker_sends_its_parent_one_atomic_pipe_write(tmp_path):
     import pickle
 
     from dualflow.experiments import reproduce
-    from dualflow.machine.mode import Mode
+    from dualflow.experiments.design_points import DFLOW
 
-    job = reproduce.Job("warps", "nn", Mode.DFLOW, "tiny", 1, "paper-rtx3080", 64, 1)
+    job = reproduce.Job("warps", "nn", DFLOW, "tiny", 1, "paper-rtx3080", 64, 1)
     res = reproduce.run_and_keep(job, tmp_path)
     assert len(pickle.dumps(res)) < select.PIPE_BUF
     assert res["row"]["cycles"] == res["cycles"] > 0 and res["thread_instructions"] > 0

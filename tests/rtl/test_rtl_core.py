@@ -87,7 +87,7 @@ def test_bank_conflicts_are_counted(mode: str):
 
     k = assemble(TWO_SOURCES).only
     params = CoreParams(mode=mode, warp_size=4, warps=2, register_banks=1, collector_units=2)
-    if params.dflow:
+    if params.mode.form is Form.DFLOW:
         k, _ = convert_kernel(k, dmax=params.dmax, ring=params.ring)
     two_source = sum(1 for ins in k.code if ins.a and ins.b and not ins.bimm)  # iadd, iadd, stg
     (r,) = run_cosim(params, [CosimCase("two_sources", k, 8, lambda dev: [dev.alloc(32)])])

@@ -106,7 +106,7 @@ def _expected(word: int, form: Form, hands: int = 1, uniform: bool = False) -> d
     (Form.REG, 1, False), (Form.DFLOW, 1, False), (Form.DFLOW, 2, False), (Form.DFLOW, 3, False),
     (Form.DFLOW, 4, False), (Form.DFLOW, 1, True), (Form.DFLOW, 3, True)])
 def test_decoder_matches_python_decoder(form: Form, hands: int, uniform: bool):
-    dut = Decoder(dflow=form is Form.DFLOW, hands=hands, uniform=uniform)
+    dut = Decoder(distance_operands=form is Form.DFLOW, hands=hands, uniform=uniform)
     words = _vectors()
     failures: list[str] = []
     checked = [0]
@@ -126,7 +126,7 @@ def test_decoder_matches_python_decoder(form: Form, hands: int, uniform: bool):
                 continue
             got = {"op": out.op.value, "unit": out.unit.value, "produces": out.produces, "mod": out.mod,
                    "dst": out.dst, "a": out.a, "b": out.b, "c": out.c,
-                   "advance": out.advance if dut.dflow else 0, "imm": out.imm, "bimm": out.bimm,
+                   "advance": out.advance if dut.distance_operands else 0, "imm": out.imm, "bimm": out.bimm,
                    "is_load": out.is_load, "is_store": out.is_store, "space": out.space.value,
                    "uniform": out.uniform if uniform else 0}
             uniform_legal[0] += bool(want["uniform"])
@@ -147,12 +147,12 @@ def test_uniform_decoder_needs_dflow():
     from dualflow.common.errors import ConfigError
 
     with pytest.raises(ConfigError, match="uniform must be a bool, True only in DFLOW"):
-        Decoder(dflow=False, uniform=True)
+        Decoder(distance_operands=False, uniform=True)
 
 
 def test_every_opcode_decodes_legal():
     """One canonical word per opcode is legal (guards against an over-strict decoder)."""
-    dut = Decoder(dflow=True)
+    dut = Decoder(distance_operands=True)
     ops = list(Opcode)
     bad: list[str] = []
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from dualflow.isa import assemble
+from dualflow.isa import Form, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.cosim import CosimCase, run_cosim
@@ -50,7 +50,7 @@ CORE = dict(warp_size=8, warps=16, register_banks=4, collector_units=4, alu_late
 def test_fp_adds_retire_while_another_warp_divides(mode: str):
     params = CoreParams(mode=mode, **CORE)
     k = assemble(FDIV_AND_FADDS).only
-    if params.dflow:
+    if params.mode.form is Form.DFLOW:
         k, _ = convert_kernel(k, dmax=params.dmax, ring=params.ring)
     (r,) = run_cosim(params, [CosimCase("fdiv_and_fadds", k, 2 * params.warp_size, lambda dev: [dev.alloc(64)])])
     assert r.ok and r.compare.matched == r.compare.model_records > 0, r.summary()
@@ -87,7 +87,7 @@ SMALL = dict(warp_size=4, warps=4)
 
 def _fdiv_cycles(params: CoreParams) -> tuple[list[int], int]:
     k = assemble(FDIV_PER_WARP).only
-    if params.dflow:
+    if params.mode.form is Form.DFLOW:
         k, _ = convert_kernel(k, dmax=params.dmax, ring=params.ring)
     case = CosimCase("fdiv_per_warp", k, params.warps * params.warp_size, lambda dev: [dev.alloc(64)])
     (r,) = run_cosim(params, [case])

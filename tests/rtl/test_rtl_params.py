@@ -113,8 +113,8 @@ def test_mode_is_the_machine_mode():
     from dualflow.machine import Mode
 
     p = CoreParams(mode="base")
-    assert p.mode is Mode.BASE and p.mode == "base" and p.mode.form is Mode.BASE.form and not p.dflow
-    assert CoreParams(mode=Mode.DFLOW).dflow
+    assert p.mode is Mode.BASE and p.mode == "base" and p.mode.form is Mode.BASE.form and not p.mode.ring
+    assert CoreParams(mode=Mode.DFLOW).mode.ring
     assert CoreParams(**p.to_dict()) == p and p.to_dict()["mode"] == "base"
     with pytest.raises(ConfigError, match="core parameter mode must be one of base, dflow, not 'reg'"):
         CoreParams(mode="reg")
@@ -185,3 +185,15 @@ def test_register_file_signals_follow_the_machine_bank_rule(mode: str, banks: in
 
     sim.add_testbench(bench)
     sim.run()
+
+
+def test_a_mode_the_rtl_does_not_build_is_refused():
+    """Not generated as a BASE or D-FLOW core (tests/dummy_mode.py)."""
+    from dummy_mode import DUMMY, refused
+
+    from dualflow.machine.config import SmConfig
+
+    with pytest.raises(ConfigError, match=refused("the RTL core")):
+        CoreParams(mode=DUMMY)
+    with pytest.raises(ConfigError, match=refused("the RTL core")):
+        CoreParams.from_sm(SmConfig(), DUMMY, warps=4)

@@ -22,6 +22,7 @@ is what the converter reads.
 from .cfg import ConvertError
 from .codegen import MIN_DMAX
 from .driver import DEFAULT_VARIANTS, VARIANTS, ConversionReport, base_capacity_ring, convert_kernel, convert_module
+from .options import DEFAULT_CONVERSION, ConversionOptions
 
-__all__ = ["DEFAULT_VARIANTS", "MIN_DMAX", "VARIANTS", "ConversionReport", "ConvertError", "base_capacity_ring",
-           "convert_kernel", "convert_module"]
+__all__ = ["DEFAULT_CONVERSION", "DEFAULT_VARIANTS", "MIN_DMAX", "VARIANTS", "ConversionOptions", "ConversionReport",
+           "ConvertError", "base_capacity_ring", "convert_kernel", "convert_module"]

@@ -18,9 +18,10 @@ from dualflow.common.errors import ConfigError
 from dualflow.isa import Kernel
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.functional import FunctionalConfig
+from dualflow.machine.mode import check_implemented
 from dualflow.models.device import Device, LaunchResult
 
-from .gpu import Gpu
+from .gpu import TIMING_MODES, Gpu
 from .stats import TimingStats
 
 #: The timing engines (``TimingDevice(engine=...)``).
@@ -34,6 +35,7 @@ class TimingDevice(Device):
                  record_issue: bool = False, record_dram: bool = False, engine: str = "compiled"):
         if engine not in ENGINES:
             raise ConfigError(f"unknown timing engine {engine!r} (have: {', '.join(ENGINES)})")
+        check_implemented(config.mode, TIMING_MODES, "the timing model")  # before either engine reads it
         functional = functional or FunctionalConfig(warp_size=config.sm.warp_size)
         super().__init__(functional)
         self.gpu_config = config

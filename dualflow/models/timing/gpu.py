@@ -19,6 +19,7 @@ from dualflow.isa import Form, Kernel
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import block_registers, entries_per_warp
 from dualflow.machine.functional import FunctionalConfig
+from dualflow.machine.mode import Mode, check_implemented
 from dualflow.models.executor import BatchExecutor, Geometry
 from dualflow.models.memory import GlobalMemory
 
@@ -32,6 +33,9 @@ from .warp import Cta
 class BlockDoesNotFit(ConfigError):
     """A launch's block needs more than an empty SM offers (threads, blocks, shared memory, registers)."""
 
+
+#: The modes the timing model builds (both engines): another mode is refused, not run as one of these.
+TIMING_MODES = (Mode.BASE, Mode.DFLOW)
 
 #: Warps whose architectural state one functional executor holds (blocks are grouped so).
 EXECUTOR_WARPS = 4096
@@ -66,9 +70,10 @@ class Gpu:
         """``record_issue``: keep every issue as (cycle, block, warp, pc) in ``issue_log`` (for tests
         and debugging; cycles count from the start of the first launch). ``record_dram``: keep every
         DRAM request (``memory.dram_requests()``)."""
+        check_implemented(config.mode, TIMING_MODES, "the timing model")
         self.config = config
         self.memory = MemorySystem(config.memory, config.num_sms, config.core_clock_mhz, record_dram=record_dram)
-        self.sms = [Sm(i, config.sm, self.memory, dflow=config.dflow) for i in range(config.num_sms)]
+        self.sms = [Sm(i, config.sm, self.memory, mode=config.mode) for i in range(config.num_sms)]
         self.cycle = 0  # where the next launch starts
         self.issue_log: list[tuple[int, int, int, int]] | None = [] if record_issue else None
         for sm in self.sms:

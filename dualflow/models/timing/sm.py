@@ -21,6 +21,7 @@ from dualflow.common.errors import DualflowError
 from dualflow.isa.opcodes import Opcode, UnitClass
 from dualflow.machine.banks import register_bank
 from dualflow.machine.config import SmConfig
+from dualflow.machine.mode import Mode
 from dualflow.machine.window import DflowWindow, IssueOrder, SendAhead
 
 from .collector import CollectorUnit, Operand, OperandCollector
@@ -47,8 +48,10 @@ _RANK = {reason: i for i, reason in enumerate(STALL_REASONS)}
 class Sm:
     """Timing state of one SM; ``launch`` binds it to the current kernel."""
 
-    def __init__(self, index: int, config: SmConfig, memory: MemorySystem, *, dflow: bool):
-        self.index, self.cfg, self.memory, self.dflow = index, config, memory, dflow
+    def __init__(self, index: int, config: SmConfig, memory: MemorySystem, *, mode: Mode):
+        self.index, self.cfg, self.memory, self.mode = index, config, memory, mode
+        self.ring_file = mode.ring  # operands are ring slots at a distance from the warp's RP
+        self.out_of_order = mode.out_of_order  # dispatch from the collector as operands become ready
         self.collector = OperandCollector(config.register_banks, config.register_bank_ports)
         self.collector.on_wait_end = self._wait_ended
         # collector units, pipelines and register banks come in ``parts`` equal pools, one per
@@ -115,7 +118,7 @@ class Sm:
         for i in range(warps):
             slot = self.free_slots.pop(0)
             warp = Warp(cta, executor, first_warp + i, slot, self.warp_age, slot % self.cfg.schedulers,
-                        dflow=self.dflow, entries=entries, rings=self.rings)
+                        scoreboard=self.mode.scoreboard, entries=entries, rings=self.rings)
             self.warp_age += 1
             warp.fetch_pc = warp.pc
             warp.sched_clean = self.sched_clean_until
@@ -224,10 +227,10 @@ class Sm:
         for cu in list(self.collector.units):
             warp, ins = cu.warp, cu.ins
             wid = id(warp)
-            if not self.dflow and wid in blocked_warps:
+            if not self.out_of_order and wid in blocked_warps:
                 continue
             ready = not cu.unread and cu.ready_at <= t
-            if ready and ins.ordered and self.dflow:
+            if ready and ins.ordered and self.out_of_order:
                 older = pending_mem.get(wid, ())
                 if any(must_keep_order(o.ins, ins) for o in older):
                     ready = False
@@ -326,7 +329,7 @@ class Sm:
 
     def _readable(self, cu: CollectorUnit, op: Operand, t: int) -> bool:
         # BASE issued only with final operands; D-FLOW waits for the producer's writeback
-        return not self.dflow or cu.warp.board.ready[op.key % self.ring] <= t
+        return not self.out_of_order or cu.warp.board.ready[op.key % self.ring] <= t
 
     # ------------------------------------------------------------------ issue
     def _issue(self, t: int) -> bool:
@@ -351,8 +354,8 @@ class Sm:
             # none can issue does it send one ahead into a collector unit to wait there (the
             # out-of-order window). The second level is tried only when the closest stall of the
             # first was the scoreboard (see warp_order.py on how this differs from the RTL).
-            passes = (False, True) if self.dflow and self.ready_first else (True,)
-            if self.dflow:
+            passes = (False, True) if self.out_of_order and self.ready_first else (True,)
+            if self.out_of_order:
                 order = list(order)
             for allow_wait in passes:
                 for warp in order:
@@ -415,7 +418,7 @@ class Sm:
         board = warp.board
         if self.rings is not None:
             return self._try_issue_hands(warp, ins, pc, t, needs_cu, allow_wait, pool)
-        if self.dflow:
+        if self.ring_file:
             rp = int(warp.ex.rp[warp.w])
             if ins.produces and board.guard_blocks(rp):
                 return self._stall(warp, "ring_guard")
@@ -503,7 +506,7 @@ class Sm:
         mask = ex.active[g]  # a copy: the handlers change ex.active
         threads = int(np.count_nonzero(mask))
         hands = self.rings is not None
-        rp = ex.rps[:, w].tolist() if hands else int(ex.rp[w]) if self.dflow else 0  # hands: one RP each
+        rp = ex.rps[:, w].tolist() if hands else int(ex.rp[w]) if self.ring_file else 0  # hands: one RP each
         ex.handlers[pc](g, mask)
         if self.issue_log is not None:
             self.issue_log.append((t, warp.cta.block, int(ex.wid[w]), pc))
@@ -530,7 +533,7 @@ class Sm:
             for op in operands:
                 board.add_reader(op.key)
             dest = board.hand_issue(ins.dst_hand, rp[ins.dst_hand]) if ins.produces else -1
-        elif self.dflow:
+        elif self.ring_file:
             dest = rp % self.ring if ins.produces else -1
             # an operand named twice is read once
             operands = [Operand(register_bank((rp - d) % self.ring, warp.slot, banks, groups), rp - d)
@@ -551,7 +554,7 @@ class Sm:
             return
         self.seq += 1
         cu = CollectorUnit(self.seq, warp, ins, operands, dest, len(operands), ready_at=t + 1)
-        if self.dflow and (board.hand_waits(rp, ins.sources, ins.source_hands, t + 1) if hands
+        if self.out_of_order and (board.hand_waits(rp, ins.sources, ins.source_hands, t + 1) if hands
                            else board.waits(rp, ins.sources, t + 1)):
             cu.waiting = True
             warp.waiting_cus += 1

@@ -12,6 +12,7 @@ from collections import deque
 
 import numpy as np
 
+from dualflow.machine.mode import ScoreboardKind
 from dualflow.models.executor import BatchExecutor
 
 from .collector import Operand
@@ -32,11 +33,11 @@ class Warp:
     """One resident warp."""
 
     __slots__ = ("cta", "ex", "w", "g", "slot", "age", "sched", "ibuf", "fetch_pc", "fetch_stalled",
-                 "inflight", "mem_inflight", "board", "exited", "finished", "name", "dflow", "start", "waiting_cus",
+                 "inflight", "mem_inflight", "board", "exited", "finished", "name", "slots", "start", "waiting_cus",
                  "stall", "stall_until", "sched_clean")
 
     def __init__(self, cta: Cta, ex: BatchExecutor, w: int, slot: int, age: int, sched: int, *,
-                 dflow: bool, entries: int, rings: tuple[int, ...] | None = None):
+                 scoreboard: ScoreboardKind, entries: int, rings: tuple[int, ...] | None = None):
         self.cta, self.ex, self.w, self.slot, self.age, self.sched = cta, ex, w, slot, age, sched
         self.g = np.array([w])
         self.ibuf: deque[tuple[int, int]] = deque()  # (pc, cycle from which it may issue)
@@ -44,10 +45,10 @@ class Warp:
         self.fetch_stalled = False  # a redirecting instruction was fetched and has not completed
         self.inflight = 0  # issued, not completed
         self.mem_inflight = 0  # memory instructions issued, not completed
-        self.dflow = dflow
+        self.slots = scoreboard is ScoreboardKind.SLOTS  # a ready time per ring slot, not per register
         # (``rings``: a ``Variant.HANDS`` kernel's, one per hand; ``entries`` is then their sum)
         self.board: RegisterScoreboard | RingScoreboard = (
-            RegisterScoreboard(entries) if not dflow else RingScoreboard(entries) if rings is None
+            RegisterScoreboard(entries) if not self.slots else RingScoreboard(entries) if rings is None
             else HandsScoreboard(rings))
         self.exited = False  # every lane has executed exit
         self.finished = False  # exited and nothing in flight
@@ -71,7 +72,7 @@ class Warp:
         return bool(self.ex.waiting[self.w])
 
     def operand_read(self, op: Operand) -> None:
-        if self.dflow:
+        if self.slots:
             self.board.read_done(op.key)
             self.stall = None  # the ring guard may have waited for this read
             self.sched_clean[self.sched] = 0

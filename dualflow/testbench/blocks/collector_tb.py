@@ -218,7 +218,7 @@ class CollectorBench(BlockBench):
     def may_go(self, ins: Instr, live: list[Instr]) -> bool:
         """The ordering rules alone (BASE program order, DFLOW memory colors)."""
         older = [o for o in live if o.warp == ins.warp and o.seq < ins.seq]
-        if not self.core.dflow:
+        if not self.core.mode.out_of_order:
             return not older
         return not (ins.mem["valid"] and any(
             o.mem["valid"] and o.mem["color"] == ins.mem["color"] and (o.mem["store"] or ins.mem["store"])
@@ -269,9 +269,9 @@ class CollectorBench(BlockBench):
         older = [i for i in live_before if i.warp == ins.warp and i.seq < ins.seq]
         if older:
             self.out_of_order += 1
-        if not self.core.dflow and older:
+        if not self.core.mode.out_of_order and older:
             self.fail(f"{where} overtook older seq {older[0].seq} of its warp (BASE dispatches in order)")
-        if self.core.dflow and ins.mem["valid"]:
+        if self.core.mode.out_of_order and ins.mem["valid"]:
             for o in older:
                 if o.mem["valid"] and o.mem["color"] == ins.mem["color"] and (o.mem["store"] or ins.mem["store"]):
                     self.fail(f"{where} (mem color {ins.mem['color']}, store {ins.mem['store']}) overtook older "
@@ -321,6 +321,6 @@ async def random_allocate_collect_dispatch(dut: Any) -> None:
                   f"ready {tb.ready_rate} producer {tb.producer_rate}")
     if tb.dispatches < 50:
         tb.fail(f"only {tb.dispatches} dispatches: the stimulus did not exercise the collector")
-    if tb.core.dflow and tb.out_of_order == 0:
+    if tb.core.mode.out_of_order and tb.out_of_order == 0:
         tb.fail("no out-of-order dispatch in DFLOW mode (coverage)")
     tb.finish()

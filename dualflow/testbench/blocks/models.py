@@ -137,10 +137,11 @@ class HandPointerModel:
 
 # ====================================================================== scoreboard
 class ScoreboardModel:
-    """Pending-write bits per (warp, entry); BASE: RAW+WAW check; DFLOW: the ring guard."""
+    """Pending-write bits per (warp, entry); a register scoreboard: RAW+WAW check; a slot
+    scoreboard (``slots``, a ring register file): the ring guard."""
 
-    def __init__(self, *, warps: int, entries: int, dflow: bool, inject: bool = False):
-        self.warps, self.entries, self.dflow, self.inject = warps, entries, dflow, inject
+    def __init__(self, *, warps: int, entries: int, slots: bool, inject: bool = False):
+        self.warps, self.entries, self.slots, self.inject = warps, entries, slots, inject
         self.pending = [[False] * entries for _ in range(warps)]
 
     def effective(self, warp: int, index: int, cleared: set[tuple[int, int]]) -> bool:
@@ -151,7 +152,7 @@ class ScoreboardModel:
               reads: set[tuple[int, int]]) -> tuple[bool, list[bool]]:
         """(blocked, per-source pending) of warp's candidate instruction."""
         src_pending = [s is not None and self.effective(warp, s, cleared) for s in srcs]
-        if self.dflow:
+        if self.slots:
             blocked = dst is not None and (self.effective(warp, dst, cleared)
                                            or ((warp, dst) in reads and not self.inject))
         else:
@@ -208,7 +209,7 @@ class SimtStackModel:
     warps: int
     depth: int
     rp_bits: int
-    dflow: bool
+    ring: bool  # a ring register file: entries carry the warp's RP
     inject: bool = False
     hands: int = 1
     stacks: list[list[StackEntry]] = field(default_factory=list)
@@ -224,7 +225,7 @@ class SimtStackModel:
         if len(stack) >= self.depth:
             return TRAP_OVERFLOW
         top = 1 << self.rp_bits
-        if not self.dflow:
+        if not self.ring:
             entry_rp: int | list[int] = 0
         elif self.hands > 1:
             entry_rp = [(r + (advance if h == hand else 0)) % top for h, r in enumerate(rp)]
@@ -237,7 +238,7 @@ class SimtStackModel:
         stack = self.stacks[warp]
         if not any(e.kind == SYNC for e in stack):
             return StackResult(STATUS_TRAP, trap=TRAP_NO_SSY)
-        if self.dflow:
+        if self.ring:
             for e in reversed(stack):
                 if e.kind == SYNC:
                     # The injected bug: the path's RP replaces the entry's instead of the maximum.
@@ -259,7 +260,7 @@ class SimtStackModel:
             popped += 1
             live = e.mask & alive
             if live:
-                return StackResult(STATUS_RESUME, e.pc, live, e.rp if self.dflow else 0, popped=popped)
+                return StackResult(STATUS_RESUME, e.pc, live, e.rp if self.ring else 0, popped=popped)
         if alive:
             return StackResult(STATUS_TRAP, trap=TRAP_EMPTY, popped=popped)
         return StackResult(STATUS_DONE, popped=popped)

@@ -16,6 +16,7 @@ from typing import Any
 
 import cocotb
 
+from dualflow.machine.mode import ScoreboardKind
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.sim import bench_env, bench_ports, pack
 
@@ -29,7 +30,8 @@ class ScoreboardBench(BlockBench):
         self.core = p = CoreParams(**params["core"])
         self.wb_n = params.get("writeback_ports", 1)
         self.reads_n = 3 * p.collector_units
-        self.model = ScoreboardModel(warps=p.warps, entries=p.entries_per_warp, dflow=p.dflow, inject=inject)
+        self.model = ScoreboardModel(warps=p.warps, entries=p.entries_per_warp,
+                                     slots=p.mode.scoreboard is ScoreboardKind.SLOTS, inject=inject)
         ports = bench_ports()
         self.src_layout = ports["check__0__src"]
         self.dst_layout = ports["check__0__dst"]
@@ -47,7 +49,7 @@ class ScoreboardBench(BlockBench):
         self.set("issue", 0)
         for j in range(self.wb_n):
             self.set(f"writeback__{j}", 0)
-        if self.core.dflow:
+        if self.core.mode.scoreboard is ScoreboardKind.SLOTS:
             for r in range(self.reads_n):
                 self.set(f"reads__{r}", 0)
         for w in range(self.core.warps):
@@ -80,7 +82,7 @@ class ScoreboardBench(BlockBench):
             self.set(f"writeback__{j}", pack(self.elayout, {"valid": int(e is not None), "warp": e[0] if e else 0,
                                                             "index": e[1] if e else 0}))
         self.reads = set()
-        if p.dflow:
+        if p.mode.scoreboard is ScoreboardKind.SLOTS:
             for r in range(self.reads_n):
                 e = (self.rng.randrange(p.warps), self.rng.randrange(self.hot)) if chance(self.rng, 0.2) else None
                 if e is not None:

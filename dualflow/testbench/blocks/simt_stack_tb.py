@@ -50,16 +50,16 @@ class SimtStackBench(BlockBench):
         self.depth = params.get("depth", 8)
         ports = bench_ports()
         self.clayout, self.rlayout = ports["cmd__payload"], ports["resp__payload"]
-        self.hands = p.hands if p.dflow else 1
+        self.hands = p.hands if p.mode.ring else 1
         rp_desc = self.clayout["struct"]["rp"][1]
         self.rpw = width(rp_desc["array"][2]) if self.hands > 1 else width(rp_desc)
         self.pcw = width(self.clayout["struct"]["pc"][1])
-        self.model = SimtStackModel(warps=p.warps, depth=self.depth, rp_bits=self.rpw, dflow=p.dflow, inject=inject,
+        self.model = SimtStackModel(warps=p.warps, depth=self.depth, rp_bits=self.rpw, ring=p.mode.ring, inject=inject,
                                     hands=self.hands)
         self.full = (1 << p.warp_size) - 1
         self.alive = [self.full] * p.warps
         top = 1 << self.rpw
-        self.rp_base = [[self.rng.choice([self.rng.randrange(top), top - 5]) if p.dflow else 0
+        self.rp_base = [[self.rng.choice([self.rng.randrange(top), top - 5]) if p.mode.ring else 0
                          for _ in range(self.hands)] for _ in range(p.warps)]
         self.cmd: dict | None = None
         self.expected: deque[tuple[StackResult, int, int]] = deque()  # (result, warp, cycle accepted)
@@ -83,16 +83,16 @@ class SimtStackBench(BlockBench):
         op = self.rng.choices([OP_SSY, OP_DIV, OP_SYNC, OP_EXIT], weights)[0]
         if op == OP_SYNC and not any(e.kind == SYNC for e in m.stacks[w]) and chance(self.rng, 0.8):
             op = OP_SSY  # mostly well-formed programs; a few syncs without ssy (traps)
-        rps = [(base + self.rng.randrange(-8, 9)) % (1 << self.rpw) if p.dflow else 0 for base in self.rp_base[w]]
+        rps = [(base + self.rng.randrange(-8, 9)) % (1 << self.rpw) if p.mode.ring else 0 for base in self.rp_base[w]]
         rp: int | list[int] = rps if self.hands > 1 else rps[0]
         mask = self.rng.getrandbits(p.warp_size) or 1
         if op == OP_EXIT:
             self.alive[w] &= ~self.rng.getrandbits(p.warp_size)
         if self.alive[w] == 0 and op != OP_EXIT and not m.stacks[w]:
             self.alive[w] = self.rng.getrandbits(p.warp_size) or self.full  # the warp restarts
-        advance = self.rng.choice([0, self.rng.randrange(256)]) if p.dflow else 0
+        advance = self.rng.choice([0, self.rng.randrange(256)]) if p.mode.ring else 0
         return {"op": op, "warp": w, "pc": self.rng.getrandbits(self.pcw), "mask": mask, "rp": rp,
-                **({"advance": advance} if p.dflow else {}), "alive": self.alive[w],
+                **({"advance": advance} if p.mode.ring else {}), "alive": self.alive[w],
                 **({"hand": self.rng.randrange(self.hands)} if self.hands > 1 else {})}
 
     def drive(self) -> None:
@@ -129,7 +129,7 @@ class SimtStackBench(BlockBench):
             if result.trap == TRAP_NO_SSY:
                 latency = 1
             else:
-                first = 2 if (op == OP_SYNC and self.core.dflow) else 1
+                first = 2 if (op == OP_SYNC and self.core.mode.ring) else 1
                 latency = first + 2 * result.popped + (result.status != STATUS_RESUME)
             self.expected.append((result, w, self.cycle + latency))
 

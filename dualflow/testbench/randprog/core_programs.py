@@ -168,7 +168,7 @@ def core_runs_fp(params: CoreParams) -> bool:
 
     if "fp_trap" not in dict(DecodedLayout()):
         return True
-    dut = Decoder(dflow=params.dflow)
+    dut = Decoder(distance_operands=params.mode.form is Form.DFLOW)
     trapped = []
 
     async def bench(ctx):

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Callable
 
 from dualflow.common.errors import ConfigError
-from dualflow.isa import FIELDS, Instruction, Kernel, Opcode, UnitClass
+from dualflow.isa import FIELDS, Form, Instruction, Kernel, Opcode, UnitClass
 from dualflow.isa.encoding import HAND_FIELDS
 from dualflow.rtl.interfaces import TrapCause
 from dualflow.rtl.params import CoreParams
@@ -117,7 +117,7 @@ MAKERS = (*TREE_MAKERS, *KERNEL_PATCHES)
 
 def makers_for(params: CoreParams) -> tuple[TrapCause, ...]:
     """The causes a program can be made for on a core of ``params``'s mode."""
-    return tuple(c for c in MAKERS if params.dflow or c not in DFLOW_ONLY)
+    return tuple(c for c in MAKERS if params.mode.form is Form.DFLOW or c not in DFLOW_ONLY)
 
 
 def illegal_hand(kernel: Kernel, seed: int) -> tuple[int, Instruction]:

@@ -26,7 +26,7 @@ def kernel(body: str, params: str = "out") -> Kernel:
 
 def run(k: Kernel, mode: Mode | str, threads: int = 32, words: int = 1024, **settings):
     """Run ``k`` (REG form; converted for D-FLOW) as one block; returns (cycles, issue log, device, buffer)."""
-    if Mode(mode).dflow and k.form is Form.REG:
+    if Mode(mode).form is Form.DFLOW and k.form is Form.REG:
         k = convert_kernel(k)[0]
     config = GpuConfig(mode=mode).replace(**{**SMALL, **settings})
     dev = TimingDevice(config, record_issue=True)

@@ -187,7 +187,7 @@ def test_racy_launch_falls_back_and_state_carries(mode: Mode):
     issue log carry across the fallback exactly."""
     config = preset("paper-rtx3080").replace(mode=mode.value, num_sms=4)
     devs = devices(config)
-    kernels = [convert_kernel(k)[0] if mode.dflow else k for k in (_PRIVATE, _RACY, _PRIVATE)]
+    kernels = [convert_kernel(k)[0] if mode.form is Form.DFLOW else k for k in (_PRIVATE, _RACY, _PRIVATE)]
     for dev in devs.values():
         out = dev.upload(np.zeros(4096, dtype=np.uint32))
         for k in (*kernels, kernels[1], kernels[0]):

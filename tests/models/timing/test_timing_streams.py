@@ -70,7 +70,7 @@ def reference_log(monkeypatch):
     def logged_execute(self, warp, ins, pc, t, needs_cu):
         ex, w = warp.ex, warp.w
         threads = int(np.count_nonzero(ex.active[w]))
-        rp = int(ex.rp[w]) if self.dflow else 0
+        rp = int(ex.rp[w]) if self.ring_file else 0
         execute(self, warp, ins, pc, t, needs_cu)
         key = (warp.cta.block, int(ex.wid[w]))
         record = [pc, threads, rp, ins.op is Opcode.EXIT and warp.exited, None]
@@ -222,7 +222,7 @@ def check_workload(name: str, size: str, mode: Mode, log: ReferenceLog) -> list[
     for streams, geo, launch, accesses, issues in zip(device.streams, device.geometries, log.launches,
                                                       log.accesses, log.issues):
         if streams is not None:
-            compare_launch(streams, geo, launch, accesses, issues, mode.dflow)
+            compare_launch(streams, geo, launch, accesses, issues, mode.form is Form.DFLOW)
     return device.reasons
 
 
@@ -241,7 +241,7 @@ def test_streams_equal_reference(name, size, mode, reference_log):
 # ---------------------------------------------------------------------- directed and small kernels
 def reg_kernel(source: str, mode: Mode) -> Kernel:
     k = assemble(source).only
-    return convert_kernel(k)[0] if mode.dflow else k
+    return convert_kernel(k)[0] if mode.form is Form.DFLOW else k
 
 
 def compare_one_launch(k: Kernel, mode: Mode, grid, block, setup, log: ReferenceLog,
@@ -259,7 +259,7 @@ def compare_one_launch(k: Kernel, mode: Mode, grid, block, setup, log: Reference
     streams = device.streams[0]
     if streams is not None:
         assert compare_launch(streams, device.geometries[0], log.launches[0], log.accesses[0], log.issues[0],
-                              mode.dflow) > 0
+                              mode.form is Form.DFLOW) > 0
     return device
 
 

@@ -365,8 +365,8 @@ class _PreRun:
         self.line_bytes, self.sector_bytes, self.shared_cfg, self.local_bytes = \
             line_bytes, sector_bytes, shared_cfg, local_bytes
         self.static, self.checked, self.kinds = _kernel_facts(kernel)
-        self.dflow = kernel.form is Form.DFLOW
-        self.hands = len(kernel.rings) if self.dflow and kernel.hands else 0  # Variant.HANDS: RPs per record
+        self.distance_operands = kernel.form is Form.DFLOW
+        self.hands = len(kernel.rings) if self.distance_operands and kernel.hands else 0  # HANDS: RPs per record
         self.warps = geo.num_blocks * geo.warps_per_block
         self.monitor = _RaceMonitor(memory, self.warps, geo.warps_per_block, kernel.name)
         # per batch step, in execution order
@@ -411,8 +411,8 @@ class _PreRun:
         static, handlers, episode, kinds = self.static, ex.handlers, self.monitor.episode, self.kinds
         # bound methods and locals: the loop runs once per batch step, a few us each
         add_warps, add_pc, add_threads = self.step_warps.append, self.step_pc.append, self.step_threads.append
-        add_rp = self.step_rp.append if self.dflow else None
-        next_step, rp = ex.next_step, ex.rp if self.dflow else None
+        add_rp = self.step_rp.append if self.distance_operands else None
+        next_step, rp = ex.next_step, ex.rp if self.distance_operands else None
         if self.hands:
             rp = ex.rps.T  # [warp, hand]: every hand's RP
         count_rows = np.add.reduce  # active lanes per warp: a third of np.count_nonzero(axis=1)'s cost

@@ -1,0 +1,66 @@
+"""The design points ``dualflow reproduce`` compares, in one table: each is a machine (a mode), the
+conversion its kernels go through, and how it appears in tables and plots. Every comparison is
+against a named baseline, so a new point (GPU-CC, say) is a new row here plus the runs that use it.
+
+A point's ``name`` prefixes its columns in the tables (``base_cycles``, ``dflow_cycles``,
+``variant_speedup``); its ``experiment`` names its figure-9 runs in ``runs.csv``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dualflow.isa import Form
+from dualflow.isa.convert import DEFAULT_VARIANTS, base_capacity_ring
+from dualflow.isa.convert.options import DEFAULT_CONVERSION, ConversionOptions
+from dualflow.kernels.registry import get_workload
+from dualflow.machine.mode import Mode
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a point is drawn: a matplotlib format (marker and line) and a colour."""
+
+    line: str
+    colour: str
+
+
+@dataclass(frozen=True)
+class DesignPoint:
+    """One machine the experiments run, with the conversion of its kernels."""
+
+    name: str  # column prefix in the tables
+    mode: Mode
+    conversion: ConversionOptions  # the converter's options for its DFLOW-form kernels
+    label: str  # in text and plots
+    abbreviation: str  # in narrow table headings and plot ticks ("B | D")
+    style: Style
+    experiment: str = "paper"  # its figure-9 runs' experiment in runs.csv
+    ring_at_base_capacity: bool = False  # each workload's ring budget is BASE's registers per thread
+
+    def conversion_for(self, workload: str) -> ConversionOptions:
+        """The conversion options of ``workload``'s kernels on this point."""
+        if not self.ring_at_base_capacity:
+            return self.conversion
+        reg = get_workload(workload)().module(Form.REG)
+        return ConversionOptions(self.conversion.variants, ring=base_capacity_ring(reg), dmax=self.conversion.dmax)
+
+
+BASE = DesignPoint("base", Mode.BASE, DEFAULT_CONVERSION, Mode.BASE.label, "B", Style("o-", "C0"))
+#: D-FLOW in the paper's original form (a workload's hand-written DFLOW form, else the converter's defaults).
+DFLOW = DesignPoint("dflow", Mode.DFLOW, DEFAULT_CONVERSION, Mode.DFLOW.label, "D", Style("s--", "C1"))
+#: D-FLOW in the default variant form, its rings summing to BASE's register-file capacity.
+VARIANT = DesignPoint("variant", Mode.DFLOW, ConversionOptions(DEFAULT_VARIANTS), "D-FLOW variant form", "V",
+                      Style("^:", "C2"), experiment="variant", ring_at_base_capacity=True)
+
+#: Every point, in the order their runs are planned and their columns written.
+DESIGN_POINTS = (BASE, DFLOW, VARIANT)
+#: The point every other one is compared against.
+BASELINE = BASE
+#: The paper's comparison with the baseline: figures 9 and 10, the energy table and the warps study.
+COMPARED = DFLOW
+#: Further points of figure 9's table, each compared with the baseline (columns ``NAME_*``).
+FURTHER = (VARIANT,)
+#: The points of the warps-per-SM study.
+STUDY_POINTS = (BASELINE, COMPARED)
+

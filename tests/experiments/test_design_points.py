@@ -1,0 +1,69 @@
+"""The experiments' design points: one table, a named baseline, and the tables of ``dualflow
+reproduce`` named from it exactly as before the table existed (their columns are the published
+format: test_byte_identical.py and the reproduce outputs compare them byte for byte)."""
+
+import pytest
+from dummy_mode import refused, with_mode
+
+from dualflow.common.errors import ConfigError
+from dualflow.experiments import reproduce
+from dualflow.experiments.design_points import (
+    BASELINE,
+    COMPARED,
+    DESIGN_POINTS,
+    DFLOW,
+    FURTHER,
+    STUDY_POINTS,
+    VARIANT,
+)
+from dualflow.experiments.simulate import simulate
+from dualflow.isa import Form
+from dualflow.isa.convert import DEFAULT_VARIANTS, base_capacity_ring
+from dualflow.isa.convert.options import DEFAULT_CONVERSION
+from dualflow.kernels.registry import get_workload
+from dualflow.machine import preset
+
+
+def test_every_point_is_named_once_and_its_runs_tell_it_apart():
+    assert len({p.name for p in DESIGN_POINTS}) == len(DESIGN_POINTS)
+    assert len({(p.experiment, p.mode) for p in DESIGN_POINTS}) == len(DESIGN_POINTS)  # runs.csv names the point
+    assert {BASELINE, COMPARED, *FURTHER, *STUDY_POINTS} <= set(DESIGN_POINTS)
+    assert BASELINE not in (COMPARED, *FURTHER)
+
+
+def test_a_point_converts_each_workload_its_own_way():
+    assert DFLOW.conversion_for("nn") is DEFAULT_CONVERSION
+    variant = VARIANT.conversion_for("nn")
+    ring = base_capacity_ring(get_workload("nn")().module(Form.REG))
+    assert variant.variants == DEFAULT_VARIANTS and variant.ring == ring and variant.given
+
+
+def test_the_plan_runs_every_point_then_the_study_in_the_table_order():
+    jobs = reproduce.plan("tiny", 1, ("paper-rtx3080",), ("nn",), (8,), None)
+    assert [(j.experiment, j.mode.value, j.point) for j in jobs] == [
+        ("paper", "base", BASELINE), ("paper", "dflow", DFLOW), ("variant", "dflow", VARIANT),
+        ("warps", "base", BASELINE), ("warps", "dflow", DFLOW)]
+    assert list(jobs[0].columns()) == ["experiment", "workload", "mode", "size", "seed", "preset", "warps", "num_sms"]
+    assert jobs[2].tag == "paper-rtx3080/variant-nn-dflow-w64"
+
+
+def _row(job, cycles, instructions):
+    return {**job.columns(), "cycles": cycles, "achieved_occupancy": 0.5, "active_sm_fraction": 0.25,
+            "warp_instructions": instructions, "wi_int": instructions // 2, "rf_entries_per_thread": 8}
+
+
+def test_figure9_10_columns_are_named_by_the_points():
+    jobs = [j for j in reproduce.plan("tiny", 1, ("paper-rtx3080",), ("nn",), (8,), None) if j.experiment != "warps"]
+    rows = [_row(j, c, n) for j, c, n in zip(jobs, (100, 80, 50), (40, 44, 42))]
+    (entry,) = reproduce.figure9_10(rows)
+    assert list(entry) == [
+        "preset", "workload", "base_cycles", "dflow_cycles", "speedup", "base_occupancy", "dflow_occupancy",
+        "base_active_sms", "dflow_active_sms", "base_warp_instructions", "dflow_warp_instructions",
+        "instruction_ratio", "int_ratio", "int_base", "variant_cycles", "variant_speedup", "variant_occupancy",
+        "variant_instruction_ratio", "base_rf_entries", "variant_rf_entries"]
+    assert (entry["speedup"], entry["variant_speedup"], entry["instruction_ratio"]) == (1.25, 2.0, 1.1)
+
+
+def test_simulate_refuses_a_mode_before_running_it():
+    with pytest.raises(ConfigError, match=refused("the timing model")):
+        simulate("nn", with_mode(preset("paper-rtx3080")), size="tiny", engine="reference")
