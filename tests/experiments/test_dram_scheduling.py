@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_dram import _DRAM_HEAVY, CONFIG, LINE
+from dram_cases import CONFIG, DRAM_HEAVY, LINE
 
 from dualflow.experiments.dram_scheduling import QueuedController, Request, compare, requests_of, reservation
 from dualflow.kernels.registry import get_workload
@@ -83,7 +83,7 @@ def test_a_recorded_run_replays_exactly_and_both_engines_record_the_same(engine)
     """The DRAM-heavy hotspot of tests/models/timing/test_dram.py: every read the reservation replay of the log
     serves gets the answer the run got, and both engines log the same requests (the run on the
     reservation scheduler, which the replay models)."""
-    config = preset("paper-rtx3080").replace(mode="dflow", **_DRAM_HEAVY, **{"memory.dram.scheduler": "frfcfs"})
+    config = preset("paper-rtx3080").replace(mode="dflow", **DRAM_HEAVY, **{"memory.dram.scheduler": "frfcfs"})
     logs = {}
     for e in ("reference", "compiled"):
         dev = TimingDevice(config, engine=e, record_dram=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from test_rtl_core import PARAM_SETS
+from rtl_param_sets import PARAM_SETS
 
 from dualflow.common.errors import ConfigError, KernelFault
 from dualflow.isa import Form, Variant, assemble

@@ -283,3 +283,19 @@ def test_importing_a_submodule_by_name_is_no_import_of_its_package():
                "dualflow.isa.convert.costs": ("", False)}
     assert module_graph(modules)["dualflow.isa.convert.hands"] == {"dualflow.isa.convert.costs"}
     assert find_cycle(module_graph(modules)) is None
+
+
+def test_test_modules_import_test_modules_of_their_own_folder_only():
+    """pytest puts a test file's folder on the path as it collects it, so a test module imported
+    from another folder is found only when that folder happens to be collected first: shared
+    helpers live in tests/ itself (engines.py, dram_cases.py, ...)."""
+    tests = ROOT / "tests"
+    beside = {file.stem: file.parent for file in tests.rglob("test_*.py")}
+    found = []
+    for file in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(file.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{file.relative_to(ROOT)}:{node.lineno}: {name}" for name in names
+                      if name in beside and beside[name] != file.parent]
+    assert not found, found

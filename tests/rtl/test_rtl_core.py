@@ -12,6 +12,7 @@ slow sweep over three parameter sets, every program and several seeds.
 from __future__ import annotations
 
 import pytest
+from rtl_param_sets import PARAM_SETS
 
 from dualflow.common.errors import ConfigError
 from dualflow.isa import Form
@@ -19,14 +20,6 @@ from dualflow.kernels.directed import PROGRAMS, kernel
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.core.directed import directed_case, expectation_mismatches
 from dualflow.testbench.cosim import CosimCase, run_cosim
-
-#: Parameter sets: (name, CoreParams fields). Programs run 16 threads (ooo: 8).
-PARAM_SETS = {
-    "l4w4": dict(warp_size=4, warps=4, register_banks=4, collector_units=4, alu_latency=2, scheduler="gto"),
-    "l8w2": dict(warp_size=8, warps=2, register_banks=2, collector_units=3, alu_latency=1, scheduler="lrr"),
-    "l4w8": dict(warp_size=4, warps=8, register_banks=8, collector_units=6, alu_latency=3, scheduler="gto",
-                 ring=64, regs=24, param_words=32, stack_depth=8, requests_in_flight=4, shared_banks=2),
-}
 
 
 def _cases(params: CoreParams, names, seeds) -> list[CosimCase]:

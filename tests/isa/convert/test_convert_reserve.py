@@ -5,7 +5,7 @@ what the REG form computes, in the functional model and on both timing engines."
 from __future__ import annotations
 
 import pytest
-from test_timing_compiled import assert_same, devices
+from engines import assert_same, devices
 
 from dualflow.isa import Form, Module, Opcode, Variant, assemble
 from dualflow.isa.convert import convert_kernel, convert_module

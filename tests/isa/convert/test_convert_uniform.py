@@ -6,9 +6,9 @@ functional model and identically on both timing engines."""
 from __future__ import annotations
 
 import pytest
+from engines import assert_same, devices
 from programs import launch_out
 from test_convert_reserve import _with, assert_engines_agree
-from test_timing_compiled import assert_same, devices
 
 from dualflow.isa import Form, Opcode, Variant, assemble
 from dualflow.isa.convert import convert_kernel, convert_module

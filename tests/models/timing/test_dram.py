@@ -13,16 +13,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_timing_compiled import run_both
+from dram_cases import CONFIG, DRAM_HEAVY, LINE
+from engines import run_both
 
 from dualflow.common.errors import ConfigError
 from dualflow.machine.memory import DramConfig, MemoryConfig
 from dualflow.machine.presets import preset
 from dualflow.models.timing.memory.dram import Dram
-
-CONFIG = DramConfig(clock_mhz=1000.0, latency=10, channels=1, bytes_per_cycle=32.0, banks=4, row_bytes=512,
-                    tcl=5, twl=2, trcd=6, trp=7, tras=20, trc=30, trrd=3, trtp=2, twr=4, tccd=2, scheduler="frfcfs")
-LINE = 128
 
 
 def dram(**changes) -> Dram:
@@ -209,17 +206,12 @@ def test_dram_config_validation(make, message):
 
 
 # ---------------------------------------------------------------- both engines, DRAM-heavy
-#: A small L2 in front of 2 channels of 2 banks with 256 B rows: most L1 misses reach DRAM and
-#: most DRAM requests change rows.
-_DRAM_HEAVY = {"memory.l2.slices": 2, "memory.l2.ways": 2, "memory.l2.size_bytes": 2 * 2 * 4 * 128,
-               "memory.l2.slice_hash": "linear", "memory.dram.channels": 2, "memory.dram.banks": 2,
-               "memory.dram.row_bytes": 256, "memory.dram.trrd": 9}
 
 
 @pytest.mark.parametrize("scheduler", ["frfcfs", "fcfs"])
 @pytest.mark.parametrize("name", ["hotspot", "nw"])
 def test_compiled_equals_reference_dram_heavy(name, scheduler):
-    config = preset("paper-rtx3080").replace(mode="dflow", **_DRAM_HEAVY,
+    config = preset("paper-rtx3080").replace(mode="dflow", **DRAM_HEAVY,
                                              **{"memory.dram.scheduler": scheduler})
     run_both(name, config)
 
@@ -231,7 +223,7 @@ def test_dram_heavy_run_exercises_the_device():
     from dualflow.models.statistic import merge_launches
     from dualflow.models.timing.device import TimingDevice
 
-    config = preset("paper-rtx3080").replace(mode="dflow", **_DRAM_HEAVY)
+    config = preset("paper-rtx3080").replace(mode="dflow", **DRAM_HEAVY)
     dev = TimingDevice(config)
     run_workload(get_workload("hotspot"), size="tiny", form=config.mode.form, seed=1, device=dev)
     tree = merge_launches(dev.timing)[0].memory["dram"]  # all of the workload's launches

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_timing_compiled import _PRIVATE, _RACY, assert_same, devices, run_both
+from engines import assert_same, devices, run_both
+from test_timing_compiled import _PRIVATE, _RACY
 from test_timing_memory import line_tx, small
 
 from dualflow.common.errors import ConfigError

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from engines import ENGINES, assert_same, devices, run_both
 from test_timing import _ordering_kernel
 
 from dualflow.common.errors import KernelFault
@@ -48,37 +49,10 @@ from dualflow.models.timing.ordering import MemoryOrderViolation
 from dualflow.models.timing.ordering import must_keep_order as reference_must_keep_order
 from dualflow.models.timing.program import decode_kernel, decoded
 
-ENGINES = ("reference", "compiled")
 SV_CARRIED_COLUMNS = [column for column, _ in SV_CARRIED]
 PRESETS = ("paper-rtx3080", "ampere-rtx3070", "fermi-gtx480")
 
 
-def devices(config: GpuConfig) -> dict[str, TimingDevice]:
-    return {engine: TimingDevice(config, record_issue=True, engine=engine) for engine in ENGINES}
-
-
-def assert_same(ref: TimingDevice, got: TimingDevice) -> None:
-    """Everything the two engines leave behind is equal (launch by launch, first difference named)."""
-    assert len(got.timing) == len(ref.timing)
-    for i, (a, b) in enumerate(zip(ref.timing, got.timing)):
-        a, b = a.to_dict(), b.to_dict()
-        differ = [key for key in a if a[key] != b.get(key)]
-        assert not differ, f"launch {i} ({a['kernel']}): {differ} differ"
-    assert got.gpu.cycle == ref.gpu.cycle
-    assert got.gpu.issue_log == ref.gpu.issue_log
-    assert np.array_equal(got.memory.words, ref.memory.words)
-
-
-def run_both(name: str, config: GpuConfig, size: str = "tiny") -> None:
-    devs = devices(config)
-    runs = {e: run_workload(get_workload(name), size=size, form=config.mode.form, seed=1, device=d)
-            for e, d in devs.items()}
-    assert runs["compiled"].verdict == runs["reference"].verdict
-    assert runs["compiled"].total.to_dict() == runs["reference"].total.to_dict()  # per-pc counts and more
-    assert_same(devs["reference"], devs["compiled"])
-
-
-# ------------------------------------------------------------------ rules copied into numba
 def test_register_bank_rule_is_the_machines():
     for banks, groups in ((1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (8, 4), (8, 2), (4, 4), (16, 4)):
         for slot in range(0, 64, 3):
