@@ -120,7 +120,7 @@ def test_bad_block_parameters_are_config_errors() -> None:
         (lambda: OperandCollector(dflow, units=0), "units"),
         (lambda: OperandCollector(dflow, requesters=3), "requesters"),
         (lambda: Scoreboard(dflow, writeback_ports=9), "writeback_ports"),
-        (lambda: RegisterPointers(base), "DFLOW"),
+        (lambda: RegisterPointers(base), "ring register file"),
         (lambda: SimtStack(dflow, depth=0), "depth"),
         (lambda: SimtStack({"mode": "dflow"}), "CoreParams"),
     ]
