@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from random_programs import Failure, check_conversion, check_dmax, shrink
+from random_programs import ConversionHang, Failure, check_conversion, check_dmax, shrink, time_limit
 
 from dualflow.isa import SPECS, Opcode, Variant, assemble
 from dualflow.isa.convert import convert_kernel
@@ -888,3 +888,14 @@ def test_dmax_below_the_minimum_is_refused_with_the_minimum():
     with pytest.raises(ConvertError, match="dmax 11 is too small for the converter: it needs at least 12"):
         convert_kernel(kernel, dmax=11, ring=12)
     assert convert_kernel(kernel, dmax=12, ring=13)[0].dmax == 12
+
+
+def test_the_hang_limit_counts_the_conversions_cpu_time():
+    """A block that keeps the CPU busy past the limit is stopped (the limit is CPU time, so a busy
+    machine does not stop a conversion that merely waited); a short one is not."""
+    with pytest.raises(ConversionHang, match="0.05 s of CPU time"), time_limit(0.05):
+        total = 0
+        for i in range(10**9):  # tens of CPU seconds: the limit ends it
+            total += i
+    with time_limit(5):
+        assert sum(range(1000)) == 499500
