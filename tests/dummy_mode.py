@@ -10,7 +10,7 @@ import dataclasses
 from dualflow.isa import Form
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.fields import Choice
-from dualflow.machine.mode import Capabilities, Dispatch, RegisterFile, ScoreboardKind
+from dualflow.machine.mode import Capabilities, Dispatch, Mode, RegisterFile, ScoreboardKind
 
 
 class FutureMode(Choice):
@@ -22,14 +22,11 @@ class FutureMode(Choice):
                             dispatch=Dispatch.OUT_OF_ORDER, fetch_per_instruction=False,
                             scoreboard=ScoreboardKind.SLOTS)
 
-    label = property(lambda self: self.capabilities.label)
-    form = property(lambda self: self.capabilities.form)
-    register_file = property(lambda self: self.capabilities.register_file)
-    ring = property(lambda self: self.capabilities.register_file is RegisterFile.RING)
-    dispatch = property(lambda self: self.capabilities.dispatch)
-    out_of_order = property(lambda self: self.capabilities.dispatch is Dispatch.OUT_OF_ORDER)
-    fetch_per_instruction = property(lambda self: self.capabilities.fetch_per_instruction)
-    scoreboard = property(lambda self: self.capabilities.scoreboard)
+    # Mode's own capability properties: each reads ``self.capabilities``, so the dummy answers
+    # every question the way a new member of Mode would.
+    label, form, register_file, ring, dispatch, out_of_order, fetch_per_instruction, scoreboard = (
+        vars(Mode)[name] for name in ("label", "form", "register_file", "ring", "dispatch", "out_of_order",
+                                      "fetch_per_instruction", "scoreboard"))
 
 
 DUMMY = FutureMode.GPU_CC
