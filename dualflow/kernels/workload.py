@@ -38,6 +38,9 @@ class Workload(ABC):
     dflow_source: hand-written DFLOW-form module, or None to use the converter.
     sizes: size name ("tiny", "small", "paper") -> keyword parameters of ``generate``/``execute``.
     tolerance: one line documenting what ``check`` accepts.
+    origin: where the kernels come from: "hand-written" (assembly in our ISA) or "compiled"
+        (CUDA C through the front end, ``kernels/compiled.py``).
+    suite: the benchmark suite the algorithm comes from ("rodinia", "polybench", "sdk", "samples").
     """
 
     name: ClassVar[str]
@@ -46,6 +49,8 @@ class Workload(ABC):
     dflow_source: ClassVar[Path | None] = None
     sizes: ClassVar[dict[str, dict[str, Any]]]
     tolerance: ClassVar[str] = "bit-exact"
+    origin: ClassVar[str] = "hand-written"
+    suite: ClassVar[str] = "samples"
 
     @abstractmethod
     def generate(self, rng: np.random.Generator, **params) -> dict[str, Any]:
@@ -63,10 +68,14 @@ class Workload(ABC):
     def check(self, outputs: dict[str, np.ndarray], expected: dict[str, np.ndarray], **params) -> str:
         """Compare; return a one-line verdict, or raise ``CheckFailed`` naming what differs."""
 
+    def reg_module(self) -> Module:
+        """The workload's kernels in REG form, as written."""
+        return assemble_file(self.source)
+
     def module(self, form: Form, conversion: ConversionOptions = DEFAULT_CONVERSION) -> Module:
         """The workload's kernels in the requested operand form (DFLOW: converted with the
         ``conversion`` options, unless none is given and the workload has a hand-written DFLOW form)."""
-        reg = assemble_file(self.source)
+        reg = self.reg_module()
         if form is Form.REG:
             return reg
         if self.dflow_source is not None and not conversion.given:
@@ -79,7 +88,11 @@ def with_dflow_form(workload: type[Workload], dflow: Module) -> type[Workload]:
     ring or variant); its REG form is its own."""
 
     class Given(workload):
-        def module(self, form: Form, conversion: ConversionOptions = DEFAULT_CONVERSION) -> Module:
+        def reg_module(self) -> Module:
+        """The workload's kernels in REG form, as written."""
+        return assemble_file(self.source)
+
+    def module(self, form: Form, conversion: ConversionOptions = DEFAULT_CONVERSION) -> Module:
             return dflow if form is Form.DFLOW else super().module(form)
 
     return Given

@@ -47,6 +47,7 @@ def generate_graph(rng: np.random.Generator, nodes: int) -> tuple[np.ndarray, np
 
 
 class Bfs(Workload):
+    suite = "rodinia"
     name = "bfs"
     description = ("breadth-first search, one thread per node: data-dependent branches, "
                    "per-lane edge-loop trip counts and indirect gathers/scatters")

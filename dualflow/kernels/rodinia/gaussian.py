@@ -89,6 +89,7 @@ def _bit_exact(name: str, got: np.ndarray, want: np.ndarray, shape: tuple[int, .
 
 
 class Gaussian(Workload):
+    suite = "rodinia"
     name = "gaussian"
     description = ("Gaussian elimination without pivoting: per pivot, Fan1 (512-thread blocks, one divide per "
                    "row) then Fan2 (4x4-thread blocks, FMA update of the submatrix and of b); host back-sub")

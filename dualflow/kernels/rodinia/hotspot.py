@@ -55,6 +55,7 @@ def launch_iterations(total_iterations: int, pyramid_height: int) -> list[int]:
 
 
 class Hotspot(Workload):
+    suite = "rodinia"
     name = "hotspot"
     description = ("2-D thermal stencil: 16x16 blocks run pyramid_height time steps per launch on shared tiles "
                    "with grid-edge clamping (data-dependent boundary branches), ping-pong temperature grids")

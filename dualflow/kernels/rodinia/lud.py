@@ -114,6 +114,7 @@ def lu_residual(matrix: np.ndarray, lu: np.ndarray) -> np.ndarray:
 
 
 class Lud(Workload):
+    suite = "rodinia"
     name = "lud"
     description = ("blocked LU decomposition (16x16 tiles): a divergent in-tile factorization, half-warp "
                    "triangular solves, and a shared-memory tile update, many barriers")

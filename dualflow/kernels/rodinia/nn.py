@@ -64,6 +64,7 @@ def find_lowest(distances: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray
 
 
 class Nn(Workload):
+    suite = "rodinia"
     name = "nn"
     description = ("nearest neighbours: one 256-thread-block launch, a thread per 8-byte {lat, lng} record "
                    "computes its FP32 distance (sub, mul, fma, sqrt); the host selects the k nearest")

@@ -52,6 +52,7 @@ BLOSUM62 = np.array([
 
 
 class Nw(Workload):
+    suite = "rodinia"
     name = "nw"
     description = ("Needleman-Wunsch in 16x16 shared tiles: tile anti-diagonals across launches, "
                    "a barrier-separated wavefront with divergence on tx inside each tile")

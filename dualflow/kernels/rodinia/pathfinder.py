@@ -24,6 +24,7 @@ def launch_plan(cols: int, rows: int, pyramid_height: int) -> tuple[int, int, li
 
 
 class Pathfinder(Workload):
+    suite = "rodinia"
     name = "pathfinder"
     description = ("min-cost path DP, row by row: 256-thread blocks advance pyramid_height rows per launch in "
                    "shared memory (shrinking valid range, two barriers per step), ping-pong result rows")
