@@ -260,10 +260,8 @@ class _Parser:
         if stmt.endswith(":"):
             entry.body.append(Label(stmt[:-1].strip(), line))
             return
-        if stmt.startswith(".reg") or stmt.startswith(".pragma") or stmt.startswith(".loc") \
-                or stmt.startswith(".maxntid") or stmt.startswith(".reqntid") or stmt.startswith(".minnctapersm") \
-                or stmt.startswith(".maxnreg"):
-            return
+        if re.match(r"\.(reg|pragma|loc|file|maxntid|reqntid|minnctapersm|maxnreg)\b", stmt):
+            return  # register declarations and hints: registers are found from their uses
         m = _VAR_RE.match(stmt)
         if m:
             entry.variables.append(self._variable(m.group(1), m.group(2), line))
