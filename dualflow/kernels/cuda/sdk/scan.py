@@ -35,8 +35,8 @@ class Scan(CompiledWorkload):
         "tiny": {"n": 3000},
         # 98 blocks, one block over their totals, the add
         "small": {"n": 100_000},
-        # 256 blocks (131,072 threads), one block over the totals, the add
-        "paper": {"n": 1 << 18},
+        # 512 blocks (262,144 threads), one block over the totals, the add
+        "paper": {"n": 1 << 19},
     }
     tolerance = "exact (integer additions mod 2^32)"
 
