@@ -33,8 +33,8 @@ def nearest(features: np.ndarray, clusters: np.ndarray) -> np.ndarray:
     index = np.full(npoints, -1, np.int32)
     for i, centre in enumerate(clusters):
         dist = np.zeros(npoints, np.float32)
-        for l, c in enumerate(centre):
-            diff = features[:, l] - c
+        for feature, c in enumerate(centre):
+            diff = features[:, feature] - c
             dist = dist + diff * diff
         closer = dist < best
         best[closer], index[closer] = dist[closer], i
