@@ -43,7 +43,8 @@ def host_backward(partial: np.ndarray, input_weights: np.ndarray, hidden_weights
     """bpnn_train_cuda's host part between the two kernels: the hidden layer from the blocks' partial
     sums, the output layer, the output and hidden errors, the hidden-to-output weight update (in
     place on hidden_weights and hidden_prev_weights); returns hidden_delta (index 0 unused), the
-    adjust_weights kernel's delta. FP32 values, double arithmetic where Rodinia's constants are double."""
+    adjust_weights kernel's delta. As the C code: float variables and sums, double arithmetic where a
+    double constant (1.0, ETA, MOMENTUM) takes part."""
     hidden = np.zeros(HID + 1, np.float32)
     hidden[0] = 1.0
     for j in range(1, HID + 1):
@@ -59,15 +60,15 @@ def host_backward(partial: np.ndarray, input_weights: np.ndarray, hidden_weights
         output[j] = squash(total)
     output_delta = np.zeros(OUT + 1, np.float32)
     for j in range(1, OUT + 1):  # bpnn_output_error
-        o = output[j]
-        output_delta[j] = f32(o * (f32(1.0) - o) * (TARGET - o))
+        o = float(output[j])  # o * (1.0 - o) is double in C, (t - o) float
+        output_delta[j] = f32(o * (1.0 - o) * float(f32(TARGET - output[j])))
     hidden_delta = np.zeros(HID + 1, np.float32)
     for j in range(1, HID + 1):  # bpnn_hidden_error
         total = f32(0.0)
         for k in range(1, OUT + 1):
             total = f32(total + f32(output_delta[k] * hidden_weights[j, k]))
-        h = hidden[j]
-        hidden_delta[j] = f32(h * (f32(1.0) - h) * total)
+        h = float(hidden[j])
+        hidden_delta[j] = f32(h * (1.0 - h) * float(total))
     for j in range(1, OUT + 1):  # bpnn_adjust_weights of the output layer
         for k in range(HID + 1):
             change = f32(ETA * float(output_delta[j]) * float(hidden[k]) + MOMENTUM * float(hidden_prev_weights[k, j]))
