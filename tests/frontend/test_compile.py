@@ -183,3 +183,31 @@ def test_a_64_bit_build_is_refused():
     ptx = ".version 6.0\n.target sm_70\n.address_size 64\n"
     with pytest.raises(FrontendError, match="-m32"):
         compile_ptx(ptx, "wide.ptx")
+
+
+def _globals_reference(i: int) -> int:
+    a = 5 ^ i
+    b = [(v + (a >> k)) & 0xFF for k, v in enumerate([1, 2, 3])]
+    c = (-7 * a) & 0xFFFF
+    c = c - 0x10000 if c >= 0x8000 else c
+    arr = [1, 2, 3, 4, 5, 6, 7, 8]
+    arr[(i & 3) * 2 + 1] += c
+    s = (a + b[0] + b[1] * 7 + b[2] * 13 + c) & 0xFFFFFFFF
+    for k in range(8):
+        s = (s * 31 + arr[k]) & 0xFFFFFFFF
+    return s
+
+
+def test_private_globals_give_each_thread_its_own_initialized_copy():
+    compiled = compile_file(KERNELS / "globals.cu", CompileOptions(private_globals=True))
+    for module in (compiled.module, convert_module(compiled.module)[0]):
+        dev = Device()
+        out = dev.alloc(4 * 100)
+        dev.launch(module["prog"], grid=2, block=64, params=[out, 100])
+        got = dev.copy_out(out, 100, np.uint32)
+        np.testing.assert_array_equal(got, np.array([_globals_reference(i) for i in range(100)], np.uint32))
+
+
+def test_module_variables_are_refused_without_private_globals():
+    with pytest.raises(FrontendError, match=r"globals\.ptx:\d+: module-scope variable g_a"):
+        compile_file(KERNELS / "globals.cu")
