@@ -1,8 +1,9 @@
 """What the Polybench/GPU workloads share: the suite, the launch shapes and an exact check.
 
 Polybench/GPU launches 2-D kernels on 32 x 8 blocks (x along a matrix's columns, y along its rows)
-and 1-D kernels on blocks of 256 threads. Every workload here is checked exactly against numpy:
-the linear-algebra ones on dyadic inputs whose sums FP32 keeps exact (``exact.py``), the stencils
+and 1-D kernels on blocks of 256 threads (the batched matrix-vector kernels here shape them 128
+elements x 2 problems: ``grid_batched``). Every workload is checked exactly against numpy: the
+linear-algebra ones on dyadic inputs whose sums FP32 keeps exact (``exact.py``), the stencils
 compiled without FP contraction against a float32 reference in the kernels' operation order.
 """
 
@@ -20,8 +21,9 @@ from ...workload import CheckFailed
 SOURCE_DIR = Path(__file__).parent
 #: Polybench/GPU's 2-D block: DIM_THREAD_BLOCK_X x DIM_THREAD_BLOCK_Y
 BLOCK_2D = (32, 8)
-#: Polybench/GPU's 1-D block
-BLOCK_1D = 256
+#: Polybench/GPU's 1-D block of 256 threads, as the batched matrix-vector kernels shape it:
+#: 128 elements x 2 independent problems, every thread busy when a problem has 128 elements
+BLOCK_BATCHED = (128, 2)
 
 
 def blocks(extent: int, block: int) -> int:
@@ -35,9 +37,9 @@ def grid_2d(cols: int, rows: int) -> tuple[int, int]:
 
 
 def grid_batched(extent: int, problems: int) -> tuple[int, int]:
-    """The grid of ``BLOCK_1D`` blocks that covers ``extent`` elements of each of ``problems`` independent
-    problems: x over the elements, as the original, y over the problems (the matrix-vector kernels)."""
-    return blocks(extent, BLOCK_1D), problems
+    """The grid of ``BLOCK_BATCHED`` blocks that covers ``extent`` elements of each of ``problems``
+    independent problems (the matrix-vector kernels): x over the elements, y over the problems."""
+    return blocks(extent, BLOCK_BATCHED[0]), blocks(problems, BLOCK_BATCHED[1])
 
 
 def compare_exact(workload: str, name: str, got: np.ndarray, want: np.ndarray) -> str:

@@ -1,19 +1,19 @@
 """Polybench BICG: the BiCGStab sub-kernel s = A^T r, q = A p, two kernels (``bicg.cu``).
 
 ``bicg_kernel1`` forms s (a column of A per thread), then ``bicg_kernel2`` q (a row per thread),
-on 1-D blocks of 256 threads, as Polybench/GPU launches them.
+on blocks of 256 threads, as Polybench/GPU launches them.
 
-Deviations: blockIdx.y selects one of ``problems`` independent problems, so that a launch fills
-the GPU (416 problems of 256 x 256: 106,496 threads) while each thread's loop stays the
-original's at n = 256 (see ``atax.py``); one problem is the original. Seeded dyadic inputs
-(``exact.py``) so that the check is exact.
+Deviations: a batch of ``problems`` independent problems along the grid's and block's y, so that
+a launch fills the GPU (1152 problems of 128 x 128: 147,456 threads) while each thread's loop
+stays the original's at n = 128 (see ``atax.py``); one problem is the original. Seeded dyadic
+inputs (``exact.py``) so that the check is exact.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .base import BLOCK_1D, SOURCE_DIR, PolybenchWorkload, grid_batched
+from .base import BLOCK_BATCHED, SOURCE_DIR, PolybenchWorkload, grid_batched
 from .exact import STEP, dyadic, require_exact
 
 
@@ -24,9 +24,9 @@ class Bicg(PolybenchWorkload):
                    "(strided), accumulating through memory")
     cuda_source = SOURCE_DIR / "bicg.cu"
     sizes = {
-        "tiny": {"nx": 40, "ny": 72, "problems": 2},  # 1 x 2 blocks per launch, partly idle
+        "tiny": {"nx": 40, "ny": 72, "problems": 3},  # 1 x 2 blocks per launch, partly idle
         "small": {"nx": 256, "ny": 256, "problems": 8},
-        "paper": {"nx": 256, "ny": 256, "problems": 416},
+        "paper": {"nx": 128, "ny": 128, "problems": 1152},
     }
     tolerance = "exact: dyadic inputs whose every partial sum is exact in FP32 (exact.py)"
     outputs = ("s", "q")
@@ -38,8 +38,10 @@ class Bicg(PolybenchWorkload):
     def execute(self, dev, module, inputs, nx, ny, problems):
         a, r, p = (dev.upload(inputs[key]) for key in ("a", "r", "p"))
         s, q = dev.alloc(4 * problems * ny), dev.alloc(4 * problems * nx)
-        dev.launch(module["bicg_kernel1"], grid=grid_batched(ny, problems), block=BLOCK_1D, params=[nx, ny, a, r, s])
-        dev.launch(module["bicg_kernel2"], grid=grid_batched(nx, problems), block=BLOCK_1D, params=[nx, ny, a, p, q])
+        dev.launch(module["bicg_kernel1"], grid=grid_batched(ny, problems), block=BLOCK_BATCHED,
+                   params=[nx, ny, problems, a, r, s])
+        dev.launch(module["bicg_kernel2"], grid=grid_batched(nx, problems), block=BLOCK_BATCHED,
+                   params=[nx, ny, problems, a, p, q])
         return {"s": dev.copy_out(s, problems * ny, np.float32).reshape(problems, ny),
                 "q": dev.copy_out(q, problems * nx, np.float32).reshape(problems, nx)}
 

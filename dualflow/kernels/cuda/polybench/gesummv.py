@@ -1,20 +1,20 @@
 """Polybench GESUMMV: y = alpha A x + beta B x, one kernel, one thread per element (``gesummv.cu``).
 
-Each thread sums a row of A and a row of B times x together, then combines them, on 1-D blocks
-of 256 threads, as Polybench/GPU launches it.
+Each thread sums a row of A and a row of B times x together, then combines them, on blocks of 256
+threads, as Polybench/GPU launches it.
 
 Deviations: the kernel zeroes tmp[i] and y[i] itself (Polybench/GPU relies on the host's copies);
-blockIdx.y selects one of ``problems`` independent problems, so that the launch fills the GPU
-(416 problems of 256 x 256: 106,496 threads) while each thread's loop stays the original's at
-n = 256 (see ``atax.py``); one problem is the original. Seeded dyadic inputs (``exact.py``) and
-alpha, beta = 3/2, 5/4 (it uses 43532, 12313) so that the check is exact.
+a batch of ``problems`` independent problems along the grid's and block's y, so that the launch
+fills the GPU (1152 problems of 128 x 128: 147,456 threads) while each thread's loop stays the
+original's at n = 128 (see ``atax.py``); one problem is the original. Seeded dyadic inputs
+(``exact.py``) and alpha, beta = 3/2, 5/4 (it uses 43532, 12313) so that the check is exact.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .base import BLOCK_1D, SOURCE_DIR, PolybenchWorkload, grid_batched
+from .base import BLOCK_BATCHED, SOURCE_DIR, PolybenchWorkload, grid_batched
 from .exact import STEP, dyadic, require_exact
 
 ALPHA = 1.5
@@ -30,9 +30,9 @@ class Gesummv(PolybenchWorkload):
                    "accumulating through memory")
     cuda_source = SOURCE_DIR / "gesummv.cu"
     sizes = {
-        "tiny": {"n": 72, "problems": 2},  # 1 x 2 blocks, partly idle
+        "tiny": {"n": 72, "problems": 3},  # 1 x 2 blocks, partly idle
         "small": {"n": 256, "problems": 8},
-        "paper": {"n": 256, "problems": 416},
+        "paper": {"n": 128, "problems": 1152},
     }
     tolerance = "exact: dyadic inputs whose every partial sum is exact in FP32 (exact.py)"
     outputs = ("tmp", "y")
@@ -43,8 +43,8 @@ class Gesummv(PolybenchWorkload):
     def execute(self, dev, module, inputs, n, problems):
         a, b, x = (dev.upload(inputs[key]) for key in ("a", "b", "x"))
         tmp, y = dev.alloc(4 * problems * n), dev.alloc(4 * problems * n)
-        dev.launch(module["gesummv_kernel"], grid=grid_batched(n, problems), block=BLOCK_1D,
-                   params=[n, ALPHA, BETA, a, b, tmp, x, y])
+        dev.launch(module["gesummv_kernel"], grid=grid_batched(n, problems), block=BLOCK_BATCHED,
+                   params=[n, problems, ALPHA, BETA, a, b, tmp, x, y])
         return {"tmp": dev.copy_out(tmp, problems * n, np.float32).reshape(problems, n),
                 "y": dev.copy_out(y, problems * n, np.float32).reshape(problems, n)}
 

@@ -1,19 +1,19 @@
 """Polybench MVT: x1 += A y1 and x2 += A^T y2, two kernels (``mvt.cu``).
 
 ``mvt_kernel1`` adds a row of A times y1 to each x1[i], ``mvt_kernel2`` a column of A times y2 to
-each x2[i], one thread per element on 1-D blocks of 256 threads, as Polybench/GPU launches them.
+each x2[i], one thread per element on blocks of 256 threads, as Polybench/GPU launches them.
 
-Deviations: blockIdx.y selects one of ``problems`` independent problems, so that a launch fills
-the GPU (416 problems of 256 x 256: 106,496 threads) while each thread's loop stays the
-original's at n = 256 (see ``atax.py``); one problem is the original. Seeded dyadic inputs
-(``exact.py``) so that the check is exact.
+Deviations: a batch of ``problems`` independent problems along the grid's and block's y, so that
+a launch fills the GPU (1152 problems of 128 x 128: 147,456 threads) while each thread's loop
+stays the original's at n = 128 (see ``atax.py``); one problem is the original. Seeded dyadic
+inputs (``exact.py``) so that the check is exact.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .base import BLOCK_1D, SOURCE_DIR, PolybenchWorkload, grid_batched
+from .base import BLOCK_BATCHED, SOURCE_DIR, PolybenchWorkload, grid_batched
 from .exact import STEP, dyadic, require_exact
 
 
@@ -24,9 +24,9 @@ class Mvt(PolybenchWorkload):
                    "(coalesced), accumulating through memory")
     cuda_source = SOURCE_DIR / "mvt.cu"
     sizes = {
-        "tiny": {"n": 72, "problems": 2},  # 1 x 2 blocks per launch, partly idle
+        "tiny": {"n": 72, "problems": 3},  # 1 x 2 blocks per launch, partly idle
         "small": {"n": 256, "problems": 8},
-        "paper": {"n": 256, "problems": 416},
+        "paper": {"n": 128, "problems": 1152},
     }
     tolerance = "exact: dyadic inputs whose every partial sum is exact in FP32 (exact.py)"
     outputs = ("x1", "x2")
@@ -38,8 +38,8 @@ class Mvt(PolybenchWorkload):
     def execute(self, dev, module, inputs, n, problems):
         a, x1, x2, y1, y2 = (dev.upload(inputs[key]) for key in ("a", "x1", "x2", "y1", "y2"))
         grid = grid_batched(n, problems)
-        dev.launch(module["mvt_kernel1"], grid=grid, block=BLOCK_1D, params=[n, a, x1, y1])
-        dev.launch(module["mvt_kernel2"], grid=grid, block=BLOCK_1D, params=[n, a, x2, y2])
+        dev.launch(module["mvt_kernel1"], grid=grid, block=BLOCK_BATCHED, params=[n, problems, a, x1, y1])
+        dev.launch(module["mvt_kernel2"], grid=grid, block=BLOCK_BATCHED, params=[n, problems, a, x2, y2])
         return {"x1": dev.copy_out(x1, problems * n, np.float32).reshape(problems, n),
                 "x2": dev.copy_out(x2, problems * n, np.float32).reshape(problems, n)}
 
