@@ -65,8 +65,9 @@ class Compiled:
 
 
 def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = CompileOptions(),
-                source: str | None = None) -> Compiled:
-    """REG-form module of PTX text: parse, lower, allocate registers, reconverge, assemble."""
+                source: str | None = None, param_names: dict[str, list[str]] | None = None) -> Compiled:
+    """REG-form module of PTX text: parse, lower, allocate registers, reconverge, assemble.
+    ``param_names``: the source's names of each kernel's parameters (else PTX's)."""
     module = parse_ptx(text, path)
     entries = module.entries
     if options.kernel is not None:
@@ -79,6 +80,9 @@ def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = Compil
     texts, reports = [], {}
     for entry in entries:
         fn = lower_entry(module, entry, options.private_globals)
+        names = (param_names or {}).get(entry.name)
+        if names and len(names) == len(fn.params) and all(names) and len(set(names)) == len(names):
+            fn.params = names
         alloc = allocate(fn, options.max_registers)
         reconverge(fn, path)
         texts.append(emit_kernel(fn, alloc.registers, source or path))
@@ -103,8 +107,9 @@ def compile_file(path: Path | str, options: CompileOptions = CompileOptions()) -
         except (OSError, UnicodeDecodeError) as exc:
             raise FrontendError(f"cannot read {path}: {exc}") from None
     elif path.suffix in (".cu", ".cuh", ".c", ".cc", ".cpp"):
-        text = cuda_to_ptx(path, options.flags, options.opt_level)
+        text, names = cuda_to_ptx(path, options.flags, options.opt_level)
     else:
         raise FrontendError(f"{path}: the front end compiles .cu (CUDA C) and .ptx files")
-    return compile_ptx(text, f"{path.with_suffix('.ptx').name}" if path.suffix != ".ptx" else str(path), options,
-                       source=str(path))
+    if path.suffix == ".ptx":
+        return compile_ptx(text, str(path), options)
+    return compile_ptx(text, path.with_suffix(".ptx").name, options, source=str(path), param_names=names)

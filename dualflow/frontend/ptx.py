@@ -260,10 +260,8 @@ class _Parser:
         if stmt.endswith(":"):
             entry.body.append(Label(stmt[:-1].strip(), line))
             return
-        if stmt.startswith(".reg") or stmt.startswith(".pragma") or stmt.startswith(".loc") \
-                or stmt.startswith(".maxntid") or stmt.startswith(".reqntid") or stmt.startswith(".minnctapersm") \
-                or stmt.startswith(".maxnreg"):
-            return
+        if re.match(r"\.(reg|pragma|loc|file|maxntid|reqntid|minnctapersm|maxnreg)\b", stmt):
+            return  # register declarations and hints: registers are found from their uses
         m = _VAR_RE.match(stmt)
         if m:
             entry.variables.append(self._variable(m.group(1), m.group(2), line))
@@ -280,6 +278,8 @@ class _Parser:
         parts = stmt.split(None, 1)
         names = parts[0].split(".")
         operands_text = parts[1] if len(parts) > 1 else ""
+        if names[0] == "call":  # refused by lowering with its line; its operand syntax is not ours to read
+            return Instr("call", tuple(names[1:]), (), line, guard, negated)
         operands: list[Operand] = []
         dual = None
         for i, tok in enumerate(t.strip() for t in _TOKEN_SPLIT.split(operands_text) if t.strip()):

@@ -106,7 +106,8 @@ def _colour(adj, moves, cost, k: int) -> tuple[dict[str, int], list[str]]:
             if v in removed:
                 continue
         else:  # optimistic: push the cheapest node per neighbour and hope it colours
-            v = min(pending, key=lambda x: (cost[x] / (degree[x] + 1), x))
+            # (a spill's own short-lived register is never the one pushed: spilling it gains nothing)
+            v = min(pending, key=lambda x: (x.startswith("%%s"), cost[x] / (degree[x] + 1), x))
         removed.add(v)
         pending.discard(v)
         stack.append(v)
