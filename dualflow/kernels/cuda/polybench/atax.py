@@ -6,7 +6,7 @@ per thread), on blocks of 256 threads, as Polybench/GPU launches them.
 Deviations: a batch of ``problems`` independent problems along the grid's and block's y
 (``grid_batched``: 256-thread blocks of 128 elements x 2 problems). One thread per output element
 of a single n x n problem gives n threads looping n times: a launch that fills the GPU (over
-100,000 threads) would run 1e10 thread-instructions. 1152 problems of 128 x 128 fill it in both
+100,000 threads) would run more than 1e10 thread-instructions. 1152 problems of 128 x 128 fill it in both
 launches (147,456 threads) with each thread's loop as the original's at n = 128, in about 2.5e8
 thread-instructions; one problem is the original. Seeded dyadic inputs (``exact.py``) instead of
 its i*j/N and i*pi formulas, so that the check is exact.
