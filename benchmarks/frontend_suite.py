@@ -55,13 +55,14 @@ def main(argv=None) -> int:
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(measure, names, [args.size] * len(names), [args.preset] * len(names)))
     print(f"size {args.size}, preset {args.preset}; every run checked against numpy\n")
-    print("| workload | suite | PTX | REG | regs | spilled | D/R instr | V/R instr | BASE cycles | D-FLOW x | "
-          "variant x | occupancy | active SMs |")
+    print("| workload | suite | PTX | REG | regs | spilled | D/R instr | V/R instr | BASE cycles | D-FLOW x "
+          "| variant x | occupancy | active SMs |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         b, d, v = r["base"], r["dflow"], r["variant"]
         print(f"| {r['name']} | {r['suite']} | {r['ptx']} | {r['reg']} | {r['registers']} | {r['spilled']} | "
-              f"{d['warp_instructions'] / b['warp_instructions']:.3f} | {v['warp_instructions'] / b['warp_instructions']:.3f} | "
+              f"{d['warp_instructions'] / b['warp_instructions']:.3f} | "
+              f"{v['warp_instructions'] / b['warp_instructions']:.3f} | "
               f"{b['cycles']:,} | {b['cycles'] / d['cycles']:.3f} | {b['cycles'] / v['cycles']:.3f} | "
               f"{b['occupancy']:.3f} | {b['active_sms']:.3f} |")
     filled = sum(1 for r in rows if r["base"]["active_sms"] >= 0.9)

@@ -7,8 +7,9 @@ parts. ``tests/project/test_layers.py`` reads this table and checks every import
 it, function-local imports included.
 
 Bottom to top: the common utilities (``common``: errors, atomic file writes, build folders); the
-instruction set, with the CUDA front end above it; the machine description; the models (functional, then timing); the workloads; the experiments that run
-workloads on the models. Beside them: the RTL core on the machine description, its synthesis and
+instruction set (with the CUDA front end above it); the machine description; the models
+(functional, then timing); the workloads; the experiments that run workloads on the models.
+Beside them: the RTL core on the machine description, its synthesis and
 its testbenches (which use the models and the workloads as golden references). The GPU energy
 model joins the two sides: the timing model's statistics times energies from synthesis's SRAM model
 and technology scaling; the experiments use it. The command line sits on top of everything.

@@ -39,8 +39,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="a preprocessor definition for clang (repeatable)")
     p.add_argument("--clang-flag", action="append", default=[], metavar="FLAG",
                    help="another clang flag, e.g. --clang-flag=-ffp-contract=off (repeatable)")
-    p.add_argument("-O", dest="opt", default="-O2", choices=["-O1", "-O2", "-O3"], type=lambda s: s if s.startswith("-") else f"-O{s}",
-                   help="clang's optimization level (default 2)")
+    p.add_argument("-O", dest="opt", default="-O2", choices=["-O1", "-O2", "-O3"],
+                   type=lambda s: s if s.startswith("-") else f"-O{s}", help="clang's optimization level (default 2)")
     p.add_argument("--maxrregcount", type=int, default=MAX_REGS, metavar="N",
                    help=f"registers per thread the allocator may use; the rest spill to local memory "
                         f"(default {MAX_REGS})")

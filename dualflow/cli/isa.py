@@ -14,9 +14,8 @@ from .options import add_rings, add_variants, int_in, variants_of
 
 
 def _load_module(path: str):
-    from dualflow.isa import Module, assemble_file
-
     from dualflow.frontend.program import is_program, load_program
+    from dualflow.isa import Module
 
     p = Path(path)
     if is_program(path):

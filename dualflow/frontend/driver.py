@@ -64,7 +64,11 @@ class Compiled:
     reports: dict[str, KernelReport] = field(default_factory=dict)
 
 
-def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = CompileOptions(),
+#: The options of a plain compile.
+DEFAULT_OPTIONS = CompileOptions()
+
+
+def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = DEFAULT_OPTIONS,
                 source: str | None = None, param_names: dict[str, list[str]] | None = None) -> Compiled:
     """REG-form module of PTX text: parse, lower, allocate registers, reconverge, assemble.
     ``param_names``: the source's names of each kernel's parameters (else PTX's)."""
@@ -98,7 +102,7 @@ def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = Compil
     return Compiled(reg, assembly, reports)
 
 
-def compile_file(path: Path | str, options: CompileOptions = CompileOptions()) -> Compiled:
+def compile_file(path: Path | str, options: CompileOptions = DEFAULT_OPTIONS) -> Compiled:
     """REG-form module of a ``.cu`` (through clang) or ``.ptx`` file."""
     path = Path(path)
     if path.suffix == ".ptx":

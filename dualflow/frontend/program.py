@@ -6,7 +6,7 @@ from pathlib import Path
 
 from dualflow.isa import Module
 
-from .driver import CompileOptions, compile_file
+from .driver import DEFAULT_OPTIONS, CompileOptions, compile_file
 
 #: Suffixes of the program files ``dualflow sim``, ``convert`` and ``cosim`` take.
 PROGRAM_SUFFIXES = (".s", ".cu", ".ptx")
@@ -17,7 +17,7 @@ def is_program(target: str) -> bool:
     return Path(target).suffix in PROGRAM_SUFFIXES
 
 
-def load_program(path: str | Path, options: CompileOptions = CompileOptions()) -> Module:
+def load_program(path: str | Path, options: CompileOptions = DEFAULT_OPTIONS) -> Module:
     """The module of a program file: assembled, or compiled through the front end."""
     from dualflow.isa import assemble_file
 

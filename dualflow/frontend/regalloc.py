@@ -184,8 +184,8 @@ def allocate(fn: Function, max_registers: int = MAX_REGS) -> Allocation:
             slot_of[v] = fn.local_bytes
             fn.local_bytes += 4
             spilled.add(v)
-        s, l = _spill(fn, fresh, slot_of, counter)
-        stores, loads = stores + s, loads + l
+        added_stores, added_loads = _spill(fn, fresh, slot_of, counter)
+        stores, loads = stores + added_stores, loads + added_loads
         slot_of = {v: slot_of[v] for v in fresh}  # later rounds rewrite only the new victims
     else:
         raise FrontendError(f"kernel {fn.name}: register allocation did not converge")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from paths import REPO
 
 from dualflow.cli import main
-from paths import REPO
 
 SAXPY = REPO / "examples" / "saxpy.cu"
 

@@ -24,9 +24,9 @@ def _c32(v: int) -> int:
 
 
 def run_both_forms(path: str, kernel: str, n: int, arrays, out_words: int, block: int = 64,
-                   options: CompileOptions = CompileOptions()) -> np.ndarray:
+                   options: CompileOptions | None = None) -> np.ndarray:
     """Run ``kernel`` over n threads in REG and DFLOW form; the forms must agree; returns the words."""
-    compiled = compile_file(KERNELS / path, options)
+    compiled = compile_file(KERNELS / path, options or CompileOptions())
     results = []
     for module in (compiled.module, convert_module(compiled.module)[0]):
         dev = Device()

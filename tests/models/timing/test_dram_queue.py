@@ -18,7 +18,7 @@ from test_timing_memory import line_tx, small
 
 from dualflow.common.errors import ConfigError
 from dualflow.isa.convert import convert_kernel
-from dualflow.kernels.registry import HAND_WRITTEN, WORKLOADS, get_workload
+from dualflow.kernels.registry import HAND_WRITTEN, get_workload
 from dualflow.kernels.workload import run_workload
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.memory import DramConfig

@@ -22,7 +22,7 @@ from dualflow.isa import Form, Kernel, Opcode, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.kernels.directed import FAULT_PROGRAMS, PROGRAMS, program
 from dualflow.kernels.directed import kernel as directed_kernel
-from dualflow.kernels.registry import COMPILED, HAND_WRITTEN, WORKLOADS, get_workload
+from dualflow.kernels.registry import COMPILED, HAND_WRITTEN, get_workload
 from dualflow.kernels.workload import run_workload
 from dualflow.machine.banks import register_bank
 from dualflow.machine.config import GpuConfig
