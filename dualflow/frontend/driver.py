@@ -17,6 +17,7 @@ from .lower import lower_entry
 from .ptx import parse_ptx
 from .reconverge import reconverge
 from .regalloc import allocate
+from .simplify import simplify
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = DEFAUL
         raise FrontendError(f"{path}: no kernel (.entry) in the file: declare kernels __global__")
     texts, reports = [], {}
     for entry in entries:
-        fn = lower_entry(module, entry, options.private_globals)
+        fn = simplify(lower_entry(module, entry, options.private_globals))
         names = (param_names or {}).get(entry.name)
         if names and len(names) == len(fn.params) and all(names) and len(set(names)) == len(names):
             fn.params = names
