@@ -211,3 +211,15 @@ def test_private_globals_give_each_thread_its_own_initialized_copy():
 def test_module_variables_are_refused_without_private_globals():
     with pytest.raises(FrontendError, match=r"globals\.ptx:\d+: module-scope variable g_a"):
         compile_file(KERNELS / "globals.cu")
+
+
+def test_warp_votes():
+    rng = np.random.default_rng(11)
+    n = 128  # four full warps
+    x = rng.integers(0, 8, n).astype(np.int32)
+    x[32:64] = 7  # a warp where every lane is above 5
+    got = run_both_forms("votes.cu", "votes", n, [x], n)
+    warps = x.reshape(4, 32)
+    ballot = (((warps & 1) << np.arange(32)).sum(axis=1) & 0xFF).astype(np.uint32)
+    want = ((warps > 5).any(axis=1) + 2 * (warps > 5).all(axis=1) + 4 * ballot).astype(np.uint32)
+    np.testing.assert_array_equal(got, np.repeat(want, 32))
