@@ -151,6 +151,12 @@ class Reconvergence:
     def __init__(self, fn: Function, path: str) -> None:
         self.fn, self.path = fn, path
         self.blocks = build_blocks(fn)
+        self.entry = self.blocks[0].name
+        reach = set(_rpo(self.entry, {b.name: b.succs for b in self.blocks}))
+        self.blocks = [b for b in self.blocks if b.name in reach]  # drop unreachable code
+        self._index()
+
+    def _index(self) -> None:
         self.by_name = {b.name: b for b in self.blocks}
         self.entry = self.blocks[0].name
         self.succs = {b.name: list(b.succs) for b in self.blocks}
@@ -160,11 +166,8 @@ class Reconvergence:
         return FrontendError(f"{self.path}:{line}: kernel {self.fn.name}: {why}")
 
     def run(self) -> Function:
-        succs = self.succs
-        reach = set(_rpo(self.entry, succs))
-        self.blocks = [b for b in self.blocks if b.name in reach]  # drop unreachable code
-        self.by_name = {b.name: b for b in self.blocks}
-        idom = _idoms(self.entry, succs)
+        self._add_preheaders(self._loops(_idoms(self.entry, self.succs)))
+        idom = _idoms(self.entry, self.succs)
         # post-dominators: dominators of the reversed graph from a virtual exit
         rsuccs: dict[str, list[str]] = {b.name: [] for b in self.blocks}
         rsuccs[EXIT] = []
@@ -173,10 +176,10 @@ class Reconvergence:
                 rsuccs[EXIT].append(b.name)
             for s in b.succs:
                 rsuccs[s].append(b.name)
-        ipdom = _idoms(EXIT, rsuccs)
-        loops = self._loops(idom)
-        joins = self._joins(ipdom, loops)
-        self._check_and_place(joins)
+        self.ipdom = _idoms(EXIT, rsuccs)
+        self.loops = self._loops(idom)
+        self._candidates()
+        self._place()
         return self._rebuild()
 
     def _loops(self, idom) -> dict[str, set[str]]:
@@ -203,56 +206,67 @@ class Reconvergence:
                             work.extend(preds[x])
         return loops
 
-    def _joins(self, ipdom, loops) -> dict[tuple, list[str]]:
-        """Where each ssy goes: (kind, place) -> joins, kind "branch" (before the branch of block
-        place) or "loop" (on the entry edges of loop header place)."""
-        candidates: list[tuple[str, str, str, str]] = []  # (join, kind, place, branch block)
+    def _add_preheaders(self, loops: dict[str, set[str]]) -> None:
+        """Give every loop a block of its own that its entry edges go through (its preheader):
+        the place for the ssys a loop needs pushed once per entry, and a join distinct from the
+        header when the code before the loop reconverges just where the loop begins."""
+        for header, body in loops.items():
+            pre = Block(f"__pre_{header}", [], [header])
+            for b in self.blocks:
+                if b.name in body:
+                    continue
+                b.succs = [pre.name if s == header else s for s in b.succs]
+                for op in b.ops:
+                    if op.target == header and op.spec.jumps:
+                        op.target = pre.name
+            at = next(i for i, b in enumerate(self.blocks) if b.name == header)
+            self.blocks.insert(at, pre)
+            # a block of the loop that fell through into the header now jumps to it (_rebuild)
+        self._index()
+
+    def _candidates(self) -> None:
+        """Each conditional branch's ssy: (join, block at whose end it is pushed). The block is the
+        branch's own, or the preheader of the outermost loop that holds the branch but not its join."""
+        self.candidates: list[tuple[str, str]] = []
         for b in self.blocks:
             if b.branch is None or len(set(b.succs)) < 2:
                 continue
-            p = ipdom.get(b.name)
+            p = self.ipdom.get(b.name)
             if p is None or p == EXIT or [op.opcode for op in self.by_name[p].ops] == [Opcode.EXIT]:
                 continue  # an early exit: the lanes that leave need no join
-            outside = [h for h, body in loops.items() if b.name in body and p not in body]
-            if outside:
-                outer = max(outside, key=lambda h: len(loops[h]))
-                candidates.append((p, "loop", outer, b.name))
-            else:
-                candidates.append((p, "branch", b.name, b.name))
-        self.loops = loops
-        self.ipdom = ipdom
-        self.candidates = candidates
-        return {}
+            outside = [h for h, body in self.loops.items() if b.name in body and p not in body]
+            place = f"__pre_{max(outside, key=lambda h: len(self.loops[h]))}" if outside else b.name
+            self.candidates.append((p, place))
 
-    def _check_and_place(self, _joins) -> None:
-        """Decide which candidate ssys to emit, run the abstract stack and mark sync edges: a
-        candidate whose join is already the pending top where it would go (an enclosing
-        branch's ssy for the same join) is dropped, innermost first."""
+    def _place(self) -> None:
+        """Keep the candidates whose join is not already pending on top where they go (an enclosing
+        branch's ssy for the same join), innermost first; then the final abstract run checks the
+        whole placement and marks the sync edges."""
         order = {n: i for i, n in enumerate(_rpo(self.entry, self.succs))}
-        kept = {(j, k, p) for j, k, p, _b in self.candidates}
+        kept = set(self.candidates)
         changed = True
         while changed:
             changed = False
-            for key in sorted(kept, key=lambda k: -order[k[2]]):
+            for key in sorted(kept, key=lambda k: (-order[k[1]], k)):
                 others = kept - {key}
-                st = self._state_at(self._states(others, final=False), key[1], key[2], others)
-                if st and st[-1] == key[0]:
+                state = self._states(others, final=False).get(key[1])
+                pushed = self._pushes(others).get(key[1], [])
+                if state is not None and (state + tuple(pushed))[-1:] == (key[0],):
                     kept = others
                     changed = True
                     break
         self.kept = kept
         self._states(kept, final=True)
 
-    def _pushes(self, kept) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-        at_branch: dict[str, list[str]] = {}
-        at_loop: dict[str, list[str]] = {}
-        for join, kind, place in kept:
-            (at_branch if kind == "branch" else at_loop).setdefault(place, []).append(join)
-        # several joins pushed at one place: the one that post-dominates the others first
-        for d in (at_branch, at_loop):
-            for js in d.values():
-                js.sort(key=lambda j: -self._pdom_depth(j))
-        return at_branch, at_loop
+    def _pushes(self, kept) -> dict[str, list[str]]:
+        """Joins pushed at the end of each block; several at one place: the one that
+        post-dominates the others first."""
+        at: dict[str, list[str]] = {}
+        for join, place in kept:
+            at.setdefault(place, []).append(join)
+        for js in at.values():
+            js.sort(key=lambda j: (-self._pdom_depth(j), j))
+        return at
 
     def _pdom_depth(self, node: str) -> int:
         depth = 0
@@ -261,36 +275,19 @@ class Reconvergence:
             depth += 1
         return depth
 
-    def _state_at(self, states, kind, place, kept):
-        if place not in states:
-            return None
-        if kind == "branch":
-            return states[place]
-        # the state on the loop's entry edges: the header's state minus what those edges push
-        at_branch, at_loop = self._pushes(kept)
-        s = list(states[place])
-        for j in at_loop.get(place, []):
-            if s and s[-1] == j:
-                s.pop()
-        return tuple(s)
-
     def _states(self, kept, final: bool) -> dict[str, tuple]:
         """Stack of pending joins at each block's entry (an abstract run); with ``final``, also
         checks consistency and records the sync edges."""
-        at_branch, at_loop = self._pushes(kept)
+        at = self._pushes(kept)
         states: dict[str, tuple] = {self.entry: ()}
         work = [self.entry]
         self.sync_edges: set[tuple[str, str]] = set()
         while work:
             name = work.pop()
             b = self.by_name[name]
-            s = states[name]
-            if name in at_branch:
-                s = s + tuple(at_branch[name])
+            s = states[name] + tuple(at.get(name, ()))
             for succ in b.succs:
                 t = s
-                if succ in at_loop and succ not in self._loop_of_edge(name, succ):
-                    t = t + tuple(at_loop[succ])
                 if t and t[-1] == succ:
                     t = t[:-1]
                     self.sync_edges.add((name, succ))
@@ -305,83 +302,51 @@ class Reconvergence:
                     if final:
                         raise self.error(b, f"block {succ} is reached with different reconvergence stacks "
                                             f"{list(old)} and {list(t)} (unstructured control flow is not supported)")
-                    # keep the shorter: the fixed point decides; a conflict remains an error at the end
-                    if len(t) < len(old):
+                    if len(t) < len(old):  # the fixed point decides; a conflict is an error in the final run
                         states[succ] = t
                         work.append(succ)
         return states
 
-    def _loop_of_edge(self, src: str, header: str) -> set[str]:
-        """The body of the loop headed by ``header`` if ``src`` is in it (a back edge), else empty."""
-        body = self.loops.get(header, set())
-        return body if src in body else set()
-
     def _rebuild(self) -> Function:
-        at_branch, at_loop = self._pushes(self.kept)
+        at = self._pushes(self.kept)
         items: list = []
         tramps: list = []
         for i, b in enumerate(self.blocks):
             items.append(LabelMark(b.name))
-            # ssys for loops headed here go on the entry edges: a preceding block that falls
-            # through gets them at its end; branches into the header from outside go through a
-            # trampoline holding the ssys
             ops = list(b.ops)
             term = ops[-1] if ops and ops[-1].spec.redirects else None
-            body = ops[:-1] if term is not None else ops
-            items.extend(body)
-            line = term.line if term is not None else (ops[-1].line if ops else 0)
-            if b.name in at_branch:
-                for j in at_branch[b.name]:
-                    items.append(Op(Opcode.SSY, target=j, line=line))
+            items.extend(ops[:-1] if term is not None else ops)
+            line = term.line if term is not None else next((op.line for op in reversed(ops) if op.line), 0)
+            for j in at.get(b.name, ()):
+                items.append(Op(Opcode.SSY, target=j, line=line))
             nxt = self.blocks[i + 1].name if i + 1 < len(self.blocks) else None
             if term is not None and term.opcode is Opcode.EXIT:
                 items.append(term)
                 continue
             if term is not None and term.opcode is Opcode.BRA:
-                target = term.target
-                items.append(self._edge_op(b.name, target, term, tramps, at_loop))
+                if (b.name, term.target) in self.sync_edges:
+                    items.append(Op(Opcode.SYNC, line=line))  # the sync goes to the join itself
+                else:
+                    items.append(term)
                 continue
-            if term is not None:  # conditional: the taken edge may need a trampoline
-                target = self._edge_target(b.name, term.target, tramps, at_loop, line)
+            if term is not None:  # conditional: a taken edge that syncs goes through a trampoline
+                target = term.target
+                if (b.name, target) in self.sync_edges:
+                    target = f"__sync{len(tramps) + 1}"
+                    tramps.append(Op(Opcode.SYNC, line=line))
                 items.append(Op(term.opcode, None, list(term.srcs), target=target, line=line))
-            fall = b.succs[-1] if b.succs else None
+            fall = b.succs[-1] if b.succs and (term is None or len(b.succs) > 1) else None
             if fall is None:
                 continue
-            # the fall-through edge: ssys of a loop entered, a sync, or a jump if the layout moved
-            if fall in at_loop and b.name not in self.loops.get(fall, set()):
-                for j in at_loop[fall]:
-                    items.append(Op(Opcode.SSY, target=j, line=line))
             if (b.name, fall) in self.sync_edges:
                 items.append(Op(Opcode.SYNC, line=line))
             elif fall != nxt:
                 items.append(Op(Opcode.BRA, target=fall, line=line))
-        for label, ops in tramps:
-            items.append(LabelMark(label))
-            items.extend(ops)
+        for k, op in enumerate(tramps, 1):
+            items.append(LabelMark(f"__sync{k}"))
+            items.append(op)
         self.fn.items = items
         return self.fn
-
-    def _edge_op(self, src, target, term, tramps, at_loop) -> Op:
-        """The instruction ending a block with ``bra target``: the sync itself on a sync edge."""
-        if (src, target) in self.sync_edges and not (target in at_loop and src not in self.loops.get(target, set())):
-            return Op(Opcode.SYNC, line=term.line)
-        return Op(Opcode.BRA, target=self._edge_target(src, target, tramps, at_loop, term.line), line=term.line)
-
-    def _edge_target(self, src, target, tramps, at_loop, line) -> str:
-        """The label a branch from ``src`` to ``target`` jumps to: a trampoline when the edge
-        pushes a loop's ssys or runs a sync."""
-        ops = []
-        if target in at_loop and src not in self.loops.get(target, set()):
-            ops += [Op(Opcode.SSY, target=j, line=line) for j in at_loop[target]]
-        if (src, target) in self.sync_edges:
-            ops.append(Op(Opcode.SYNC, line=line))
-        elif ops:
-            ops.append(Op(Opcode.BRA, target=target, line=line))
-        if not ops:
-            return target
-        label = f"__edge{len(tramps) + 1}"
-        tramps.append((label, ops))
-        return label
 
 
 def reconverge(fn: Function, path: str) -> Function:
