@@ -35,6 +35,27 @@ def _width(ptx_type: str) -> int:
     return 8 * (type_bytes(ptx_type) or 4)
 
 
+#: 64-bit types: held as two 32-bit halves where the front end moves, loads or stores them whole
+_WIDE = ("b64", "u64", "s64")
+
+
+def _halves(name: str) -> tuple[str, str]:
+    """The 32-bit virtual registers holding a 64-bit register's low and high words."""
+    return f"{name}.lo", f"{name}.hi"
+
+
+def _narrow_immediate(value: int, ptx_type: str) -> int:
+    """An immediate of a sub-word type as its 32-bit extension: PTX writes ``-30810`` for the
+    unsigned 16-bit 0x87A6, which compares as 34726, not as 0xFFFF87A6."""
+    w = _width(ptx_type)
+    if w >= 32:
+        return value
+    value &= (1 << w) - 1
+    if ptx_type.startswith("s") and value & (1 << (w - 1)):
+        value |= 0xFFFFFFFF ^ ((1 << w) - 1)
+    return value
+
+
 class Lowering:
     """Lowers one kernel (``Entry``) of a PTX module."""
 
@@ -168,6 +189,9 @@ class Lowering:
 
     # -- moves, conversions ---------------------------------------------------------------------
     def op_mov(self, instr: Instr) -> None:
+        if instr.mods and instr.mods[-1] in _WIDE:
+            self._mov64(instr)
+            return
         d, src = self.dest(instr), instr.operands[1]
         if isinstance(src, Vec):
             raise self.fail(instr, "packing registers into a wider one is not supported (no 64-bit values)")
@@ -175,6 +199,29 @@ class Lowering:
             self.emit(Opcode.S2R, d, mod=int(_SREGS[src.name]))
             return
         self.emit(Opcode.MOV, d, self.value(src, instr))
+
+    def _mov64(self, instr: Instr) -> None:
+        """A 64-bit move as two 32-bit halves: a constant, a copy, or packing and unpacking a
+        pair of 32-bit registers (clang merges two adjacent 32-bit stores into one 64-bit one)."""
+        dst, src = instr.operands[0], instr.operands[1]
+        if isinstance(dst, Vec):  # unpack {lo, hi} <- 64-bit register
+            if not isinstance(src, Reg) or len(dst.items) != 2:
+                raise self.fail(instr, "cannot split this 64-bit value")
+            for half, item in zip(_halves(src.name), dst.items):
+                self.emit(Opcode.MOV, item.name, half)
+            return
+        lo, hi = _halves(self.dest(instr))
+        if isinstance(src, Vec) and len(src.items) == 2:
+            values = [self.value(item, instr) for item in src.items]
+        elif isinstance(src, Reg):
+            values = list(_halves(src.name))
+        elif isinstance(src, Imm) and not src.is_float:
+            bits = src.literal & 0xFFFFFFFFFFFFFFFF
+            values = [bits & 0xFFFFFFFF, bits >> 32]
+        else:
+            raise self.fail(instr, "unsupported 64-bit operand")
+        self.emit(Opcode.MOV, lo, values[0])
+        self.emit(Opcode.MOV, hi, values[1])
 
     def op_cvta(self, instr: Instr) -> None:
         self.emit(Opcode.MOV, self.dest(instr), self.value(instr.operands[1], instr))
@@ -188,6 +235,18 @@ class Lowering:
         if len(types) != 2:
             raise self.fail(instr, "cannot read the conversion's types")
         dt, st = types
+        if st in _WIDE and dt in ("u32", "s32", "b32"):  # truncation: the low word
+            self.emit(Opcode.MOV, self.dest(instr), _halves(instr.operands[1].name)[0])
+            return
+        if dt in _WIDE and st in ("u32", "s32", "b32"):  # extension into two words
+            lo, hi = _halves(self.dest(instr))
+            a = self.reg_value(instr.operands[1], instr)
+            self.emit(Opcode.MOV, lo, a)
+            if st.startswith("s"):
+                self.emit(Opcode.ISRA, hi, a, 31)
+            else:
+                self.emit(Opcode.MOV, hi, 0)
+            return
         for t in (dt, st):
             if t in ("f64", "u64", "s64", "b64", "f16", "bf16"):
                 raise self.fail(instr, f"{t} values are not supported (the machine is 32-bit, FP32 only)")
@@ -351,8 +410,7 @@ class Lowering:
             self.emit(Opcode.FMIN if smaller else Opcode.FMAX, d, a, b)
             return
         a = self._extend(a, t)
-        if isinstance(b, str):
-            b = self._extend(b, t)
+        b = self._extend(b, t) if isinstance(b, str) else _narrow_immediate(b, t)
         if t.startswith("s"):
             self.emit(Opcode.IMIN if smaller else Opcode.IMAX, d, a, b)
         else:
@@ -367,6 +425,16 @@ class Lowering:
     def op_mul(self, instr):
         t = self._type(instr)
         d = self.dest(instr)
+        if _width(t) < 32 and ("wide" in instr.mods or "hi" in instr.mods):
+            # 16 x 16 bits: the 32-bit product of the extended operands is exact
+            a = self._extend(self.reg_value(instr.operands[1], instr), t)
+            b = self._extend(self.reg_value(instr.operands[2], instr), t)
+            if "wide" in instr.mods:
+                self.emit(Opcode.IMUL, d, a, b)
+            else:
+                self.emit(Opcode.ISRA if t.startswith("s") else Opcode.ISHR, d,
+                          self.emit(Opcode.IMUL, self.tmp(), a, b), _width(t))
+            return
         if "wide" in instr.mods:
             raise self.fail(instr, "a widening multiply makes a 64-bit value (not supported)")
         a, b = self.reg_value(instr.operands[1], instr), self.value(instr.operands[2], instr)
@@ -381,6 +449,16 @@ class Lowering:
     def op_mad(self, instr):
         t = self._type(instr)
         d = self.dest(instr)
+        if _width(t) < 32 and ("wide" in instr.mods or "hi" in instr.mods):
+            a, b = (self._extend(self.reg_value(x, instr), t) for x in instr.operands[1:3])
+            c = self.reg_value(instr.operands[3], instr)
+            if "wide" in instr.mods:
+                self.emit(Opcode.IMAD, d, a, b, c)
+            else:
+                p = self.emit(Opcode.IMUL, self.tmp(), a, b)
+                h = self.emit(Opcode.ISRA if t.startswith("s") else Opcode.ISHR, self.tmp(), p, _width(t))
+                self.emit(Opcode.IADD, d, h, c)
+            return
         if "wide" in instr.mods:
             raise self.fail(instr, "a widening multiply-add makes a 64-bit value (not supported)")
         a, b, c = (self.reg_value(x, instr) for x in instr.operands[1:4])
@@ -480,6 +558,25 @@ class Lowering:
         d, a = self.dest(instr), self.reg_value(instr.operands[1], instr)
         self.emit(Opcode.FDIV, d, self.emit(Opcode.MOV, self.tmp(), _F32_ONE), self.emit(Opcode.FSQRT, self.tmp(), a))
 
+    def op_bfe(self, instr):
+        """Bit-field extract with constant position and length (what clang writes for (x >> k) & mask)."""
+        t = self._type(instr)
+        d, a = self.dest(instr), self.reg_value(instr.operands[1], instr)
+        pos, length = instr.operands[2], instr.operands[3]
+        if not (isinstance(pos, Imm) and isinstance(length, Imm)):
+            raise self.fail(instr, "a bit-field extract with a register position or length is not supported")
+        p, n = min(pos.bits & 0xFF, 32), min(length.bits & 0xFF, 32)
+        if n == 0:
+            self.emit(Opcode.MOV, d, 0)
+        elif t.startswith("s"):
+            if p + n >= 32:
+                self.emit(Opcode.ISRA, d, a, min(p, 31))
+            else:
+                self.emit(Opcode.ISRA, d, self.emit(Opcode.ISHL, self.tmp(), a, 32 - p - n), 32 - n)
+        else:
+            shifted = self.emit(Opcode.ISHR, self.tmp(), a, p) if p else a
+            self.emit(Opcode.IAND, d, shifted, (1 << n) - 1 if n < 32 else 0xFFFFFFFF)
+
     def op_selp(self, instr):
         self._type(instr)
         d = self.dest(instr)
@@ -499,10 +596,7 @@ class Lowering:
             op, cmp = Opcode.FSETP, _FP_CMP[cmp_name]
         else:
             a = self._extend(a, t)
-            if isinstance(b, str):
-                b = self._extend(b, t)
-            elif _width(t) < 32 and t.startswith("s") and b & (1 << (_width(t) - 1)):
-                b |= 0xFFFFFFFF ^ ((1 << _width(t)) - 1)
+            b = self._extend(b, t) if isinstance(b, str) else _narrow_immediate(b, t)
             if cmp_name in _UNSIGNED_CMP:
                 op, cmp = Opcode.USETP, _UNSIGNED_CMP[cmp_name]
             elif cmp_name in _INT_CMP:
@@ -549,6 +643,9 @@ class Lowering:
 
     def op_ld(self, instr):
         mem = instr.operands[1]
+        if instr.mods[-1] in _WIDE and isinstance(instr.operands[0], Reg):
+            instr = Instr(instr.opcode, instr.mods[:-1] + ("b32",), (Vec(tuple(Reg(h) for h in _halves(
+                instr.operands[0].name))), mem), instr.line)  # two words
         t = self._type(instr)
         space = self._space(instr)
         if space is Space.PARAM:
@@ -587,6 +684,9 @@ class Lowering:
 
     def op_st(self, instr):
         mem = instr.operands[0]
+        if instr.mods[-1] in _WIDE and isinstance(instr.operands[1], Reg):
+            instr = Instr(instr.opcode, instr.mods[:-1] + ("b32",), (mem, Vec(tuple(Reg(h) for h in _halves(
+                instr.operands[1].name)))), instr.line)  # two words
         t = self._type(instr)
         space = self._space(instr)
         if space is Space.PARAM:

@@ -27,6 +27,7 @@ class Imm:
 
     bits: int
     is_float: bool = False
+    literal: int = 0  #: the number as written (a 64-bit constant's high word is kept here)
 
 
 @dataclass(frozen=True)
@@ -309,7 +310,7 @@ class _Parser:
             raise self.error(line, f"negated predicate operand {tok!r} is not supported")
         value = _number(tok)
         if value is not None:
-            return Imm(value & 0xFFFFFFFF, tok.lower().startswith("0f"))
+            return Imm(value & 0xFFFFFFFF, tok.lower().startswith("0f"), value)
         if tok.lower().startswith("0d"):
             raise self.error(line, f"64-bit float literal {tok}: the machine has no double")
         if re.fullmatch(r"[\w$]+", tok):

@@ -223,3 +223,65 @@ def test_warp_votes():
     ballot = (((warps & 1) << np.arange(32)).sum(axis=1) & 0xFF).astype(np.uint32)
     want = ((warps > 5).any(axis=1) + 2 * (warps > 5).all(axis=1) + 4 * ballot).astype(np.uint32)
     np.testing.assert_array_equal(got, np.repeat(want, 32))
+
+
+def test_narrow_arithmetic_as_clang_writes_it_for_csmith():
+    """Csmith seeds 42, 98 and 120: an unsigned 16-bit compare with an immediate above 0x7fff,
+    16-bit division by a constant (mul.hi.s16), a bit-field extract."""
+    seeds = np.array([0, 0xFE01 ^ 0x87A6, 0xFE01 ^ 0x87A7, 0xFE01 ^ 1, 0xFFFF8001, 12345, 0xDEADBEEF, 77],
+                     dtype=np.uint32)
+    compiled = compile_file(KERNELS / "narrow.cu", CompileOptions(private_globals=True))
+    for module in (compiled.module, convert_module(compiled.module)[0]):
+        dev = Device()
+        s = dev.upload(seeds)
+        out = dev.alloc(4 * 5 * len(seeds))
+        dev.launch(module["narrow"], grid=1, block=len(seeds), params=[s, out])
+        got = dev.copy_out(out, 5 * len(seeds), np.uint32).reshape(len(seeds), 5)
+        for t, v in enumerate(int(x) for x in seeds):
+            g = (0xFE01 ^ v) & 0xFFFF
+            x = v & 0xFFFF
+            x = x - 0x10000 if x >= 0x8000 else x
+            q = abs(x) // 7 * (1 if x >= 0 else -1)
+            a, b = (v >> 3) & 0xFFFF, (v >> 11) & 0xFFFF
+            pair = [1, 2, -1, -1] if v & 1 else [1, 2, 3, 4]
+            want = [int(g > 0x87A6), q & 0xFFFF, (g * (b ^ a)) & 0xFFFFFFFF, (v >> 5) & 0x3FF,
+                    (pair[0] + 3 * pair[1] + 5 * pair[2] + 7 * pair[3]) & 0xFFFFFFFF]
+            assert list(got[t]) == want, (t, hex(v))
+
+
+def test_64_bit_constants_stores_and_16_bit_widening_products():
+    """Csmith seeds 228, 62 and 194: clang merges two 32-bit constant stores into one 64-bit store
+    of a 64-bit constant, and multiplies 16-bit values into 32 bits with mul.wide."""
+    ptx = """.version 6.0
+.target sm_70
+.address_size 32
+.visible .entry k(.param .u32 k_param_0)
+{
+    ld.param.u32 %r1, [k_param_0];
+    mov.u32 %r2, %tid.x;
+    shl.b32 %r3, %r2, 4;
+    add.s32 %r4, %r1, %r3;
+    mov.u64 %rd1, -1;
+    st.global.u64 [%r4], %rd1;
+    mov.u64 %rd2, 4294967298;
+    st.global.u64 [%r4+8], %rd2;
+    ld.global.u64 %rd3, [%r4+8];
+    cvt.u32.u64 %r9, %rd3;
+    cvt.u16.u32 %rs1, %r2;
+    mov.u16 %rs2, 40000;
+    mul.wide.u16 %r5, %rs1, %rs2;
+    add.s32 %r6, %r5, %r9;
+    mov.u16 %rs3, -3;
+    mul.wide.s16 %r7, %rs1, %rs3;
+    add.s32 %r8, %r6, %r7;
+    st.global.u32 [%r4+4], %r8;
+    ret;
+}
+"""
+    module = compile_ptx(ptx, "wide.ptx").module
+    dev = Device()
+    out = dev.alloc(4 * 4 * 8)
+    dev.launch(module["k"], grid=1, block=8, params=[out])
+    got = dev.copy_out(out, 4 * 8, np.uint32).reshape(8, 4)
+    for t in range(8):
+        assert list(got[t]) == [0xFFFFFFFF, (t * 40000 + 2 - 3 * t) & 0xFFFFFFFF, 2, 1]
