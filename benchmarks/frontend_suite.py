@@ -2,6 +2,7 @@
 from CUDA C, what the front end made of it and how it runs on the paper's GPU.
 
     python benchmarks/frontend_suite.py [--size paper] [--preset paper-rtx3080] [-j 2] [NAME ...]
+    python benchmarks/frontend_suite.py --results results      # the runs of `dualflow reproduce` instead
 
 Columns: PTX and REG static instructions (all kernels), registers per thread (the largest kernel),
 spilled values; dynamic warp instructions of the D-FLOW forms over REG's (the converter's
@@ -25,23 +26,54 @@ from dualflow.frontend import CompileOptions, compile_file  # noqa: E402
 from dualflow.kernels.registry import WORKLOADS  # noqa: E402
 
 
+def compiled_row(name: str) -> dict:
+    wl = WORKLOADS[name]
+    reports = compile_file(wl.cuda_source, CompileOptions(flags=wl.cuda_flags)).reports.values()
+    return {"name": name, "suite": wl.suite,
+            "ptx": sum(r.ptx_instructions for r in reports), "reg": sum(r.reg_instructions for r in reports),
+            "registers": max(r.registers for r in reports), "spilled": sum(r.spilled_values for r in reports)}
+
+
+def point_figures(timing: dict, functional: dict, num_sms: int) -> dict:
+    """A run's figures from its statistics as ``to_dict`` writes them (values under "value")."""
+    cycles = timing["cycles"]["value"]
+    return {"cycles": cycles, "warp_instructions": functional["warp_instructions"]["value"],
+            "occupancy": timing["achieved_occupancy"]["value"],
+            "active_sms": timing["sm_active_cycles"]["value"] / (cycles * num_sms) if cycles else 0.0}
+
+
 def measure(name: str, size: str, preset_name: str) -> dict:
     from dualflow.experiments.simulate import simulate
     from dualflow.machine.presets import preset
 
-    wl = WORKLOADS[name]
-    reports = compile_file(wl.cuda_source, CompileOptions(flags=wl.cuda_flags)).reports.values()
-    row = {"name": name, "suite": wl.suite,
-           "ptx": sum(r.ptx_instructions for r in reports), "reg": sum(r.reg_instructions for r in reports),
-           "registers": max(r.registers for r in reports), "spilled": sum(r.spilled_values for r in reports)}
+    row = compiled_row(name)
     config = preset(preset_name)
     for point in (BASE, DFLOW, VARIANT):
         result = simulate(name, config.replace(mode=point.mode.value), size=size, conversion=point.conversion_for(name))
-        t = result.total
-        row[point.name] = {"cycles": t.cycles, "warp_instructions": result.run.total.warp_instructions,
-                           "occupancy": t.to_dict()["achieved_occupancy"]["value"],
-                           "active_sms": t.sm_active_cycles / (t.cycles * t.num_sms) if t.cycles else 0.0}
+        full = result.to_dict()
+        row[point.name] = point_figures(full["timing"], full["functional"], config.num_sms)
     return row
+
+
+def from_results(name: str, results: Path, preset_name: str) -> dict:
+    """The figures of ``name`` from a ``dualflow reproduce`` folder's runs (warps 64)."""
+    import json
+
+    row = compiled_row(name)
+    for point in (BASE, DFLOW, VARIANT):
+        path = results / "runs" / preset_name / f"{point.experiment}-{name}-{point.mode.value}-w64.json"
+        try:
+            full = json.loads(path.read_text())
+        except OSError:
+            raise SystemExit(f"{path}: not found (run `dualflow reproduce -o {results}` with {name})") from None
+        row[point.name] = point_figures(full["timing"], full["functional"], full["config"]["num_sms"])
+    return row
+
+
+def json_size(results: Path) -> str:
+    import json
+
+    return json.loads((results / "meta.json").read_text())["size"]
 
 
 def main(argv=None) -> int:
@@ -50,11 +82,17 @@ def main(argv=None) -> int:
     parser.add_argument("--size", default="paper")
     parser.add_argument("--preset", default="paper-rtx3080")
     parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--results", type=Path, help="read the runs of a `dualflow reproduce` folder")
     args = parser.parse_args(argv)
     names = args.names or [n for n, w in WORKLOADS.items() if w.origin == "compiled"]
-    with ProcessPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(measure, names, [args.size] * len(names), [args.preset] * len(names)))
-    print(f"size {args.size}, preset {args.preset}; every run checked against numpy\n")
+    if args.results is not None:
+        rows = [from_results(name, args.results, args.preset) for name in names]
+        size = json_size(args.results)
+    else:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            rows = list(pool.map(measure, names, [args.size] * len(names), [args.preset] * len(names)))
+        size = args.size
+    print(f"size {size}, preset {args.preset}; every run checked against numpy\n")
     print("| workload | suite | PTX | REG | regs | spilled | D/R instr | V/R instr | BASE cycles | D-FLOW x "
           "| variant x | occupancy | active SMs |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
