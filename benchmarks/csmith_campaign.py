@@ -1,0 +1,93 @@
+"""Csmith differential testing of the CUDA front end: a campaign of random programs.
+
+Each seed: Csmith writes a program (options in dualflow/frontend/csmith/generate.py); g++ builds
+it for the host and runs it once per thread seed; the front end compiles it as a kernel in which
+every thread runs the program on its own globals; the checksums of every thread are compared on
+the functional model (REG and DFLOW forms) and the timing model (BASE and D-FLOW modes).
+
+    python benchmarks/csmith_campaign.py --count 100 --start-seed 1 -j 2
+    python benchmarks/csmith_campaign.py --count 1 --start-seed 42 --targets reg -v   # one program
+
+Prints the counts: programs generated, compiled, run, mismatches, skipped with reasons, the
+constructs the front end refused; exits with status 1 at the first mismatch or GPU-side failure
+(``--keep-going``: after the whole campaign), the failing program kept under
+build/csmith/failures/SEED/ (kernel.cu, host.cpp, csmith.cpp, result.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # workers share the machine's cores
+
+from dualflow.frontend.csmith.campaign import default_root, run_campaign  # noqa: E402
+from dualflow.frontend.csmith.device import TARGETS  # noqa: E402
+from dualflow.frontend.csmith.differential import FAILING, Settings  # noqa: E402
+from dualflow.frontend.csmith.generate import CsmithOptions  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100, help="programs (default 100)")
+    parser.add_argument("--start-seed", type=int, default=1, help="first Csmith seed (default 1)")
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="programs at a time (default 1)")
+    parser.add_argument("--targets", default=",".join(TARGETS),
+                        help=f"comma-separated subset of {','.join(TARGETS)} (default: all)")
+    parser.add_argument("--threads", type=int, default=32, help="threads, one seed each (default 32)")
+    parser.add_argument("--block", type=int, default=32, help="threads per block (default 32)")
+    parser.add_argument("--opt-level", default="-O2", help="clang's level for the kernel (default -O2)")
+    parser.add_argument("--inject", choices=("scalars", "first"), default="scalars",
+                        help="globals the thread seed is XORed into (default: every non-const scalar)")
+    parser.add_argument("--max-funcs", type=int, default=CsmithOptions.max_funcs)
+    parser.add_argument("--max-block-depth", type=int, default=CsmithOptions.max_block_depth)
+    parser.add_argument("--max-expr-complexity", type=int, default=CsmithOptions.max_expr_complexity)
+    parser.add_argument("--ptx-census", action="store_true", help="count the PTX opcodes each program uses")
+    parser.add_argument("--keep-going", action="store_true", help="do not stop at the first failure")
+    parser.add_argument("--program-timeout", type=float, default=600.0,
+                        help="wall seconds one program may take over all its stages (default 600)")
+    parser.add_argument("--root", default=None, help="scratch and failure folder (default build/csmith)")
+    parser.add_argument("--json", default=None, help="also write the counts to this file")
+    parser.add_argument("-v", "--verbose", action="store_true", help="one line per program")
+    args = parser.parse_args()
+
+    targets = tuple(t for t in args.targets.split(",") if t)
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        parser.error(f"unknown target(s) {', '.join(unknown)} (have: {', '.join(TARGETS)})")
+    csmith = CsmithOptions(max_funcs=args.max_funcs, max_block_depth=args.max_block_depth,
+                           max_expr_complexity=args.max_expr_complexity)
+    settings = Settings(csmith=csmith, threads=args.threads, block=args.block, targets=targets,
+                        opt_level=args.opt_level, inject=args.inject, ptx_census=args.ptx_census)
+    root = default_root() if args.root is None else Path(args.root).resolve()
+    done = [0]
+
+    def log(r) -> None:
+        done[0] += 1
+        if args.verbose or r.status in FAILING:
+            print(f"[{done[0]}/{args.count}] {r.summary()}", flush=True)
+            if r.status in FAILING:
+                print(f"    {r.message.strip()}\n    kept in {r.folder}", flush=True)
+        elif done[0] % 25 == 0:
+            print(f"[{done[0]}/{args.count}]", flush=True)
+
+    print(f"Csmith campaign: seeds {args.start_seed}..{args.start_seed + args.count - 1}, targets "
+          f"{','.join(targets)}, {args.threads} threads, {args.jobs} job(s), csmith {' '.join(csmith.argv())}",
+          flush=True)
+    tally = run_campaign(range(args.start_seed, args.start_seed + args.count), settings, jobs=args.jobs, root=root,
+                         keep_going=args.keep_going, program_timeout=args.program_timeout, on_result=log)
+    print(tally.report())
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(tally.to_dict(), f, indent=1)
+    if tally.failures:
+        print(f"FAILED: {len(tally.failures)} program(s); kept under {root / 'failures'}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The host side of the differential test: build the program with g++ and run it per thread seed.
+
+The host build is the reference: the same body (``transform.host_source``) compiled by another
+compiler for another machine; since the body is free of undefined behaviour (Csmith's guarantee,
+kept by our ``safe_math.h``), every correct compiler gives the same checksum for each seed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import StageError
+from .transform import INCLUDE_DIR, Program, host_source
+
+__all__ = ["HostRun", "build_host", "run_host"]
+
+
+@dataclass(frozen=True)
+class HostRun:
+    """Per-seed outcome of the host run: a checksum, or None where that seed's run did not finish
+    (``failures`` gives the reason per seed index)."""
+
+    checksums: tuple[int | None, ...]
+    failures: dict[int, str]
+
+
+def build_host(program: Program, folder: Path, *, sanitize: bool = False, timeout: float = 60.0) -> Path:
+    """Compile the host program into ``folder``; returns the executable. ``sanitize`` adds
+    UndefinedBehaviorSanitizer with no recovery, so that a run that would be undefined aborts."""
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / "host.cpp"
+    source.write_text(host_source(program))
+    exe = folder / ("host-ubsan" if sanitize else "host")
+    argv = ["g++", "-O1", "-w", "-I", str(INCLUDE_DIR), str(source), "-o", str(exe)]
+    if sanitize:
+        argv[1:1] = ["-fsanitize=undefined", "-fno-sanitize-recover=all"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise StageError("gcc timeout", f"g++ did not finish in {timeout} s on {source}") from e
+    if done.returncode != 0:
+        raise StageError("gcc error", f"g++ failed on {source}: {done.stderr.strip()[:500]}")
+    return exe
+
+
+def run_host(exe: Path, seeds: list[int], *, cpu_seconds: int = 2, timeout: float = 120.0) -> HostRun:
+    """Run the host program once per seed (each in its own process, ``cpu_seconds`` of CPU time
+    at most); the whole run is bounded by ``timeout`` seconds of wall time."""
+    argv = [str(exe), str(cpu_seconds), *(str(s) for s in seeds)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise StageError("host timeout", f"{exe} did not finish {len(seeds)} seeds in {timeout} s") from e
+    if done.returncode != 0:
+        raise StageError("host error", f"{exe} failed (status {done.returncode}): {done.stderr.strip()[:300]}")
+    lines = done.stdout.split()
+    joined = done.stdout.replace("signal ", "signal_").replace("exit ", "exit_").split()
+    if len(joined) != len(seeds):
+        raise StageError("host error", f"{exe} printed {len(lines)} results for {len(seeds)} seeds")
+    checksums: list[int | None] = []
+    failures: dict[int, str] = {}
+    for i, word in enumerate(joined):
+        if all(c in "0123456789abcdef" for c in word) and len(word) == 8:
+            checksums.append(int(word, 16))
+        else:
+            checksums.append(None)
+            failures[i] = word.replace("_", " ")
+    return HostRun(tuple(checksums), failures)
