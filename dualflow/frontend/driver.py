@@ -6,11 +6,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dualflow.common.errors import DualflowError
-from dualflow.isa import Module
+from dualflow.isa import Module, assemble
+from dualflow.isa.encoding import MAX_REGS
 
-
-class FrontendError(DualflowError):
-    """A kernel the front end cannot compile; the message names the file and line (CUDA or PTX)."""
+from .clang import cuda_to_ptx
+from .emit import emit_kernel
+from .errors import FrontendError
+from .ir import Op
+from .lower import lower_entry
+from .ptx import parse_ptx
+from .reconverge import reconverge
+from .regalloc import allocate
 
 
 @dataclass(frozen=True)
@@ -22,12 +28,16 @@ class CompileOptions:
     max_registers: registers per thread the allocator may use (nvcc's ``-maxrregcount``);
         values that do not fit are spilled to local memory.
     kernel: compile only this kernel (default: every ``.entry`` of the file).
+    private_globals: each thread gets its own copy of the module's global variables in local
+        memory, initialized at kernel entry (the Csmith harness: every thread runs a whole
+        program); without it a module-scope variable is refused.
     """
 
     flags: tuple[str, ...] = ()
     opt_level: str = "-O2"
-    max_registers: int = 255
+    max_registers: int = MAX_REGS
     kernel: str | None = None
+    private_globals: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,9 +64,47 @@ class Compiled:
     reports: dict[str, KernelReport] = field(default_factory=dict)
 
 
+def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = CompileOptions(),
+                source: str | None = None) -> Compiled:
+    """REG-form module of PTX text: parse, lower, allocate registers, reconverge, assemble."""
+    module = parse_ptx(text, path)
+    entries = module.entries
+    if options.kernel is not None:
+        entries = [e for e in entries if e.name == options.kernel]
+        if not entries:
+            have = ", ".join(e.name for e in module.entries) or "none"
+            raise FrontendError(f"{path}: no kernel {options.kernel!r} (have: {have})")
+    if not entries:
+        raise FrontendError(f"{path}: no kernel (.entry) in the file: declare kernels __global__")
+    texts, reports = [], {}
+    for entry in entries:
+        fn = lower_entry(module, entry, options.private_globals)
+        alloc = allocate(fn, options.max_registers)
+        reconverge(fn, path)
+        texts.append(emit_kernel(fn, alloc.registers, source or path))
+        count = sum(1 for item in fn.items if isinstance(item, Op))
+        reports[entry.name] = KernelReport(entry.name, fn.ptx_instructions, count, alloc.registers,
+                                           alloc.spilled_values, alloc.spill_stores, alloc.spill_loads,
+                                           fn.shared_bytes, fn.local_bytes)
+    assembly = "\n".join(texts)
+    try:
+        reg = assemble(assembly, f"<compiled {source or path}>")
+    except DualflowError as exc:  # a front-end defect: say so rather than blame the kernel
+        raise FrontendError(f"{path}: the front end wrote assembly the assembler refuses: {exc}") from None
+    return Compiled(reg, assembly, reports)
+
+
 def compile_file(path: Path | str, options: CompileOptions = CompileOptions()) -> Compiled:
-    raise NotImplementedError("front end under construction")
-
-
-def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = CompileOptions()) -> Compiled:
-    raise NotImplementedError("front end under construction")
+    """REG-form module of a ``.cu`` (through clang) or ``.ptx`` file."""
+    path = Path(path)
+    if path.suffix == ".ptx":
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise FrontendError(f"cannot read {path}: {exc}") from None
+    elif path.suffix in (".cu", ".cuh", ".c", ".cc", ".cpp"):
+        text = cuda_to_ptx(path, options.flags, options.opt_level)
+    else:
+        raise FrontendError(f"{path}: the front end compiles .cu (CUDA C) and .ptx files")
+    return compile_ptx(text, f"{path.with_suffix('.ptx').name}" if path.suffix != ".ptx" else str(path), options,
+                       source=str(path))

@@ -88,11 +88,7 @@ def with_dflow_form(workload: type[Workload], dflow: Module) -> type[Workload]:
     ring or variant); its REG form is its own."""
 
     class Given(workload):
-        def reg_module(self) -> Module:
-        """The workload's kernels in REG form, as written."""
-        return assemble_file(self.source)
-
-    def module(self, form: Form, conversion: ConversionOptions = DEFAULT_CONVERSION) -> Module:
+        def module(self, form: Form, conversion: ConversionOptions = DEFAULT_CONVERSION) -> Module:
             return dflow if form is Form.DFLOW else super().module(form)
 
     return Given
