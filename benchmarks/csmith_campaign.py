@@ -68,7 +68,7 @@ def main() -> int:
     def log(r) -> None:
         done[0] += 1
         if args.verbose or r.status in FAILING:
-            print(f"[{done[0]}/{args.count}] {r.summary()}", flush=True)
+            print(f"[{done[0]}/{args.count}] {r.summary()}" + (f" {r.seconds}" if args.verbose else ""), flush=True)
             if r.status in FAILING:
                 print(f"    {r.message.strip()}\n    kept in {r.folder}", flush=True)
         elif done[0] % 25 == 0:

@@ -78,15 +78,15 @@ def compile_kernel(cu: Path, *, opt_level: str = "-O2", flags: tuple[str, ...] =
 
 
 def refusal_kind(message: str) -> str:
-    """A short name for what the front end refused, for counting: the quoted PTX construct when
-    the message has one (``'st.global.u8'``), else its first words."""
+    """A short name for what the front end refused, for counting. Its messages read
+    ``FILE:LINE: CONSTRUCT: what is wrong`` (``kernel.ptx:144: bfe.u32: PTX instruction not
+    supported by the front end``): the construct and the reason; otherwise the message's start."""
     import re
 
-    m = re.search(r"[`'\"]([a-z][\w.]*)[`'\"]", message)
+    m = re.search(r":\d+: (?P<construct>[^:\n]+): (?P<why>[^\n]*)", message)
     if m:
-        return m.group(1)
-    m = re.search(r"(?:unsupported|cannot|not supported|refuse[sd]?)\b[^:;,.]{0,60}", message, re.I)
-    return m.group(0).strip() if m else message.split(":")[-1].strip()[:60]
+        return f"{m['construct'].strip()}: {m['why'].strip()[:80]}"
+    return message.strip().splitlines()[0][:100] if message.strip() else "no message"
 
 
 def _launch(dev, module: Module, seeds: np.ndarray, block: int) -> np.ndarray:
