@@ -1,11 +1,11 @@
 # Two entry points: `make run` (the main job) and `make test` (the whole test suite).
-# Both build the virtual environment themselves; `make test` also installs Icarus Verilog if missing.
+# Both build the virtual environment themselves and install what is missing (Icarus Verilog, clang-14, Csmith, ...).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-all bench clean compiled cacti tech sta
+.PHONY: run test test-all bench clean compiled cacti tech sta clang
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is required"'
@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml
 
 iverilog:
 	@command -v iverilog >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog; }
+
+# clang-14 with the NVPTX back end (the CUDA front end, dualflow/frontend/) and Csmith (its differential tests)
+clang:
+	@{ command -v clang-14 >/dev/null 2>&1 && command -v csmith >/dev/null 2>&1; } || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-14 csmith; }
 
 # OpenSTA (static timing of the mapped netlist, dualflow/synth/sta.py): Debian's opensta package when `sta` is missing
 sta:
@@ -43,13 +47,13 @@ $(OSU018_LIB):
 compiled: $(STAMP)
 	$(BIN)/python -m dualflow.experiments.compile_engine
 
-run: compiled cacti tech sta
+run: compiled cacti tech sta clang
 	$(BIN)/dualflow reproduce -o results
 
-test: compiled iverilog cacti tech sta
+test: compiled iverilog cacti tech sta clang
 	$(BIN)/python -m pytest -n 2
 
-test-all: compiled iverilog cacti tech sta
+test-all: compiled iverilog cacti tech sta clang
 	$(BIN)/python -m pytest -n 2 -m ''
 
 bench: compiled

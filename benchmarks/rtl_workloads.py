@@ -9,8 +9,11 @@ For each workload and mode, all launches of the host driver run in one simulator
 seconds and rate (cycles per second, cocotb bench included), and the wall time including the golden
 model and any build. Usage:
 
-    python benchmarks/rtl_workloads.py [--workloads vadd,reduce] [--modes dflow,base]
+    python benchmarks/rtl_workloads.py [--workloads vadd,reduce | --suite compiled] [--modes dflow,base]
                                        [--simulator icarus|verilator] [--json out.json]
+
+``--suite hand-written`` (the default) runs the ten hand-written workloads, ``--suite compiled``
+the compiled suite (CUDA C through the front end), ``--suite all`` both.
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ import json
 import time
 
 from dualflow.common.atomic_write import atomic_write
+from dualflow.kernels.registry import COMPILED, HAND_WRITTEN, WORKLOADS
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.cosim import run_cosim
 from dualflow.testbench.workload_cosim import core_for, workload_cases
 
-WORKLOADS = ["gaussian", "lud", "pathfinder", "nn", "bfs", "hotspot", "nw", "vadd", "reduce", "divloop"]
+SUITES = {"hand-written": list(HAND_WRITTEN), "compiled": list(COMPILED), "all": list(WORKLOADS)}
 LANES = 8
 
 
@@ -45,20 +49,22 @@ def measure(name: str, mode: str, size: str, simulator: str) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--workloads", help="comma-separated names (default: the --suite)")
+    ap.add_argument("--suite", choices=list(SUITES), default="hand-written")
     ap.add_argument("--modes", default="dflow,base")
     ap.add_argument("--size", default="tiny")
     ap.add_argument("--simulator", default="icarus")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
-    print(f"{'workload':<11}{'mode':<6}{'core':>6}{'launches':>10}{'records':>9}{'cycles':>9}"
+    print(f"{'workload':<16}{'mode':<6}{'core':>6}{'launches':>10}{'records':>9}{'cycles':>9}"
           f"{'sim s':>8}{'cyc/s':>7}{'wall s':>8}")
-    for name in args.workloads.split(","):
+    names = args.workloads.split(",") if args.workloads else SUITES[args.suite]
+    for name in names:
         for mode in args.modes.split(","):
             row = measure(name, mode, args.size, args.simulator)
             rows.append(row)
-            print(f"{name:<11}{mode:<6}{'8x' + str(row['warps']):>6}{row['matched']:>5} of {row['launches']:<2}"
+            print(f"{name:<16}{mode:<6}{'8x' + str(row['warps']):>6}{row['matched']:>5} of {row['launches']:<2}"
                   f"{row['records']:>9}{row['cycles']:>9}{row['sim_seconds']:>8}{row['cycles_per_second']:>7}"
                   f"{row['wall_seconds']:>8}", flush=True)
             for failure in row["failures"]:

@@ -7,8 +7,9 @@ parts. ``tests/project/test_layers.py`` reads this table and checks every import
 it, function-local imports included.
 
 Bottom to top: the common utilities (``common``: errors, atomic file writes, build folders); the
-instruction set; the machine description; the models (functional, then timing); the workloads; the experiments that run
-workloads on the models. Beside them: the RTL core on the machine description, its synthesis and
+instruction set (with the CUDA front end above it); the machine description; the models
+(functional, then timing); the workloads; the experiments that run workloads on the models.
+Beside them: the RTL core on the machine description, its synthesis and
 its testbenches (which use the models and the workloads as golden references). The GPU energy
 model joins the two sides: the timing model's statistics times energies from synthesis's SRAM model
 and technology scaling; the experiments use it. The command line sits on top of everything.
@@ -24,9 +25,10 @@ BUILDS_ON: Mapping[str, tuple[str, ...]] = {
     "layers": (),
     "common": (),  # errors, atomic file writes, build folders, the checkout's commit
     "isa": ("common",),
+    "frontend": ("isa",),  # CUDA C -> PTX -> the REG form
     "machine": ("isa",),
     "models": ("machine",),
-    "kernels": ("models",),
+    "kernels": ("models", "frontend"),  # frontend: the compiled suite's kernels
     "energy": ("models", "synth"),  # the timing model's statistics times per-event energies (CACTI, scaling)
     "experiments": ("kernels", "energy"),
     "rtl": ("machine",),

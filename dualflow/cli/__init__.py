@@ -12,12 +12,12 @@ from dualflow.common.errors import DualflowError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import energy, isa, power, rtl, timing, workloads
+    from . import compile, energy, isa, power, rtl, timing, workloads
 
     parser = argparse.ArgumentParser(prog="dualflow", description="Toolkit for out-of-order SIMT GPUs "
                                      "with a distance-operand (Dualflow) instruction set.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (isa, workloads, timing, energy, rtl, power):
+    for group in (isa, compile, workloads, timing, energy, rtl, power):
         group.add_commands(sub)
     return parser
 

@@ -14,11 +14,12 @@ from .options import add_rings, add_variants, int_in, variants_of
 
 
 def _load_module(path: str):
-    from dualflow.isa import Module, assemble_file
+    from dualflow.frontend.program import is_program, load_program
+    from dualflow.isa import Module
 
     p = Path(path)
-    if p.suffix == ".s":
-        return assemble_file(p)
+    if is_program(path):
+        return load_program(p)
     try:
         data = p.read_bytes()
     except OSError as exc:
@@ -59,12 +60,13 @@ def cmd_isa(args) -> int:
 
 
 def cmd_convert(args) -> int:
-    from dualflow.isa import assemble_file, disassemble
+    from dualflow.frontend.program import load_program
+    from dualflow.isa import disassemble
     from dualflow.isa.convert import convert_module
 
     if args.output is not None:
         check_output(args.output, "-o", inputs=[args.source])
-    module = assemble_file(args.source)
+    module = load_program(args.source)
     converted, reports = convert_module(module, dmax=args.dmax, ring=args.ring, variants=variants_of(args),
                                         rings=args.rings)
     for name, rep in reports.items():
@@ -95,8 +97,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("isa", help="print the instruction-set table")
     p.set_defaults(func=cmd_isa)
 
-    p = sub.add_parser("convert", help="convert a REG-form assembly file to DFLOW form")
-    p.add_argument("source", help="REG-form assembly file")
+    p = sub.add_parser("convert", help="convert a REG-form assembly file (or CUDA .cu / .ptx) to DFLOW form")
+    p.add_argument("source", help="REG-form assembly file, or a .cu / .ptx file compiled through the front end")
     p.add_argument("-o", "--output", help="DFLOW-form assembly output (default: standard output)")
     from dualflow.isa.encoding import OPERAND_MAX
 

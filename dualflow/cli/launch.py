@@ -129,10 +129,10 @@ def load_kernel(path: str, name: str | None, *, mode: Mode, machine: str,
     runs (``kernel_form``): a REG-form kernel is converted for a DFLOW-form machine (with the
     ``conversion`` options); a DFLOW-form kernel cannot run on a REG-form machine
     (``machine`` names it in the message: ``core``, ``GPU``)."""
-    from dualflow.isa import assemble_file
+    from dualflow.frontend.program import load_program
     from dualflow.isa.convert import convert_kernel
 
-    module = assemble_file(path)
+    module = load_program(path)
     kernels = list(module)
     if name is not None:
         try:

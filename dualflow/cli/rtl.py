@@ -225,7 +225,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_lint)
 
     p = sub.add_parser("cosim", help="run a program or a workload on the RTL core and compare with the golden model")
-    p.add_argument("program", nargs="?", help="assembly file (.s); a REG-form kernel is converted for a dflow core")
+    p.add_argument("program", nargs="?", help="program file (.s, or CUDA .cu / .ptx through the front end); a "
+                   "REG-form kernel is converted for a dflow core")
     p.add_argument("--workload", metavar="NAME",
                    help="instead of a program: every launch of a workload's host driver, on a core grown to "
                         "hold its largest block (--warps) and, in BASE, its registers (--regs) unless given")

@@ -67,7 +67,9 @@ def _timing_lines(t) -> list[str]:
 def cmd_sim(args) -> int:
     if args.json is not None:
         check_output(args.json, "--json", inputs=[args.target])
-    if args.target.endswith(".s"):
+    from dualflow.frontend.program import is_program
+
+    if is_program(args.target):
         return _sim_program(args)
     given = given_launch_options(args)
     if given:
@@ -151,7 +153,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("sim", help="run one workload, or a kernel of an assembly file, on the cycle-level GPU "
                        "model and print a summary")
-    p.add_argument("target", metavar="WORKLOAD|FILE.s",
+    p.add_argument("target", metavar="WORKLOAD|FILE.s|FILE.cu|FILE.ptx",
                    help="workload name (see `dualflow bench list`), or an assembly file: one launch of its kernel")
     p.add_argument("--size", default=None, help="workload size: tiny, small (default), paper, or another size "
                    "the workload defines")

@@ -10,6 +10,6 @@ memory), ``emit`` (assembly text with PTX line comments). docs/frontend.md descr
 
 from __future__ import annotations
 
-from .driver import CompileOptions, Compiled, KernelReport, FrontendError, compile_file, compile_ptx
+from .driver import Compiled, CompileOptions, FrontendError, KernelReport, compile_file, compile_ptx
 
 __all__ = ["CompileOptions", "Compiled", "KernelReport", "FrontendError", "compile_file", "compile_ptx"]

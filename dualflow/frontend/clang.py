@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 from functools import lru_cache
@@ -58,18 +59,32 @@ def _run(args: list[str], what: str) -> str:
     return proc.stdout
 
 
-def cuda_to_ptx(path: Path, flags: tuple[str, ...] = (), opt_level: str = "-O2") -> str:
+def kernel_parameter_names(preprocessed: str) -> dict[str, list[str]]:
+    """The C names of each kernel's parameters, read from the preprocessed source (PTX keeps
+    only ``NAME_param_N``), so that commands can name parameters as the source does."""
+    out = {}
+    for m in re.finditer(r"__attribute__\(\(global\)\)\s+void\s+(\w+)\s*\(([^)]*)\)", preprocessed):
+        names = []
+        for param in filter(None, (p.strip() for p in m.group(2).split(","))):
+            pm = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", param)
+            names.append(pm.group(1) if pm else "")
+        out[m.group(1)] = names
+    return out
+
+
+def cuda_to_ptx(path: Path, flags: tuple[str, ...] = (), opt_level: str = "-O2") -> tuple[str, dict[str, list[str]]]:
     """PTX text of a ``.cu`` file (from the cache when the preprocessed source, the flags and
-    clang are unchanged)."""
+    clang are unchanged), and the C parameter names of its kernels."""
     if not path.is_file():
         raise FrontendError(f"cannot read {path}: no such file")
     common = [clang_path(), "-x", "cuda", *BASE_FLAGS, opt_level, "-I", str(INCLUDE_DIR), *flags]
     pre = _run(common + ["-E", str(path), "-o", "-"], f"preprocessing {path}")
     key = hashlib.sha256("\0".join([pre, opt_level, *flags, clang_version()]).encode()).hexdigest()[:24]
+    names = kernel_parameter_names(pre)
     cached = CACHE_DIR / f"{key}.ptx"
     if cached.is_file():
-        return cached.read_text()
+        return cached.read_text(), names
     ptx = _run(common + ["-S", str(path), "-o", "-"], f"compiling {path}")
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     atomic_write(cached, ptx)
-    return ptx
+    return ptx, names

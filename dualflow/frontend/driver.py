@@ -17,6 +17,7 @@ from .lower import lower_entry
 from .ptx import parse_ptx
 from .reconverge import reconverge
 from .regalloc import allocate
+from .simplify import simplify
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,14 @@ class Compiled:
     reports: dict[str, KernelReport] = field(default_factory=dict)
 
 
-def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = CompileOptions(),
-                source: str | None = None) -> Compiled:
-    """REG-form module of PTX text: parse, lower, allocate registers, reconverge, assemble."""
+#: The options of a plain compile.
+DEFAULT_OPTIONS = CompileOptions()
+
+
+def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = DEFAULT_OPTIONS,
+                source: str | None = None, param_names: dict[str, list[str]] | None = None) -> Compiled:
+    """REG-form module of PTX text: parse, lower, allocate registers, reconverge, assemble.
+    ``param_names``: the source's names of each kernel's parameters (else PTX's)."""
     module = parse_ptx(text, path)
     entries = module.entries
     if options.kernel is not None:
@@ -78,7 +84,10 @@ def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = Compil
         raise FrontendError(f"{path}: no kernel (.entry) in the file: declare kernels __global__")
     texts, reports = [], {}
     for entry in entries:
-        fn = lower_entry(module, entry, options.private_globals)
+        fn = simplify(lower_entry(module, entry, options.private_globals))
+        names = (param_names or {}).get(entry.name)
+        if names and len(names) == len(fn.params) and all(names) and len(set(names)) == len(names):
+            fn.params = names
         alloc = allocate(fn, options.max_registers)
         reconverge(fn, path)
         texts.append(emit_kernel(fn, alloc.registers, source or path))
@@ -94,7 +103,7 @@ def compile_ptx(text: str, path: str = "<ptx>", options: CompileOptions = Compil
     return Compiled(reg, assembly, reports)
 
 
-def compile_file(path: Path | str, options: CompileOptions = CompileOptions()) -> Compiled:
+def compile_file(path: Path | str, options: CompileOptions = DEFAULT_OPTIONS) -> Compiled:
     """REG-form module of a ``.cu`` (through clang) or ``.ptx`` file."""
     path = Path(path)
     if path.suffix == ".ptx":
@@ -103,8 +112,9 @@ def compile_file(path: Path | str, options: CompileOptions = CompileOptions()) -
         except (OSError, UnicodeDecodeError) as exc:
             raise FrontendError(f"cannot read {path}: {exc}") from None
     elif path.suffix in (".cu", ".cuh", ".c", ".cc", ".cpp"):
-        text = cuda_to_ptx(path, options.flags, options.opt_level)
+        text, names = cuda_to_ptx(path, options.flags, options.opt_level)
     else:
         raise FrontendError(f"{path}: the front end compiles .cu (CUDA C) and .ptx files")
-    return compile_ptx(text, f"{path.with_suffix('.ptx').name}" if path.suffix != ".ptx" else str(path), options,
-                       source=str(path))
+    if path.suffix == ".ptx":
+        return compile_ptx(text, str(path), options)
+    return compile_ptx(text, path.with_suffix(".ptx").name, options, source=str(path), param_names=names)

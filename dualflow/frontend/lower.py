@@ -18,7 +18,7 @@ from dualflow.isa.opcodes import Cmp, Opcode, SpecialReg, VoteMode
 
 from .errors import FrontendError
 from .ir import RZ, Function, Item, LabelMark, Op
-from .ptx import Entry, Imm, Instr, Label, Mem, PtxModule, Reg, Sym, Vec, Variable, type_bytes
+from .ptx import Entry, Imm, Instr, Label, Mem, PtxModule, Reg, Sym, Variable, Vec, type_bytes
 from .spaces import Layout, Space, pointer_spaces
 
 _SREGS = {f"%{s.name.lower().replace('_', '.')}": s for s in SpecialReg}
@@ -315,7 +315,8 @@ class Lowering:
     def op_shr(self, instr):
         t = self._type(instr)
         d = self.dest(instr)
-        a = self._extend(self.reg_value(instr.operands[1], instr), "s16" if t == "s16" else ("u16" if t in ("u16", "b16") else t))
+        a = self.reg_value(instr.operands[1], instr)
+        a = self._extend(a, "s16" if t == "s16" else ("u16" if t in ("u16", "b16") else t))
         b = self.value(instr.operands[2], instr)
         self.emit(Opcode.ISRA if t.startswith("s") else Opcode.ISHR, d, a, b)
 

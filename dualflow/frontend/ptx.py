@@ -278,6 +278,8 @@ class _Parser:
         parts = stmt.split(None, 1)
         names = parts[0].split(".")
         operands_text = parts[1] if len(parts) > 1 else ""
+        if names[0] == "call":  # refused by lowering with its line; its operand syntax is not ours to read
+            return Instr("call", tuple(names[1:]), (), line, guard, negated)
         operands: list[Operand] = []
         dual = None
         for i, tok in enumerate(t.strip() for t in _TOKEN_SPLIT.split(operands_text) if t.strip()):

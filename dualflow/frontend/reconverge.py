@@ -250,7 +250,7 @@ class Reconvergence:
             (at_branch if kind == "branch" else at_loop).setdefault(place, []).append(join)
         # several joins pushed at one place: the one that post-dominates the others first
         for d in (at_branch, at_loop):
-            for place, js in d.items():
+            for js in d.values():
                 js.sort(key=lambda j: -self._pdom_depth(j))
         return at_branch, at_loop
 
@@ -320,7 +320,6 @@ class Reconvergence:
         at_branch, at_loop = self._pushes(self.kept)
         items: list = []
         tramps: list = []
-        n = 0
         for i, b in enumerate(self.blocks):
             items.append(LabelMark(b.name))
             # ssys for loops headed here go on the entry edges: a preceding block that falls

@@ -106,7 +106,8 @@ def _colour(adj, moves, cost, k: int) -> tuple[dict[str, int], list[str]]:
             if v in removed:
                 continue
         else:  # optimistic: push the cheapest node per neighbour and hope it colours
-            v = min(pending, key=lambda x: (cost[x] / (degree[x] + 1), x))
+            # (a spill's own short-lived register is never the one pushed: spilling it gains nothing)
+            v = min(pending, key=lambda x: (x.startswith("%%s"), cost[x] / (degree[x] + 1), x))
         removed.add(v)
         pending.discard(v)
         stack.append(v)
@@ -183,8 +184,8 @@ def allocate(fn: Function, max_registers: int = MAX_REGS) -> Allocation:
             slot_of[v] = fn.local_bytes
             fn.local_bytes += 4
             spilled.add(v)
-        s, l = _spill(fn, fresh, slot_of, counter)
-        stores, loads = stores + s, loads + l
+        added_stores, added_loads = _spill(fn, fresh, slot_of, counter)
+        stores, loads = stores + added_stores, loads + added_loads
         slot_of = {v: slot_of[v] for v in fresh}  # later rounds rewrite only the new victims
     else:
         raise FrontendError(f"kernel {fn.name}: register allocation did not converge")

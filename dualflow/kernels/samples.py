@@ -31,6 +31,8 @@ class _Sample(Workload):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if cls.origin != "hand-written":  # a compiled twin (kernels/cuda/twins) names its own sources
+            return
         cls.source = SOURCE_DIR / f"{cls.name}.reg.s"
         cls.dflow_source = SOURCE_DIR / f"{cls.name}.dflow.s"
 

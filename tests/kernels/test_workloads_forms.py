@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 
 from dualflow.isa import Form
-from dualflow.kernels.registry import WORKLOADS
+from dualflow.kernels.registry import HAND_WRITTEN, WORKLOADS
 from dualflow.kernels.workload import run_workload
 
-CASES = [(name, size) for name, wl in WORKLOADS.items() for size in wl.sizes if size != "paper"]
+# the compiled suite at size tiny: its own test files (tests/kernels/test_cuda_*.py) run the same check
+CASES = ([(name, size) for name, wl in HAND_WRITTEN.items() for size in wl.sizes if size != "paper"]
+         + [(name, "tiny") for name in WORKLOADS if name not in HAND_WRITTEN])
 
 
 @pytest.mark.parametrize("name, size", CASES, ids=[f"{n}-{s}" for n, s in CASES])

@@ -39,6 +39,11 @@ DF_INDEX3(gridDim, nctaid)
 /* __syncthreads() is clang's built-in (bar.sync 0) */
 static __device__ __forceinline__ void __threadfence_block(void) { __nvvm_membar_cta(); }
 
+/* warp votes over the active lanes (the machine's vote): the mask must name exactly those lanes */
+static __device__ __forceinline__ int __any_sync(unsigned int mask, int p) { (void)mask; return __nvvm_vote_any(p); }
+static __device__ __forceinline__ int __all_sync(unsigned int mask, int p) { (void)mask; return __nvvm_vote_all(p); }
+static __device__ __forceinline__ unsigned int __ballot_sync(unsigned int mask, int p) { (void)mask; return __nvvm_vote_ballot(p); }
+
 /* bit casts */
 static __device__ __forceinline__ int __float_as_int(float x) { return __builtin_bit_cast(int, x); }
 static __device__ __forceinline__ unsigned int __float_as_uint(float x) { return __builtin_bit_cast(unsigned int, x); }

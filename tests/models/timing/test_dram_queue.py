@@ -18,7 +18,7 @@ from test_timing_memory import line_tx, small
 
 from dualflow.common.errors import ConfigError
 from dualflow.isa.convert import convert_kernel
-from dualflow.kernels.registry import WORKLOADS, get_workload
+from dualflow.kernels.registry import HAND_WRITTEN, get_workload
 from dualflow.kernels.workload import run_workload
 from dualflow.machine.functional import FunctionalConfig
 from dualflow.machine.memory import DramConfig
@@ -230,7 +230,7 @@ TIGHT = {"l1": {**_TIGHT, "num_sms": 1, "memory.l1.mshr_entries": 8, "memory.l1.
 
 
 @pytest.mark.parametrize("mode", ["base", "dflow"])
-@pytest.mark.parametrize("name", sorted(WORKLOADS))
+@pytest.mark.parametrize("name", sorted(HAND_WRITTEN))  # the converter's training set
 def test_compiled_equals_reference_on_the_paper_preset(name, mode):
     run_both(name, queued("paper-rtx3080", mode))
 

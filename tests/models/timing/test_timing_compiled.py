@@ -22,7 +22,7 @@ from dualflow.isa import Form, Kernel, Opcode, assemble
 from dualflow.isa.convert import convert_kernel
 from dualflow.kernels.directed import FAULT_PROGRAMS, PROGRAMS, program
 from dualflow.kernels.directed import kernel as directed_kernel
-from dualflow.kernels.registry import WORKLOADS, get_workload
+from dualflow.kernels.registry import COMPILED, HAND_WRITTEN, get_workload
 from dualflow.kernels.workload import run_workload
 from dualflow.machine.banks import register_bank
 from dualflow.machine.config import GpuConfig
@@ -76,10 +76,17 @@ def test_memory_order_rule_is_the_isas():
 
 # ------------------------------------------------------------------ workloads
 @pytest.mark.parametrize("mode", list(Mode))
-@pytest.mark.parametrize("name", sorted(WORKLOADS))
+@pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
 @pytest.mark.parametrize("preset_name", PRESETS)
 def test_workload_tiny(preset_name: str, name: str, mode: Mode):
     run_both(name, preset(preset_name).replace(mode=mode.value))
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+@pytest.mark.parametrize("name", sorted(COMPILED))
+def test_compiled_suite_tiny(name: str, mode: Mode):
+    """The compiled suite (CUDA C through the front end) on the paper's GPU: both engines agree."""
+    run_both(name, preset("paper-rtx3080").replace(mode=mode.value))
 
 
 #: The SM structures the presets do not all use: fetch that stops at branches, one warp's fetch
