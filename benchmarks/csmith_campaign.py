@@ -25,9 +25,49 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # workers share the machine's cores
 
 from dualflow.frontend.csmith.campaign import default_root, run_campaign  # noqa: E402
-from dualflow.frontend.csmith.device import TARGETS  # noqa: E402
+from dualflow.frontend.csmith.device import Target  # noqa: E402
 from dualflow.frontend.csmith.differential import FAILING, Settings  # noqa: E402
 from dualflow.frontend.csmith.generate import CsmithOptions  # noqa: E402
+from dualflow.isa import Form  # noqa: E402
+from dualflow.kernels.mode_form import kernel_form  # noqa: E402
+from dualflow.machine.functional import FunctionalConfig  # noqa: E402
+from dualflow.machine.mode import Mode  # noqa: E402
+from dualflow.machine.presets import preset  # noqa: E402
+from dualflow.models import Device  # noqa: E402
+from dualflow.models.timing.device import TimingDevice  # noqa: E402
+
+#: Every machine, in the order a program runs on them.
+TARGETS = ("reg", "dflow", "timing-base", "timing-dflow")
+#: The timing model's machine: the paper's GPU cut to one SM (a launch of a few warps uses one).
+TIMING_PRESET = "paper-rtx3080"
+#: Warp instructions a launch may retire before it counts as runaway: generous, since a Csmith
+#: program's loops and software division run long, but finite, so a miscompiled endless loop ends.
+BUDGET = 20_000_000
+#: Local memory per thread: the private globals and Csmith's local arrays (the functional model's
+#: default of 16 KiB is a CUDA-like limit, not a property of the programs).
+LOCAL_BYTES = 1 << 16
+
+
+def targets(names=TARGETS, *, budget: int = BUDGET, engine: str = "compiled",
+            timing_preset: str = TIMING_PRESET) -> tuple[Target, ...]:
+    """The machines ``names`` as targets of the differential test: the functional model on the REG
+    form ("reg") and on the converter's DFLOW form ("dflow"), the timing model (one SM of
+    ``timing_preset``, ``engine``) in BASE mode ("timing-base") and D-FLOW mode ("timing-dflow"),
+    each in the form its mode runs."""
+    functional = FunctionalConfig(max_warp_instructions=budget, max_local_bytes=LOCAL_BYTES)
+
+    def timing(mode: Mode) -> Target:
+        config = preset(timing_preset).replace(num_sms=1, mode=mode.value)
+        return Target(f"timing-{mode.value}", kernel_form(mode),
+                      lambda: TimingDevice(config, functional, engine=engine))
+
+    table = {"reg": Target("reg", Form.REG, lambda: Device(functional)),
+             "dflow": Target("dflow", Form.DFLOW, lambda: Device(functional)),
+             "timing-base": timing(Mode.BASE), "timing-dflow": timing(Mode.DFLOW)}
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise ValueError(f"unknown target(s) {', '.join(unknown)} (have: {', '.join(table)})")
+    return tuple(table[n] for n in names)
 
 
 def main() -> int:
@@ -45,6 +85,10 @@ def main() -> int:
     parser.add_argument("--max-funcs", type=int, default=CsmithOptions.max_funcs)
     parser.add_argument("--max-block-depth", type=int, default=CsmithOptions.max_block_depth)
     parser.add_argument("--max-expr-complexity", type=int, default=CsmithOptions.max_expr_complexity)
+    parser.add_argument("--budget", type=int, default=BUDGET,
+                        help=f"warp instructions a launch may retire (default {BUDGET:,})")
+    parser.add_argument("--engine", choices=("compiled", "reference"), default="compiled",
+                        help="the timing model's engine (default compiled)")
     parser.add_argument("--ptx-census", action="store_true", help="count the PTX opcodes each program uses")
     parser.add_argument("--keep-going", action="store_true", help="do not stop at the first failure")
     parser.add_argument("--program-timeout", type=float, default=600.0,
@@ -54,13 +98,14 @@ def main() -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per program")
     args = parser.parse_args()
 
-    targets = tuple(t for t in args.targets.split(",") if t)
-    unknown = [t for t in targets if t not in TARGETS]
-    if unknown:
-        parser.error(f"unknown target(s) {', '.join(unknown)} (have: {', '.join(TARGETS)})")
+    names = tuple(t for t in args.targets.split(",") if t)
+    try:
+        machines = targets(names, budget=args.budget, engine=args.engine)
+    except ValueError as e:
+        parser.error(str(e))
     csmith = CsmithOptions(max_funcs=args.max_funcs, max_block_depth=args.max_block_depth,
                            max_expr_complexity=args.max_expr_complexity)
-    settings = Settings(csmith=csmith, threads=args.threads, block=args.block, targets=targets,
+    settings = Settings(csmith=csmith, threads=args.threads, block=args.block, targets=machines,
                         opt_level=args.opt_level, inject=args.inject, ptx_census=args.ptx_census)
     root = default_root() if args.root is None else Path(args.root).resolve()
     done = [0]
@@ -75,7 +120,7 @@ def main() -> int:
             print(f"[{done[0]}/{args.count}]", flush=True)
 
     print(f"Csmith campaign: seeds {args.start_seed}..{args.start_seed + args.count - 1}, targets "
-          f"{','.join(targets)}, {args.threads} threads, {args.jobs} job(s), csmith {' '.join(csmith.argv())}",
+          f"{','.join(names)}, {args.threads} threads, {args.jobs} job(s), csmith {' '.join(csmith.argv())}",
           flush=True)
     tally = run_campaign(range(args.start_seed, args.start_seed + args.count), settings, jobs=args.jobs, root=root,
                          keep_going=args.keep_going, program_timeout=args.program_timeout, on_result=log)

@@ -11,12 +11,12 @@ in worker processes and tallies them; ``benchmarks/csmith_campaign.py`` is its c
 """
 
 from .campaign import Tally, run_campaign
-from .device import TARGETS
+from .device import DeviceProgram, Target, compile_kernel, run_target
 from .differential import ProgramResult, Settings, check_program, thread_seeds
 from .errors import StageError
 from .generate import DEFAULT_OPTIONS, CsmithOptions, run_csmith
 from .transform import Program, host_source, kernel_source, transform
 
-__all__ = ["CsmithOptions", "DEFAULT_OPTIONS", "Program", "ProgramResult", "Settings", "StageError", "TARGETS",
-           "Tally", "check_program", "host_source", "kernel_source", "run_campaign", "run_csmith", "thread_seeds",
-           "transform"]
+__all__ = ["CsmithOptions", "DEFAULT_OPTIONS", "DeviceProgram", "Program", "ProgramResult", "Settings", "StageError",
+           "Target", "Tally", "check_program", "compile_kernel", "host_source", "kernel_source", "run_campaign",
+           "run_csmith", "run_target", "thread_seeds", "transform"]

@@ -1,42 +1,45 @@
 """The GPU side of the differential test: compile the kernel through the front end and run it on
-each model of the machine, returning the per-thread checksums.
+the machines the caller names, returning the per-thread checksums.
 
-Targets, cheapest first (``TARGETS``):
-
-- ``reg``: the functional model on the front end's REG-form module;
-- ``dflow``: the functional model on its DFLOW form, made by the REG-to-DFLOW converter with the
-  default conversion options (what ``Workload.module(Form.DFLOW)`` gives a compiled workload);
-- ``timing-base`` / ``timing-dflow``: the cycle-level model (``TimingDevice``) in BASE mode on the
-  REG form and in D-FLOW mode on the DFLOW form, on a one-SM ``paper-rtx3080`` (the timing model
-  executes as it times, so its results are checked like the functional model's).
+A machine is a ``Target``: a name, the operand form its kernels take (REG, or DFLOW made by the
+REG-to-DFLOW converter with its default options, as ``Workload.module(Form.DFLOW)`` makes it for a
+compiled workload) and a factory of fresh devices with the CUDA-runtime-like API of the functional
+model's ``Device`` (``upload``, ``alloc``, ``launch``, ``copy_out``). The factories come from above:
+this package is part of the front end, which builds on the ISA only (``dualflow/layers.py``), so
+the models are chosen by the caller (``benchmarks/csmith_campaign.py``, ``targets``: the functional
+model in both forms, the timing model in BASE and D-FLOW modes).
 
 A launch is one thread per seed, ``block`` threads per block; ``csmith_kernel(seeds, out)``.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from dualflow.common.errors import ConfigError, KernelFault
-from dualflow.isa import Module
-from dualflow.machine.functional import FunctionalConfig
+from dualflow.isa import Form, Module
 
 from .errors import StageError
 from .ptx_census import CLANG_FLAGS
 from .transform import INCLUDE_DIR, KERNEL_NAME
 
-__all__ = ["TARGETS", "DeviceProgram", "compile_kernel", "run_target", "TIMING_PRESET", "DEFAULT_BUDGET"]
+__all__ = ["Target", "DeviceProgram", "compile_kernel", "run_target", "refusal_kind"]
 
-#: Every target, in the order a program is run on them.
-TARGETS = ("reg", "dflow", "timing-base", "timing-dflow")
-#: The timing model's machine: the paper's GPU cut to one SM (a launch of a few warps uses one).
-TIMING_PRESET = "paper-rtx3080"
-#: Warp instructions a launch may retire before it counts as runaway: generous, since a Csmith
-#: program's loops and software division run long, but finite, so a miscompiled endless loop ends.
-DEFAULT_BUDGET = 20_000_000
+
+@dataclass(frozen=True)
+class Target:
+    """A machine to run the kernel on: ``name`` (in reports), the ``form`` of the kernels it runs,
+    and ``new_device``, which makes a fresh device (global memory empty, no launch yet)."""
+
+    name: str
+    form: Form
+    new_device: Callable[[], Any] = field(compare=False)
 
 
 @dataclass
@@ -49,8 +52,11 @@ class DeviceProgram:
     reg_instructions: int
     _dflow: Module | None = field(default=None, repr=False)
 
-    def dflow(self) -> Module:
-        """The DFLOW form (converted on first use); a converter failure is a ``StageError``."""
+    def module(self, form: Form) -> Module:
+        """The kernel in ``form``: REG as compiled, DFLOW converted on first use (a converter failure
+        is a ``StageError``)."""
+        if form is Form.REG:
+            return self.reg
         if self._dflow is None:
             from dualflow.isa.convert import ConvertError, convert_module
             from dualflow.isa.convert.options import DEFAULT_CONVERSION
@@ -81,8 +87,6 @@ def refusal_kind(message: str) -> str:
     """A short name for what the front end refused, for counting. Its messages read
     ``FILE:LINE: CONSTRUCT: what is wrong`` (``kernel.ptx:144: bfe.u32: PTX instruction not
     supported by the front end``): the construct and the reason; otherwise the message's start."""
-    import re
-
     m = re.search(r":\d+: (?P<construct>[^:\n]+): (?P<why>[^\n]*)", message)
     if m:
         return f"{m['construct'].strip()}: {m['why'].strip()[:80]}"
@@ -99,28 +103,13 @@ def _launch(dev, module: Module, seeds: np.ndarray, block: int) -> np.ndarray:
     return dev.copy_out(out, len(seeds), np.uint32)
 
 
-def run_target(target: str, program: DeviceProgram, seeds: np.ndarray, *, block: int = 32,
-               budget: int = DEFAULT_BUDGET, engine: str = "compiled") -> np.ndarray:
+def run_target(target: Target, program: DeviceProgram, seeds: np.ndarray, *, block: int = 32) -> np.ndarray:
     """The per-thread checksums of ``program`` on ``target``; a fault or a runaway launch is a
     ``StageError`` ("fault", "runaway")."""
-    from dualflow.models import Device
-
-    functional = FunctionalConfig(max_warp_instructions=budget, max_local_bytes=1 << 16)
     seeds = np.asarray(seeds, dtype=np.uint32)
+    module = program.module(target.form)
     try:
-        if target == "reg":
-            return _launch(Device(functional), program.reg, seeds, block)
-        if target == "dflow":
-            return _launch(Device(functional), program.dflow(), seeds, block)
-        if target in ("timing-base", "timing-dflow"):
-            from dualflow.machine.presets import preset
-            from dualflow.models.timing.device import TimingDevice
-
-            mode = target.split("-")[1]
-            config = preset(TIMING_PRESET).replace(num_sms=1, mode=mode)
-            module = program.reg if mode == "base" else program.dflow()
-            return _launch(TimingDevice(config, functional, engine=engine), module, seeds, block)
+        return _launch(target.new_device(), module, seeds, block)
     except KernelFault as e:
-        kind = "runaway" if "budget" in str(e) or "runaway" in str(e) else "fault"
-        raise StageError(kind, f"{target}: {e}") from e
-    raise ConfigError(f"unknown target {target!r} (have: {', '.join(TARGETS)})")
+        kind = "runaway" if "budget" in str(e) else "fault"
+        raise StageError(kind, f"{target.name}: {e}") from e

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .device import TARGETS, DeviceProgram, compile_kernel, run_target
+from .device import DeviceProgram, Target, compile_kernel, run_target
 from .errors import StageError
 from .generate import DEFAULT_OPTIONS, CsmithOptions, run_csmith
 from .host import build_host, run_host
@@ -40,22 +40,20 @@ class Settings:
     """How each program is tested.
 
     threads / block: the launch (one thread per seed; thread 0 runs the program unchanged);
-    targets: which of ``device.TARGETS`` to run; opt_level: clang's level for the kernel;
-    inject: where the thread seed goes (``transform.transform``); host_cpu_seconds: CPU time each
-    host run may take; budget: warp instructions a GPU launch may retire; ptx_census: also count
-    the PTX opcodes (one more clang run).
+    targets: the machines to run the kernel on, in order (none: compile only); opt_level:
+    clang's level for the kernel; inject: where the thread seed goes (``transform.transform``);
+    host_cpu_seconds: CPU time each host run may take; ptx_census: also count the PTX opcodes
+    (one more clang run).
     """
 
     csmith: CsmithOptions = DEFAULT_OPTIONS
     threads: int = 32
     block: int = 32
-    targets: tuple[str, ...] = TARGETS
+    targets: tuple[Target, ...] = ()
     opt_level: str = "-O2"
     inject: str = "scalars"
     host_cpu_seconds: int = 2
-    budget: int = 20_000_000
     ptx_census: bool = False
-    engine: str = "compiled"
 
 
 @dataclass
@@ -158,19 +156,19 @@ def _run_targets(result: ProgramResult, device: DeviceProgram, seeds: np.ndarray
                  settings: Settings, lap) -> ProgramResult:
     ran = []
     for target in settings.targets:
+        name = target.name
         try:
-            got = run_target(target, device, seeds, block=settings.block, budget=settings.budget,
-                             engine=settings.engine)
+            got = run_target(target, device, seeds, block=settings.block)
         except StageError as e:
-            result.status, result.reason, result.message = "failed", f"{target}: {e.reason}", str(e)
+            result.status, result.reason, result.message = "failed", f"{name}: {e.reason}", str(e)
             result.targets_run = tuple(ran)
             return result
-        lap(target)
-        ran.append(target)
+        lap(name)
+        ran.append(name)
         wrong = np.nonzero(got != expected)[0]
         if len(wrong):
-            result.mismatches[target] = [int(t) for t in wrong]
-            result.message += (f"{target}: thread {int(wrong[0])} (seed {int(seeds[wrong[0]]):#x}) gave "
+            result.mismatches[name] = [int(t) for t in wrong]
+            result.message += (f"{name}: thread {int(wrong[0])} (seed {int(seeds[wrong[0]]):#x}) gave "
                                f"{int(got[wrong[0]]):08x}, host {int(expected[wrong[0]]):08x}; ")
     result.targets_run = tuple(ran)
     if result.mismatches:
