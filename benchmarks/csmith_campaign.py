@@ -27,6 +27,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # workers share the machine's cor
 from dualflow.frontend.csmith.campaign import default_root, run_campaign  # noqa: E402
 from dualflow.frontend.csmith.device import Target  # noqa: E402
 from dualflow.frontend.csmith.differential import FAILING, Settings  # noqa: E402
+from dualflow.frontend.csmith.explain import explain_mismatch  # noqa: E402
 from dualflow.frontend.csmith.generate import CsmithOptions  # noqa: E402
 from dualflow.isa import Form  # noqa: E402
 from dualflow.kernels.mode_form import kernel_form  # noqa: E402
@@ -90,6 +91,8 @@ def main() -> int:
     parser.add_argument("--engine", choices=("compiled", "reference"), default="compiled",
                         help="the timing model's engine (default compiled)")
     parser.add_argument("--ptx-census", action="store_true", help="count the PTX opcodes each program uses")
+    parser.add_argument("--no-explain", action="store_true",
+                        help="do not rerun a mismatching program to name the globals that differ")
     parser.add_argument("--keep-going", action="store_true", help="do not stop at the first failure")
     parser.add_argument("--program-timeout", type=float, default=600.0,
                         help="wall seconds one program may take over all its stages (default 600)")
@@ -116,6 +119,11 @@ def main() -> int:
             print(f"[{done[0]}/{args.count}] {r.summary()}" + (f" {r.seconds}" if args.verbose else ""), flush=True)
             if r.status in FAILING:
                 print(f"    {r.message.strip()}\n    kept in {r.folder}", flush=True)
+            if r.status == "mismatch" and not args.no_explain:
+                first = next(t for t in machines if t.name in r.mismatches)
+                text = explain_mismatch(r.seed, r.folder, first, threads=args.threads, block=args.block,
+                                        opt_level=args.opt_level, inject=args.inject)
+                print("    " + text.replace("\n", "\n    "), flush=True)
         elif done[0] % 25 == 0:
             print(f"[{done[0]}/{args.count}]", flush=True)
 

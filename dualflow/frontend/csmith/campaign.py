@@ -40,18 +40,26 @@ class Tally:
     unsupported: Counter = field(default_factory=Counter)  # construct -> programs
     failed: Counter = field(default_factory=Counter)  # reason -> programs (mismatch or failure)
     failures: list[ProgramResult] = field(default_factory=list)
+    examples: dict[str, list[int]] = field(default_factory=dict)  # reason -> its first seeds
     opcodes: Counter = field(default_factory=Counter)  # PTX opcode -> programs using it
     registers: list[int] = field(default_factory=list)
     instructions: list[int] = field(default_factory=list)
     diverse: int = 0  # programs whose threads computed at least two different checksums
     seconds: float = 0.0
 
+    #: Seeds kept per skip or refusal reason, to reproduce it.
+    EXAMPLES = 5
+
     def add(self, r: ProgramResult) -> None:
         self.statuses[r.status] += 1
+        if r.status != "match":
+            self.examples.setdefault(r.reason, [])
+            if len(self.examples[r.reason]) < self.EXAMPLES:
+                self.examples[r.reason].append(r.seed)
         if r.status == "skipped":
             self.skipped[r.reason] += 1
         elif r.status == "unsupported":
-            self.unsupported[r.reason.removeprefix("frontend: ")] += 1
+            self.unsupported[r.reason] += 1
         elif r.status in FAILING:
             self.failed[r.reason] += 1
             self.failures.append(r)
@@ -89,7 +97,9 @@ class Tally:
                                ("mismatches and failures, by target and reason", self.failed)):
             if counter:
                 lines.append(f"{title}:")
-                lines += [f"  {n:6d}  {k}" for k, n in counter.most_common()]
+                lines += [f"  {n:6d}  {k}" + (f"  (seeds {', '.join(map(str, self.examples[k]))})"
+                                              if k in self.examples else "")
+                          for k, n in counter.most_common()]
         if self.registers:
             regs, ins = sorted(self.registers), sorted(self.instructions)
             lines.append(f"registers per thread: min {regs[0]}, median {regs[len(regs) // 2]}, max {regs[-1]}; "
@@ -103,7 +113,8 @@ class Tally:
     def to_dict(self) -> dict:
         return {"statuses": dict(self.statuses), "skipped": dict(self.skipped),
                 "unsupported": dict(self.unsupported), "failed": dict(self.failed),
-                "failures": [_result_dict(r) for r in self.failures], "opcodes": dict(self.opcodes),
+                "failures": [_result_dict(r) for r in self.failures], "examples": self.examples,
+                "opcodes": dict(self.opcodes),
                 "registers": self.registers, "instructions": self.instructions, "diverse": self.diverse,
                 "seconds": round(self.seconds, 1)}
 
@@ -194,7 +205,9 @@ def run_campaign(seeds: Iterable[int], settings: Settings = DEFAULT_SETTINGS, *,
                 if w.conn in ready:
                     try:
                         r = w.conn.recv()
-                    except EOFError:  # the worker died (out of memory, a crash in a model)
+                    except EOFError:  # the worker died (out of memory, an uncaught error)
+                        r = None
+                    if r is None:
                         r = ProgramResult(w.seed, "skipped", "worker died", folder=root / "work" / str(w.seed))
                         w.stop()
                         workers[i] = w = _Worker(ctx, settings, root)

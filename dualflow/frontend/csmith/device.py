@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from dualflow.common.errors import ConfigError, KernelFault
+from dualflow.common.errors import ConfigError, DualflowError, KernelFault
 from dualflow.isa import Form, Module
 
 from .errors import StageError
@@ -88,9 +88,11 @@ def refusal_kind(message: str) -> str:
     ``FILE:LINE: CONSTRUCT: what is wrong`` (``kernel.ptx:144: bfe.u32: PTX instruction not
     supported by the front end``): the construct and the reason; otherwise the message's start."""
     m = re.search(r":\d+: (?P<construct>[^:\n]+): (?P<why>[^\n]*)", message)
-    if m:
+    if m and not m["construct"].startswith("kernel "):
         return f"{m['construct'].strip()}: {m['why'].strip()[:80]}"
-    return message.strip().splitlines()[0][:100] if message.strip() else "no message"
+    if m:  # about the kernel as a whole (its control flow): the reason, without its labels
+        return _first_words(m["why"])
+    return _first_words(message) or "no message"
 
 
 def _launch(dev, module: Module, seeds: np.ndarray, block: int) -> np.ndarray:
@@ -113,3 +115,11 @@ def run_target(target: Target, program: DeviceProgram, seeds: np.ndarray, *, blo
     except KernelFault as e:
         kind = "runaway" if "budget" in str(e) else "fault"
         raise StageError(kind, f"{target.name}: {e}") from e
+    except DualflowError as e:  # a model that cannot go on (the timing model's deadlock check, ...)
+        raise StageError(_first_words(str(e)), f"{target.name}: {e}") from e
+
+
+def _first_words(message: str) -> str:
+    """A message without its particulars (numbers, labels, names in quotes), for counting."""
+    text = re.sub(r"'[^']*'|\b\w*\d\w*\b", "#", message.splitlines()[0] if message else "")
+    return re.sub(r"(#[\s:,#]*)+", "# ", text).strip()[:90]
