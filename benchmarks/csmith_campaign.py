@@ -71,6 +71,40 @@ def targets(names=TARGETS, *, budget: int = BUDGET, engine: str = "compiled",
     return tuple(table[n] for n in names)
 
 
+def rtl_cosim(seed: int, settings: Settings, mode: str, folder: Path, *, simulator: str = "icarus",
+              warp_size: int = 8, warps: int = 4, max_cycles: int = 2_000_000) -> tuple[bool, str]:
+    """Co-simulate program ``seed``'s kernel on the RTL core in ``mode`` (one block of
+    ``settings.threads`` threads) against the golden functional model, record by record, and check
+    the core's out[] against the host's checksums. Returns (passed, summary)."""
+
+    from dualflow.frontend.csmith import compile_kernel, kernel_source, run_csmith, thread_seeds, transform
+    from dualflow.frontend.csmith.host import build_host, run_host
+    from dualflow.frontend.csmith.transform import KERNEL_NAME
+    from dualflow.rtl.params import CoreParams
+    from dualflow.testbench.cosim import CosimCase, run_cosim
+
+    program = transform(run_csmith(seed, settings.csmith), seed, settings.csmith.argv(), settings.inject)
+    folder.mkdir(parents=True, exist_ok=True)
+    seeds = thread_seeds(seed, settings.threads)
+    host = run_host(build_host(program, folder), [int(s) for s in seeds]).checksums
+    (folder / "kernel.cu").write_text(kernel_source(program))
+    device = compile_kernel(folder / "kernel.cu", opt_level=settings.opt_level)
+    kernel = device.module(kernel_form(Mode(mode)))[KERNEL_NAME]
+    imem = 1 << max(10, (len(kernel.code) - 1).bit_length())
+    params = CoreParams(mode=mode, warp_size=warp_size, warps=warps, regs=max(device.registers, 1), imem_words=imem)
+    out = []
+
+    def setup(dev):
+        out.append(dev.alloc(4 * len(seeds)))
+        return [dev.upload(seeds), out[-1]]
+
+    case = CosimCase(f"csmith-{seed}-{mode}", kernel, settings.threads, setup, max_cycles=max_cycles)
+    (result,) = run_cosim(params, [case], simulator=simulator, report_dir=folder / f"cosim-{mode}")
+    words = result.memory[out[-1] // 4: out[-1] // 4 + len(seeds)] if result.memory is not None else None
+    host_ok = words is not None and [int(w) for w in words] == list(host)
+    return result.ok and host_ok, (result.summary() + ("" if host_ok else "\nRTL out[] differs from the host"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=100, help="programs (default 100)")
@@ -96,6 +130,9 @@ def main() -> int:
     parser.add_argument("--keep-going", action="store_true", help="do not stop at the first failure")
     parser.add_argument("--program-timeout", type=float, default=600.0,
                         help="wall seconds one program may take over all its stages (default 600)")
+    parser.add_argument("--rtl", type=int, default=0,
+                        help="then co-simulate the first N matching programs on the RTL core, BASE and DFLOW")
+    parser.add_argument("--rtl-simulator", default="icarus", choices=("icarus", "verilator"))
     parser.add_argument("--root", default=None, help="scratch and failure folder (default build/csmith)")
     parser.add_argument("--json", default=None, help="also write the counts to this file")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per program")
@@ -133,11 +170,19 @@ def main() -> int:
     tally = run_campaign(range(args.start_seed, args.start_seed + args.count), settings, jobs=args.jobs, root=root,
                          keep_going=args.keep_going, program_timeout=args.program_timeout, on_result=log)
     print(tally.report())
+    rtl_failed = 0
+    for seed in tally.matched[:args.rtl]:
+        for mode in ("base", "dflow"):
+            passed, summary = rtl_cosim(seed, settings, mode, root / "rtl" / str(seed), simulator=args.rtl_simulator)
+            rtl_failed += not passed
+            print(f"RTL {mode} seed {seed}: {'PASS' if passed else 'FAIL'}\n    " + summary.replace("\n", "\n    "),
+                  flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(tally.to_dict(), f, indent=1)
-    if tally.failures:
-        print(f"FAILED: {len(tally.failures)} program(s); kept under {root / 'failures'}", file=sys.stderr)
+    if tally.failures or rtl_failed:
+        print(f"FAILED: {len(tally.failures)} program(s) (kept under {root / 'failures'}), "
+              f"{rtl_failed} RTL co-simulation(s)", file=sys.stderr)
         return 1
     return 0
 

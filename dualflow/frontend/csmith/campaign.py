@@ -40,6 +40,7 @@ class Tally:
     unsupported: Counter = field(default_factory=Counter)  # construct -> programs
     failed: Counter = field(default_factory=Counter)  # reason -> programs (mismatch or failure)
     failures: list[ProgramResult] = field(default_factory=list)
+    matched: list[int] = field(default_factory=list)  # seeds that matched everywhere
     examples: dict[str, list[int]] = field(default_factory=dict)  # reason -> its first seeds
     opcodes: Counter = field(default_factory=Counter)  # PTX opcode -> programs using it
     registers: list[int] = field(default_factory=list)
@@ -52,6 +53,8 @@ class Tally:
 
     def add(self, r: ProgramResult) -> None:
         self.statuses[r.status] += 1
+        if r.status == "match":
+            self.matched.append(r.seed)
         if r.status != "match":
             self.examples.setdefault(r.reason, [])
             if len(self.examples[r.reason]) < self.EXAMPLES:
