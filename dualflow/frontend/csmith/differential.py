@@ -52,7 +52,7 @@ class Settings:
     targets: tuple[Target, ...] = ()
     opt_level: str = "-O2"
     inject: str = "scalars"
-    host_cpu_seconds: int = 2
+    host_cpu_seconds: int = 1
     ptx_census: bool = False
 
 
@@ -123,9 +123,9 @@ def check_program(seed: int, folder: Path, settings: Settings = DEFAULT_SETTINGS
         host = run_host(build_host(program, folder), [int(s) for s in seeds], cpu_seconds=settings.host_cpu_seconds)
         lap("host")
         if host.failures:
-            kinds = sorted(set(host.failures.values()))
-            raise StageError(f"host {kinds[0]}",
-                             f"host run of thread(s) {sorted(host.failures)[:8]}: {', '.join(kinds)}")
+            first = min(host.failures)
+            raise StageError(f"host {host.failures[first]}", f"host run of thread {first} (seed "
+                             f"{int(seeds[first]):#x}): {host.failures[first]}")
         expected = np.array(host.checksums, dtype=np.uint32)
         result.distinct_checksums = len(set(host.checksums))
         cu = _write_kernel(program, folder)

@@ -45,9 +45,10 @@ def build_host(program: Program, folder: Path, *, sanitize: bool = False, timeou
     return exe
 
 
-def run_host(exe: Path, seeds: list[int], *, cpu_seconds: int = 2, timeout: float = 120.0) -> HostRun:
+def run_host(exe: Path, seeds: list[int], *, cpu_seconds: int = 1, timeout: float = 120.0) -> HostRun:
     """Run the host program once per seed (each in its own process, ``cpu_seconds`` of CPU time
-    at most); the whole run is bounded by ``timeout`` seconds of wall time."""
+    at most); the whole run is bounded by ``timeout`` seconds of wall time. The driver stops at
+    the first seed that does not finish: the later ones are reported "not run"."""
     argv = [str(exe), str(cpu_seconds), *(str(s) for s in seeds)]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
@@ -55,16 +56,20 @@ def run_host(exe: Path, seeds: list[int], *, cpu_seconds: int = 2, timeout: floa
         raise StageError("host timeout", f"{exe} did not finish {len(seeds)} seeds in {timeout} s") from e
     if done.returncode != 0:
         raise StageError("host error", f"{exe} failed (status {done.returncode}): {done.stderr.strip()[:300]}")
-    lines = done.stdout.split()
-    joined = done.stdout.replace("signal ", "signal_").replace("exit ", "exit_").split()
-    if len(joined) != len(seeds):
-        raise StageError("host error", f"{exe} printed {len(lines)} results for {len(seeds)} seeds")
+    words = done.stdout.replace("signal ", "signal_").replace("exit ", "exit_").split()
+    if len(words) > len(seeds) or (len(words) < len(seeds) and (not words or _is_checksum(words[-1]))):
+        raise StageError("host error", f"{exe} printed {len(words)} results for {len(seeds)} seeds")
     checksums: list[int | None] = []
     failures: dict[int, str] = {}
-    for i, word in enumerate(joined):
-        if all(c in "0123456789abcdef" for c in word) and len(word) == 8:
+    for i in range(len(seeds)):
+        word = words[i] if i < len(words) else "not run"
+        if _is_checksum(word):
             checksums.append(int(word, 16))
         else:
             checksums.append(None)
             failures[i] = word.replace("_", " ")
     return HostRun(tuple(checksums), failures)
+
+
+def _is_checksum(word: str) -> bool:
+    return len(word) == 8 and all(c in "0123456789abcdef" for c in word)

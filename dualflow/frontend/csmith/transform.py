@@ -181,7 +181,8 @@ extern "C" __global__ void {KERNEL_NAME}(const unsigned int *seeds, unsigned int
 def host_source(program: Program) -> str:
     """The host C++ file: the body and a driver that runs it once per seed given on its command
     line, each in a forked child (fresh globals, a CPU-time limit), and prints one checksum per
-    line in hex, or ``timeout`` / ``signal N`` / ``exit N`` for a child that did not finish."""
+    line in hex, or ``timeout`` / ``signal N`` / ``exit N`` for a child that did not finish, after
+    which it stops (a program with a seed that does not finish is skipped)."""
     return f"""// Csmith seed {program.seed}, options: {' '.join(program.options)}
 // host build of dualflow.frontend.csmith: usage: prog CPU_SECONDS SEED...
 #include <signal.h>
@@ -218,11 +219,15 @@ int main(int argc, char **argv)
         }}
         int status = 0;
         waitpid(pid, &status, 0);
-        if (WIFSIGNALED(status))
+        if (WIFSIGNALED(status)) {{
             printf(WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL ? "timeout\\n" : "signal %d\\n",
                    WTERMSIG(status));
-        else if (WEXITSTATUS(status) != 0)
+            break;  /* the program is skipped anyway: do not spend the other seeds' time */
+        }}
+        if (WEXITSTATUS(status) != 0) {{
             printf("exit %d\\n", WEXITSTATUS(status));
+            break;
+        }}
     }}
     return 0;
 }}
