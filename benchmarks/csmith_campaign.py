@@ -124,6 +124,8 @@ def main() -> int:
                         help=f"warp instructions a launch may retire (default {BUDGET:,})")
     parser.add_argument("--engine", choices=("compiled", "reference"), default="compiled",
                         help="the timing model's engine (default compiled)")
+    parser.add_argument("--float", action="store_true",
+                        help="Csmith programs with float (host flushes denormals; no FMA contraction)")
     parser.add_argument("--ptx-census", action="store_true", help="count the PTX opcodes each program uses")
     parser.add_argument("--no-explain", action="store_true",
                         help="do not rerun a mismatching program to name the globals that differ")
@@ -144,7 +146,7 @@ def main() -> int:
     except ValueError as e:
         parser.error(str(e))
     csmith = CsmithOptions(max_funcs=args.max_funcs, max_block_depth=args.max_block_depth,
-                           max_expr_complexity=args.max_expr_complexity)
+                           max_expr_complexity=args.max_expr_complexity, floats=args.float)
     settings = Settings(csmith=csmith, threads=args.threads, block=args.block, targets=machines,
                         opt_level=args.opt_level, inject=args.inject, ptx_census=args.ptx_census)
     root = default_root() if args.root is None else Path(args.root).resolve()

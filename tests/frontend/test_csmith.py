@@ -3,9 +3,10 @@
 The pieces are checked on their own first: our CRC is Csmith's CRC-32, our safe_math.h follows
 Csmith's convention and is free of undefined behaviour for every edge operand (UBSan), the
 transform keeps the program (seed 0 is the program as generated) and the host driver reports a
-run that does not finish. Then a handful of seeds go end to end on every machine, the known
-front-end defects are kept as strict xfails (each with its Csmith seed and a minimal kernel), and
-a slow campaign runs 1000 programs.
+run that does not finish or does something undefined. Then a handful of seeds (integer and
+--float) go end to end on every machine, the defects the campaigns found are kept as strict
+xfails (each with its Csmith seed, some with a minimal kernel), and a slow campaign runs 1000
+programs.
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ static int32_t g_1 = 0;
 static uint32_t  func_1(void);
 static uint32_t  func_1(void)
 {
-    volatile int32_t spins = 0;   /* a side effect: the loop may not be assumed to end */
+    volatile uint32_t spins = 0;   /* a side effect: the loop may not be assumed to end */
     while (g_1 == 0) { spins++; }
     return 0;
 }
@@ -199,14 +200,30 @@ def test_host_run_reports_a_seed_that_does_not_finish(tmp_path):
 
 
 def test_host_programs_are_free_of_undefined_behaviour(tmp_path):
-    """The generated programs with our header, built with UBSan, run every thread seed to the
-    end without an undefined operation, and give the same checksums as the plain build."""
+    """The generated integer programs with our header, built with UBSan (the default build), run
+    every thread seed to the end without an undefined operation, and give the same checksums as
+    a build without it."""
     for seed in GOOD_SEEDS[:4]:
         program = transform(run_csmith(seed, OPTIONS), seed)
         seeds = [int(s) for s in thread_seeds(seed, 8)]
-        plain = run_host(build_host(program, tmp_path / str(seed)), seeds)
-        checked = run_host(build_host(program, tmp_path / str(seed), sanitize=True), seeds)
+        checked = run_host(build_host(program, tmp_path / str(seed)), seeds)
+        plain = run_host(build_host(program, tmp_path / str(seed), sanitize=False), seeds)
         assert not checked.failures and checked.checksums == plain.checksums
+
+
+_FLOAT_TO_INT = _ENDLESS.replace("static int32_t g_1 = 0;", "static int32_t g_1 = 0;\nstatic float g_2 = 0x1.0p40;") \
+    .replace("""    volatile uint32_t spins = 0;   /* a side effect: the loop may not be assumed to end */
+    while (g_1 == 0) { spins++; }""", "    if (g_1 == 7) g_1 = g_2;   /* 2^40 does not fit: undefined */")
+
+
+def test_host_run_reports_undefined_behaviour(tmp_path):
+    """A seed whose run converts a float out of the int range (undefined; Csmith's --float
+    programs can) is reported as undefined, not given a checksum; the seed before it is not."""
+    program = transform(_FLOAT_TO_INT, 0)
+    assert program.injected == ("g_1",)  # the float global takes no seed
+    seven = 7 * pow(0x9E3779B1, -1, 1 << 32) % (1 << 32)  # the seed that makes g_1 == 7
+    run = run_host(build_host(program, tmp_path), [0, seven])
+    assert run.failures == {1: "undefined"} and run.checksums[0] is not None
 
 
 def test_thread_seeds():
@@ -224,6 +241,16 @@ def test_program_matches_on_every_machine(seed, tmp_path):
     result = check_program(seed, tmp_path, _settings(targets=campaign.targets()))
     assert result.status == "match", result.message
     assert result.targets_run == campaign.TARGETS
+
+
+@pytest.mark.parametrize("seed", (1, 2))
+def test_float_program_matches_on_every_machine(seed, tmp_path):
+    """Csmith's --float programs: the host flushing denormals and neither side fusing a*b+c, the
+    FP32 results agree bit for bit on every machine."""
+    floats = CsmithOptions(**{**OPTIONS.__dict__, "floats": True})
+    result = check_program(seed, tmp_path, Settings(csmith=floats, targets=campaign.targets()))
+    assert result.status == "match", result.message
+    assert "float" in (tmp_path / "csmith.cpp").read_text()
 
 
 def test_a_mismatch_is_caught_and_explained(tmp_path):

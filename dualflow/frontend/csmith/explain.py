@@ -85,8 +85,8 @@ def differing_globals(program: Program, seeds: np.ndarray, target: Target, folde
         f'            for (int i = 0; i < {RECORDED}; i++) printf(" %08x", (unsigned)csmith_values[i]);\n'
         '            printf("\\n");'))
     exe = folder / "explain"
-    done = subprocess.run(["g++", "-O1", "-w", "-I", str(INCLUDE_DIR), str(source), "-o", str(exe)],
-                          capture_output=True, text=True, timeout=120)
+    argv = ["g++", "-O1", "-w", "-ffp-contract=off", "-I", str(INCLUDE_DIR), str(source), "-o", str(exe)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     if done.returncode:
         raise StageError("gcc error", f"g++ failed on {source}: {done.stderr[:300]}")
     run = subprocess.run([str(exe), "2", *(str(int(s)) for s in seeds)], capture_output=True, text=True,

@@ -3,8 +3,8 @@
 The machine is 32-bit with no call instruction: no 64-bit values (``--no-longlong --no-math64``),
 no pointers, structs, unions or bitfields (each would put aggregates or addresses of private
 globals in play, which the front end's per-thread globals do not promise to support), no
-volatiles, no goto (``--no-jumps``), no floats (Csmith's float programs need safe float
-functions and FP compares whose flushed-denormal semantics differ from the host's), and small
+volatiles, no goto (``--no-jumps``), floats only when asked (``floats``: the host then flushes
+denormals as the machine does, and neither side fuses a*b+c), and small
 programs (few functions, shallow blocks, short arrays), because every call is inlined and every
 global and local array is per-thread local memory. ``--lang-cpp`` because the CUDA side compiles
 the body as C++ (C's implicit conversions that C++ refuses are then avoided by Csmith itself).
@@ -25,7 +25,7 @@ __all__ = ["CsmithOptions", "DEFAULT_OPTIONS", "run_csmith", "csmith_path"]
 class CsmithOptions:
     """The Csmith options a campaign uses (each is Csmith's option of the same name).
 
-    The fixed exclusions (64-bit, pointers, aggregates, volatiles, jumps, floats) are always
+    The fixed exclusions (64-bit, pointers, aggregates, volatiles, jumps) are always
     passed; these fields size the program.
     """
 
@@ -41,11 +41,12 @@ class CsmithOptions:
     consts: bool = True
     embedded_assigns: bool = True
     comma_operators: bool = True
+    floats: bool = False
 
     #: What the machine cannot run or the transform does not handle, always excluded.
     EXCLUDED = ("--no-longlong", "--no-math64", "--no-pointers", "--no-structs", "--no-unions",
                 "--no-bitfields", "--no-packed-struct", "--no-volatiles", "--no-volatile-pointers",
-                "--no-const-pointers", "--no-jumps", "--no-argc", "--no-float", "--no-builtins")
+                "--no-const-pointers", "--no-jumps", "--no-argc", "--no-builtins")
 
     def argv(self) -> tuple[str, ...]:
         """The command-line options (without the seed and output)."""
@@ -59,6 +60,7 @@ class CsmithOptions:
         for name in ("arrays", "divs", "muls", "consts", "embedded_assigns", "comma_operators"):
             flag = name.replace("_", "-")
             args.append(f"--{flag}" if getattr(self, name) else f"--no-{flag}")
+        args.append("--float" if self.floats else "--no-float")
         return tuple(args)
 
 

@@ -7,12 +7,13 @@ kept by our ``safe_math.h``), every correct compiler gives the same checksum for
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import StageError
-from .transform import INCLUDE_DIR, Program, host_source
+from .transform import INCLUDE_DIR, UBSAN_EXIT, Program, host_source
 
 __all__ = ["HostRun", "build_host", "run_host"]
 
@@ -26,16 +27,19 @@ class HostRun:
     failures: dict[int, str]
 
 
-def build_host(program: Program, folder: Path, *, sanitize: bool = False, timeout: float = 60.0) -> Path:
-    """Compile the host program into ``folder``; returns the executable. ``sanitize`` adds
-    UndefinedBehaviorSanitizer with no recovery, so that a run that would be undefined aborts."""
+def build_host(program: Program, folder: Path, *, sanitize: bool = True, timeout: float = 60.0) -> Path:
+    """Compile the host program into ``folder``; returns the executable. ``sanitize`` (the default)
+    adds UndefinedBehaviorSanitizer, float-to-int overflow included, with no recovery, so that a
+    run that would be undefined aborts and its program is skipped instead of compared: our safe
+    math keeps integer programs defined, but Csmith's --float programs convert floats to integers
+    unchecked."""
     folder.mkdir(parents=True, exist_ok=True)
     source = folder / "host.cpp"
     source.write_text(host_source(program))
-    exe = folder / ("host-ubsan" if sanitize else "host")
-    argv = ["g++", "-O1", "-w", "-I", str(INCLUDE_DIR), str(source), "-o", str(exe)]
+    exe = folder / ("host" if sanitize else "host-plain")
+    argv = ["g++", "-O1", "-w", "-ffp-contract=off", "-I", str(INCLUDE_DIR), str(source), "-o", str(exe)]
     if sanitize:
-        argv[1:1] = ["-fsanitize=undefined", "-fno-sanitize-recover=all"]
+        argv[1:1] = ["-fsanitize=undefined,float-cast-overflow", "-fno-sanitize-recover=all"]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as e:
@@ -50,8 +54,9 @@ def run_host(exe: Path, seeds: list[int], *, cpu_seconds: int = 1, timeout: floa
     at most); the whole run is bounded by ``timeout`` seconds of wall time. The driver stops at
     the first seed that does not finish: the later ones are reported "not run"."""
     argv = [str(exe), str(cpu_seconds), *(str(s) for s in seeds)]
+    env = dict(os.environ, UBSAN_OPTIONS=f"halt_on_error=1:exitcode={UBSAN_EXIT}:print_stacktrace=0")
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired as e:
         raise StageError("host timeout", f"{exe} did not finish {len(seeds)} seeds in {timeout} s") from e
     if done.returncode != 0:

@@ -22,8 +22,9 @@ __all__ = ["CLANG", "CLANG_FLAGS", "ptx_of", "opcodes", "FORBIDDEN"]
 CLANG = "clang-14"
 #: The flags every generated kernel needs besides the front end's own: C++ narrowing in Csmith's
 #: array initialisers is legal C but an error in C++11 (-Wno-c++11-narrowing); Csmith's code is
-#: full of constant conditions clang warns about (-w); every function must inline (no calls).
-CLANG_FLAGS = ("-w", "-Wno-c++11-narrowing", "-mllvm", "-inline-threshold=100000")
+#: full of constant conditions clang warns about (-w); every function must inline (no calls); a*b+c
+#: stays two roundings, as on the host (-ffp-contract=off; --float programs).
+CLANG_FLAGS = ("-w", "-Wno-c++11-narrowing", "-mllvm", "-inline-threshold=100000", "-ffp-contract=off")
 
 #: PTX that the machine has no counterpart for (64-bit registers, atomics, calls, printf).
 FORBIDDEN = re.compile(r"\.(?:[usbf]64)\b|\batom\.|\bcall(?:\.uni)?\b|vprintf")

@@ -11,7 +11,9 @@ so that the same body compiles for the host (g++) and for the GPU (clang CUDA, t
 - ``main`` becomes ``csmith_run(csmith_seed)``, which XORs the seed into the chosen globals before
   ``func_1`` runs and returns the checksum (``platform_main_end`` in our ``csmith.h``);
 - ``printf`` (only under ``if (print_hash_value)``, never set) becomes a no-op;
-- Csmith's unused ``static long __undefined`` goes (``long`` is 64 bits on the host).
+- Csmith's unused ``static long __undefined`` goes (``long`` is 64 bits on the host), and so do
+  the ``<float.h>``/``<math.h>`` includes of ``--float`` programs (``csmith.h`` includes them
+  where they exist: the GPU side has no C library).
 
 A seed of 0 leaves every global as Csmith wrote it, so thread 0 runs the original program.
 """
@@ -34,6 +36,9 @@ class TransformError(StageError):
         super().__init__("transform", message)
 
 
+#: The exit status UBSan gives a host run that did something undefined (``host.run_host`` sets it).
+UBSAN_EXIT = 86
+
 #: The kernel every generated ``.cu`` defines: ``csmith_kernel(seeds, out)``, out[t] = checksum of
 #: the program run with seeds[t], t the thread's global index.
 KERNEL_NAME = "csmith_kernel"
@@ -51,12 +56,14 @@ INCLUDE_DIR = _include_dir()
 _INT_TYPES = {"int8_t": 8, "int16_t": 16, "int32_t": 32, "uint8_t": 8, "uint16_t": 16, "uint32_t": 32}
 
 _GLOBAL = re.compile(
-    r"^(?P<static>static\s+)?(?P<quals>(?:(?:const|volatile)\s+)*)(?P<type>u?int(?:8|16|32)_t)\s+"
+    r"^(?P<static>static\s+)?(?P<quals>(?:(?:const|volatile)\s+)*)(?P<type>u?int(?:8|16|32)_t|float)\s+"
     r"(?P<name>g_\d+)(?P<dims>(?:\[\d+\])*)\s*(?:=.*)?;\s*$")
 _FUNC_DECL = re.compile(r"^(?P<static>static\s+)(?P<rest>.*\bfunc_\d+\s*\(.*)$")
 _MAIN = re.compile(r"^int\s+main\s*\(\s*(void)?\s*\)\s*$")
 _CALL_FUNC_1 = re.compile(r"^(?P<indent>\s*)func_1\(\);\s*$")
 _UNDEFINED = re.compile(r"^static\s+long\s+__undefined;\s*$")
+#: System headers of --float programs: our csmith.h includes what each side needs.
+_SYSTEM_INCLUDE = re.compile(r"^#include\s+<(?:float|math)\.h>\s*$")
 
 #: Odd multipliers that spread one thread seed into different values for different globals.
 _SPREAD = (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1, 0xD3A2646C | 1, 0xFD7046C5, 0xB55A4F09)
@@ -119,7 +126,7 @@ def transform(text: str, seed: int = 0, options: tuple[str, ...] = (), inject: s
     call_line = None
     for number, line in enumerate(text.splitlines(), 1):
         if depth == 0 and not in_main:
-            if _UNDEFINED.match(line):
+            if _UNDEFINED.match(line) or _SYSTEM_INCLUDE.match(line):
                 continue
             m = _GLOBAL.match(line)
             if m:
@@ -148,7 +155,7 @@ def transform(text: str, seed: int = 0, options: tuple[str, ...] = (), inject: s
         out.append(line)
     if not main_seen or call_line is None:
         raise TransformError("no main calling func_1() found: was the program generated with --main?")
-    scalars = [g for g in globals_ if not g.const and not g.dims]
+    scalars = [g for g in globals_ if not g.const and not g.dims and g.ctype in _INT_TYPES]
     chosen = scalars[:1] if inject == "first" else scalars
     indent = re.match(r"\s*", out[call_line]).group(0)
     statements = [f"{indent}{g.name} ^= ({g.ctype})(csmith_seed * {_SPREAD[i % len(_SPREAD)]:#x}u);"
@@ -181,12 +188,15 @@ extern "C" __global__ void {KERNEL_NAME}(const unsigned int *seeds, unsigned int
 def host_source(program: Program) -> str:
     """The host C++ file: the body and a driver that runs it once per seed given on its command
     line, each in a forked child (fresh globals, a CPU-time limit), and prints one checksum per
-    line in hex, or ``timeout`` / ``signal N`` / ``exit N`` for a child that did not finish, after
-    which it stops (a program with a seed that does not finish is skipped)."""
+    line in hex, or ``timeout`` / ``undefined`` (UBSan stopped it) / ``signal N`` / ``exit N`` for a
+    child that did not finish, after which it stops (a program with such a seed is skipped)."""
     return f"""// Csmith seed {program.seed}, options: {' '.join(program.options)}
 // host build of dualflow.frontend.csmith: usage: prog CPU_SECONDS SEED...
 #include <signal.h>
 #include <stdio.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -211,6 +221,9 @@ int main(int argc, char **argv)
             return 2;
         }}
         if (pid == 0) {{
+#if defined(__SSE__)
+            _mm_setcsr(_mm_getcsr() | 0x8040); /* FTZ and DAZ: denormals flushed, as on the GPU */
+#endif
             struct rlimit cpu = {{limit, limit}};
             setrlimit(RLIMIT_CPU, &cpu);
             printf("%08x\\n", (unsigned)csmith_run(seed));
@@ -220,12 +233,12 @@ int main(int argc, char **argv)
         int status = 0;
         waitpid(pid, &status, 0);
         if (WIFSIGNALED(status)) {{
-            printf(WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL ? "timeout\\n" : "signal %d\\n",
-                   WTERMSIG(status));
+            int sig = WTERMSIG(status);
+            printf(sig == SIGXCPU || sig == SIGKILL ? "timeout\\n" : "signal %d\\n", sig);
             break;  /* the program is skipped anyway: do not spend the other seeds' time */
         }}
-        if (WEXITSTATUS(status) != 0) {{
-            printf("exit %d\\n", WEXITSTATUS(status));
+        if (WEXITSTATUS(status) != 0) {{ /* UBSan's exit status (host.UBSAN_EXIT): the run was undefined */
+            printf(WEXITSTATUS(status) == {UBSAN_EXIT} ? "undefined\\n" : "exit %d\\n", WEXITSTATUS(status));
             break;
         }}
     }}

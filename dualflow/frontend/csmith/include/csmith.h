@@ -21,7 +21,8 @@
 #endif
 
 #if defined(__CUDA__)
-/* the GPU side includes no system header: the machine's types, as stdint.h would give them */
+/* the GPU side includes no system header: the machine's types, as stdint.h would give them
+ * (fabsf comes from dualflow_cuda.h) */
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
@@ -29,8 +30,10 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 #else
+#include <math.h>
 #include <stdint.h>
 #endif
+#include <float.h> /* clang's own on the GPU side: FLT_MAX for the safe float operations */
 
 #include "safe_math.h"
 
@@ -50,9 +53,18 @@ static inline void csmith_crc32_word(uint32_t val)
     crc32_context = c;
 }
 
+/* a float global (Csmith's --float) is hashed by its bytes: here its 32 bits, the same CRC */
+static inline void csmith_crc32_float(float f)
+{
+    uint32_t w;
+    __builtin_memcpy(&w, &f, 4);
+    csmith_crc32_word(w);
+}
+
 /* what the generated main calls; the variable's name and the print flag are not used */
 #define crc32_gentab() ((void)0)
 #define transparent_crc(val, vname, flag) csmith_crc32_word((uint32_t)(val))
+#define transparent_crc_bytes(ptr, nbytes, vname, flag) csmith_crc32_float(*(ptr))
 #define platform_main_begin() ((void)0)
 /* the generated main ends with platform_main_end(crc32_context ^ 0xFFFFFFFFUL, flag): the
  * transformed main (csmith_run) returns the checksum there */

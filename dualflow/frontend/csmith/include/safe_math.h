@@ -151,4 +151,31 @@ CSMITH_UNSIGNED(uint8_t, CSMITH_UINT8_MAX)
 CSMITH_UNSIGNED(uint16_t, CSMITH_UINT16_MAX)
 CSMITH_UNSIGNED(uint32_t, CSMITH_UINT32_MAX)
 
+/* float (Csmith's --float): the operation unless its result could overflow FLT_MAX (tested on
+ * scaled operands, so the test itself cannot overflow); division also not by zero or by a value
+ * small enough to overflow. Both sides flush denormals and do not fuse a*b+c (the host sets
+ * FTZ/DAZ and both compile with -ffp-contract=off), so each operation rounds the same way. */
+static inline float safe_add_func_float_f_f(float sf1, float sf2)
+{
+    return fabsf((0.5f * sf1) + (0.5f * sf2)) > (0.5f * FLT_MAX) ? sf1 : sf1 + sf2;
+}
+
+static inline float safe_sub_func_float_f_f(float sf1, float sf2)
+{
+    return fabsf((0.5f * sf1) - (0.5f * sf2)) > (0.5f * FLT_MAX) ? sf1 : sf1 - sf2;
+}
+
+static inline float safe_mul_func_float_f_f(float sf1, float sf2)
+{
+    return fabsf((0x1.0p-100f * sf1) * (0x1.0p-28f * sf2)) > (0x1.0p-100f * (0x1.0p-28f * FLT_MAX))
+        ? sf1 : sf1 * sf2;
+}
+
+static inline float safe_div_func_float_f_f(float sf1, float sf2)
+{
+    return (fabsf(sf2) < 1.0f
+            && (sf2 == 0.0f || fabsf((0x1.0p-49f * sf1) / (0x1.0p100f * sf2)) > (0x1.0p-100f * (0x1.0p-49f * FLT_MAX))))
+        ? sf1 : sf1 / sf2;
+}
+
 #endif
