@@ -307,20 +307,14 @@ def test_campaign_counts_and_wall_timeout(tmp_path):
 
 #: (Csmith seed, the machines to run, the defect), each the first seed of its kind in seeds 1..300.
 KNOWN_DEFECTS = (
-    (42, ("reg",), "front end: an unsigned 16-bit compare with an immediate >= 0x8000 "
-     "(`setp.gt.u16 %p1, %rs6, -30810`) compares against the sign-extended immediate"),
-    (98, ("reg",), "front end: `mul.hi.s16` is lowered as the high word of a 32 x 32-bit product, not bits "
-     "31..16 of the 16 x 16-bit product"),
-    (62, ("reg",), "front end refuses `mul.wide.u16` (its product is 32 bits, not 64)"),
-    (194, ("reg",), "front end refuses `mul.wide.s16` (its product is 32 bits, not 64)"),
-    (120, ("reg",), "front end refuses `bfe.u32` (bit-field extract, clang's (x >> k) & mask)"),
-    (228, ("reg",), "front end refuses `st.global.u64` of `mov.u64 %rd1, -1`: clang merged two 32-bit constant "
-     "stores to a private global array into one 64-bit store"),
-    (7, ("reg",), "front end refuses structured PTX: 'control flow leaves a region past its join LBB0_7' (a "
-     "loop nest after a self-loop, the CRC loops over a global array; since f94fc8b)"),
     (282, ("timing-dflow",), "timing model, D-FLOW mode: 'deadlock ... warp 0 at pc 311 can never proceed' on the "
-     "converted kernel, which the functional model runs correctly in DFLOW form"),
+     "converted kernel, which the functional model runs correctly in DFLOW form (issue 35's deadlock)"),
 )
+#: Seeds of defects the campaign found and the front end now compiles correctly (each the first of
+#: its kind): an unsigned 16-bit compare with an immediate >= 0x8000 (42), mul.hi.s16 (98),
+#: mul.wide.u16/s16 (62, 194), bfe.u32 (120), a 64-bit store of merged constants (228), a loop
+#: right after a loop, where the first one's join was the second one's header (7).
+FIXED_DEFECTS = (42, 98, 62, 194, 120, 228, 7)
 
 
 @pytest.mark.parametrize("seed, machines", [
@@ -328,6 +322,16 @@ KNOWN_DEFECTS = (
     for seed, machines, reason in KNOWN_DEFECTS])
 def test_known_defect(seed, machines, tmp_path):
     result = check_program(seed, tmp_path, _settings(targets=campaign.targets(machines)))
+    assert result.status == "match", result.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", FIXED_DEFECTS)
+def test_fixed_defect(seed, tmp_path):
+    """The functional model in both forms (the defects were the front end's, not a machine's); the
+    default suite has each as a small kernel (test_compile.py's narrow and 64-bit tests, the
+    minimal kernels below)."""
+    result = check_program(seed, tmp_path, _settings(targets=campaign.targets(("reg", "dflow"))))
     assert result.status == "match", result.message
 
 
@@ -364,13 +368,11 @@ def _run_minimal(tmp_path: Path, source: str, seeds: np.ndarray) -> np.ndarray:
     return dev.copy_out(out, len(seeds), np.uint32)
 
 
-@pytest.mark.xfail(strict=True, reason="front end: unsigned 16-bit compare with a negative-looking immediate")
 def test_minimal_u16_compare(tmp_path):
     seeds = np.array([0, 0xFE01 ^ 0x87A6, 0xFE01 ^ 0x87A7, 0xFE01 ^ 1], dtype=np.uint32)
     np.testing.assert_array_equal(_run_minimal(tmp_path, _U16_COMPARE, seeds), [1, 0, 1, 0])
 
 
-@pytest.mark.xfail(strict=True, reason="front end: mul.hi.s16 computed as a 32-bit high multiply")
 def test_minimal_mul_hi_s16(tmp_path):
     seeds = np.arange(-32768, 32768, 2053, dtype=np.int64)[:32].astype(np.uint32)
     x = seeds.astype(np.uint16).astype(np.int16).astype(np.int64)
@@ -439,8 +441,6 @@ LBB0_8:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="front end: a loop exiting straight into the header of a loop nest is "
-                   "refused ('control flow leaves a region past its join LBB0_7'); Csmith seed 7")
 def test_minimal_loop_into_loop_nest():
     from dualflow.frontend import compile_ptx
     from dualflow.models import Device
