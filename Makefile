@@ -17,9 +17,10 @@ $(STAMP): pyproject.toml
 iverilog:
 	@command -v iverilog >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog; }
 
-# clang-14 with the NVPTX back end (the CUDA front end, dualflow/frontend/) and Csmith (its differential tests)
+# clang-14 with the NVPTX back end (the CUDA front end, dualflow/frontend/), Csmith and g++ (its differential
+# tests build each generated program for the host too)
 clang:
-	@{ command -v clang-14 >/dev/null 2>&1 && command -v csmith >/dev/null 2>&1; } || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-14 csmith; }
+	@{ command -v clang-14 >/dev/null 2>&1 && command -v csmith >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1; } || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-14 csmith g++; }
 
 # OpenSTA (static timing of the mapped netlist, dualflow/synth/sta.py): Debian's opensta package when `sta` is missing
 sta:
