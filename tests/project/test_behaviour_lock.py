@@ -17,7 +17,7 @@ def _entries(part: str) -> list[str]:
 
 
 def test_lock_covers_every_workload_and_program():
-    """The pinned file names every registered workload and directed program, so a new one cannot
+    """The pinned file names every hand-written workload and directed program, so a new one cannot
     slip past the lock unpinned."""
     workloads = lock.workload_names()
     assert sorted(PINNED["functional"]) == sorted(lock.key(w, f) for w in workloads for f in ("reg", "dflow"))
