@@ -4,7 +4,8 @@ golden model, and what does it cost to simulate?
 For each workload and mode, all launches of the host driver run in one simulator process
 (``dualflow/testbench/workload_cosim.py``, as ``dualflow cosim --workload NAME`` does) on the smallest core of
 8 lanes and at least 16 warps that holds the workload's largest block and, in BASE, its registers
-(``workload_cosim.core_for``). Prints one row per
+(``workload_cosim.core_for``; ``--lanes`` another warp size). A workload the core cannot run (a
+warp-synchronous kernel on narrower warps) is reported as refused, with the reason. Prints one row per
 (workload, mode): launches matched, warp instructions (records), core cycles, the simulated run's
 seconds and rate (cycles per second, cocotb bench included), and the wall time including the golden
 model and any build. Usage:
@@ -23,6 +24,7 @@ import json
 import time
 
 from dualflow.common.atomic_write import atomic_write
+from dualflow.common.errors import ConfigError
 from dualflow.kernels.registry import COMPILED, HAND_WRITTEN, WORKLOADS
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.cosim import run_cosim
@@ -32,15 +34,15 @@ SUITES = {"hand-written": list(HAND_WRITTEN), "compiled": list(COMPILED), "all":
 LANES = 8
 
 
-def measure(name: str, mode: str, size: str, simulator: str) -> dict:
+def measure(name: str, mode: str, size: str, simulator: str, lanes: int) -> dict:
     started = time.perf_counter()
-    wc = workload_cases(name, CoreParams(mode=mode, warp_size=LANES, warps=16), size=size)
-    params = core_for(wc, CoreParams(mode=mode, warp_size=LANES, warps=16))
+    wc = workload_cases(name, CoreParams(mode=mode, warp_size=lanes, warps=16), size=size)
+    params = core_for(wc, CoreParams(mode=mode, warp_size=lanes, warps=16))
     results = run_cosim(params, wc.cases, simulator=simulator)
     wall = time.perf_counter() - started
     cycles = sum(r.cycles for r in results)
     sim = sum(r.sim_seconds for r in results)
-    return {"workload": name, "mode": mode, "size": size, "simulator": simulator, "warps": params.warps,
+    return {"workload": name, "mode": mode, "size": size, "simulator": simulator, "lanes": lanes, "warps": params.warps,
             "launches": len(results), "matched": sum(r.ok for r in results),
             "records": sum(r.compare.rtl_records for r in results if r.compare), "cycles": cycles,
             "sim_seconds": round(sim, 1), "cycles_per_second": round(cycles / max(sim, 1e-9)),
@@ -54,6 +56,7 @@ def main() -> None:
     ap.add_argument("--modes", default="dflow,base")
     ap.add_argument("--size", default="tiny")
     ap.add_argument("--simulator", default="icarus")
+    ap.add_argument("--lanes", type=int, default=LANES, help=f"the core's warp size (default {LANES})")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
@@ -62,9 +65,15 @@ def main() -> None:
     names = args.workloads.split(",") if args.workloads else SUITES[args.suite]
     for name in names:
         for mode in args.modes.split(","):
-            row = measure(name, mode, args.size, args.simulator)
+            try:
+                row = measure(name, mode, args.size, args.simulator, args.lanes)
+            except ConfigError as exc:  # a workload this core cannot run: say so, go on
+                rows.append({"workload": name, "mode": mode, "size": args.size, "refused": str(exc)})
+                print(f"{name:<16}{mode:<6} refused: {exc}", flush=True)
+                continue
             rows.append(row)
-            print(f"{name:<16}{mode:<6}{'8x' + str(row['warps']):>6}{row['matched']:>5} of {row['launches']:<2}"
+            core = f"{args.lanes}x{row['warps']}"
+            print(f"{name:<16}{mode:<6}{core:>6}{row['matched']:>5} of {row['launches']:<2}"
                   f"{row['records']:>9}{row['cycles']:>9}{row['sim_seconds']:>8}{row['cycles_per_second']:>7}"
                   f"{row['wall_seconds']:>8}", flush=True)
             for failure in row["failures"]:

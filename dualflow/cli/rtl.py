@@ -122,7 +122,8 @@ def cmd_cosim(args) -> int:
         wc = workload_cases(args.workload, params, size=args.size, seed=args.seed,
                             values=parse_values(args.value), max_cycles=args.max_cycles,
                             max_instructions=args.max_instructions, variants=variants_of(args))
-        params = core_for(wc, params, keep=[name for name in ("warps", "regs") if getattr(args, name) is not None])
+        params = core_for(wc, params, keep=[name for name in ("warps", "regs", "shared_bytes")
+                                                 if getattr(args, name) is not None])
         gate = _gate_level(args.netlist, params) if args.netlist is not None else None
         results = run_cosim(params, wc.cases, report_dir=args.report, max_print=args.max_print,
                             simulator=args.simulator, gate=gate)

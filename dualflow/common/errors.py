@@ -20,6 +20,11 @@ class ConfigError(DualflowError):
     """An impossible configuration or launch shape."""
 
 
+class TimingDeadlock(DualflowError):
+    """The timing model reached a state in which no warp can ever proceed (named by SM, cycle, warp
+    and pc). Either engine raises it; a study records the run as deadlocked and goes on."""
+
+
 class KernelFault(DualflowError):
     """A run-time error inside a kernel, located by kernel, pc, block, warp and lane."""
 

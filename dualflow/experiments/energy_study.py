@@ -67,6 +67,8 @@ def energy_figure(rows: list[dict]) -> list[dict]:
     out = []
     for name in base:
         b, d = base[name], compared[name]
+        if b["cycles"] is None or d["cycles"] is None:
+            continue  # a deadlocked run (reproduce.unfinished)
         entry: dict[str, Any] = {"workload": name}
         for key in ("energy_j", "chip_energy_j", "edp_js", "chip_edp_js"):
             entry[f"{bn}_{key}"], entry[f"{cn}_{key}"] = b[key], d[key]

@@ -84,7 +84,10 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
     if unknown:
         raise ConfigError(f"workload {name}: no parameter {', '.join(unknown)} (have: {', '.join(known) or 'none'})")
     limits = {} if max_block_threads is None else {"max_threads_per_block": max_block_threads}
-    dev = _RecordingDevice(FunctionalConfig(max_warp_instructions=max_instructions, **limits))
+    # the golden run at the core's warp size: a kernel that needs wider warps (warp-synchronous
+    # code) refuses here, rather than race on the core
+    dev = _RecordingDevice(FunctionalConfig(warp_size=params.warp_size, max_warp_instructions=max_instructions,
+                                            **limits))
     run = run_workload(get_workload(name), size, form, seed=seed, params=values, device=dev,
                        conversion=ConversionOptions(variants if form is Form.DFLOW else frozenset()))
     cases: list[CosimCase] = []
@@ -98,11 +101,15 @@ def workload_cases(name: str, params: CoreParams, *, size: str = "tiny", seed: i
 
 def core_for(wc: WorkloadCases, params: CoreParams, *, keep: Collection[str] = ()) -> CoreParams:
     """``params`` grown to run every launch of ``wc``: ``warps`` raised to the fewest (a power of
-    two) that hold the largest block, and in BASE ``regs`` to the kernels' largest register count.
+    two) that hold the largest block, ``shared_bytes`` to the power of two that holds the largest
+    ``.shared``, and in BASE ``regs`` to the kernels' largest register count.
     Nothing is lowered; the fields named in ``keep`` (the ones a user gave) are left as they are,
     for ``check_case`` to refuse if they do not fit."""
     threads = max((math.prod(dim3(c.block)) for c in wc.cases), default=1)
+    shared = max((c.kernel.shared_bytes for c in wc.cases), default=0)
     grown = {}
+    if "shared_bytes" not in keep and shared > params.shared_bytes:
+        grown["shared_bytes"] = 1 << math.ceil(math.log2(shared))
     if "warps" not in keep:
         grown["warps"] = max(params.warps, 1 << max(1, math.ceil(math.log2(-(-threads // params.warp_size)))))
     if params.mode.register_file is RegisterFile.NAMED and "regs" not in keep:

@@ -64,6 +64,21 @@ def test_figure9_10_columns_are_named_by_the_points():
     assert (entry["speedup"], entry["variant_speedup"], entry["instruction_ratio"]) == (1.25, 2.0, 1.1)
 
 
+def test_a_deadlocked_run_is_left_out_of_the_figures_and_named():
+    jobs = [j for j in reproduce.plan("tiny", 1, ("paper-rtx3080",), ("nn", "bfs"), (8,), None)
+            if j.experiment != "warps"]
+    rows = [_row(j, 100, 40) for j in jobs]
+    stuck = next(r for r in rows if r["workload"] == "bfs" and r["experiment"] == "paper" and r["mode"] == "dflow")
+    stuck.update(cycles=None, warp_instructions=None,
+                 check="deadlock: timing model deadlock on SM 3 at cycle 9: warp 0 at pc 7 can never proceed")
+    fig = reproduce.figure9_10(rows)
+    assert [e["workload"] for e in fig] == ["nn"]
+    meta = {"size": "tiny", "seed": 1, "presets": ["paper-rtx3080"], "runs": len(rows), "wall_seconds": 1.0}
+    text = reproduce.summary_text(fig, [], meta, rows)
+    assert "the timing model deadlocked (1" in text
+    assert "paper-rtx3080/paper-bfs-dflow-w64: timing model deadlock on SM 3 at cycle 9" in text
+
+
 def test_simulate_refuses_a_mode_before_running_it():
     with pytest.raises(ConfigError, match=refused("the timing model")):
         simulate("nn", with_mode(preset("paper-rtx3080")), size="tiny", engine="reference")

@@ -14,7 +14,7 @@ import heapq
 
 import numpy as np
 
-from dualflow.common.errors import ConfigError, DualflowError, KernelFault
+from dualflow.common.errors import ConfigError, KernelFault, TimingDeadlock
 from dualflow.isa import Form, Kernel
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import block_registers, entries_per_warp
@@ -167,7 +167,7 @@ class Gpu:
                 memsys.advance(event)
                 continue
             if not heap:
-                raise DualflowError(f"timing model deadlock in launch of {kernel.name!r}: SMs wait for the "
+                raise TimingDeadlock(f"timing model deadlock in launch of {kernel.name!r}: SMs wait for the "
                                     "memory system, which has nothing left to do")
             cycle, i = heapq.heappop(heap)
             if scheduled[i] != cycle:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dualflow.common.errors import DualflowError
+from dualflow.common.errors import TimingDeadlock
 from dualflow.isa.opcodes import Opcode, UnitClass
 from dualflow.machine.banks import register_bank
 from dualflow.machine.config import SmConfig
@@ -168,7 +168,7 @@ class Sm:
             return self.wake[0]
         if self.warps and not self.memory_waits:
             stuck = self.warps[0]
-            raise DualflowError(f"timing model deadlock on SM {self.index} at cycle {t}: {stuck.name} at pc "
+            raise TimingDeadlock(f"timing model deadlock on SM {self.index} at cycle {t}: {stuck.name} at pc "
                                 f"{stuck.pc} can never proceed (kernel {self.kernel_name!r}); state: "
                                 f"{self.line_trace()}")
         return None

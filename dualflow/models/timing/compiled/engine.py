@@ -30,7 +30,7 @@ heaps, collector units, resident warps and blocks, ``last_cycle``), or is only r
 resident in the same launch (``last_issued``, ``sched_clean_until``, ``last_reasons``). Per-launch
 statistics are differences of counters, so each engine's own counters serve.
 
-Errors. A deadlock raises the reference's ``DualflowError`` (its message names the SM, cycle,
+Errors. A deadlock raises the reference's ``TimingDeadlock`` (its message names the SM, cycle,
 warp and pc; the reference also appends a line trace of its state; with a queued DRAM
 controller, SMs left waiting for a memory system with no event left raise its message too). A D-FLOW memory-ordering
 violation raises the reference's ``MemoryOrderViolation`` with the same message (the streams
@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dualflow.common.errors import DualflowError
+from dualflow.common.errors import DualflowError, TimingDeadlock
 from dualflow.isa import Form, Kernel, Opcode
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import entries_per_warp
@@ -269,11 +269,11 @@ class CompiledGpu:
                                 f"{int(state.err[3])}, more than 63 memory accesses back, which the compiled "
                                 "engine cannot check; run it with the reference engine")
         if code == ERR_MEMORY_DEADLOCK:
-            raise DualflowError(f"timing model deadlock in launch of {kernel.name!r}: SMs wait for the memory "
+            raise TimingDeadlock(f"timing model deadlock in launch of {kernel.name!r}: SMs wait for the memory "
                                 "system, which has nothing left to do")
         if code == ERR_DEADLOCK:
             rec = int(state.wv[sm, slot, W_REC])
-            raise DualflowError(f"timing model deadlock on SM {sm} at cycle {int(state.err[3])}: {name} at pc "
+            raise TimingDeadlock(f"timing model deadlock on SM {sm} at cycle {int(state.err[3])}: {name} at pc "
                                 f"{int(streams.pc[rec])} can never proceed (kernel {kernel.name!r})")
         raise AssertionError(f"compiled timing engine: internal error {state.err.tolist()} ({name})")
 
