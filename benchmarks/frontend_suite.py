@@ -66,7 +66,9 @@ def from_results(name: str, results: Path, preset_name: str) -> dict:
             full = json.loads(path.read_text())
         except OSError:
             raise SystemExit(f"{path}: not found (run `dualflow reproduce -o {results}` with {name})") from None
-        row[point.name] = point_figures(full["timing"], full["functional"], full["config"]["num_sms"])
+        # a run the timing model could not finish (issue 35's deadlock) has no figures
+        row[point.name] = (None if "deadlock" in full
+                           else point_figures(full["timing"], full["functional"], full["config"]["num_sms"]))
     return row
 
 
@@ -85,6 +87,8 @@ def main(argv=None) -> int:
     parser.add_argument("--results", type=Path, help="read the runs of a `dualflow reproduce` folder")
     args = parser.parse_args(argv)
     names = args.names or [n for n, w in WORKLOADS.items() if w.origin == "compiled"]
+    if args.results is not None and not args.names:  # the compiled workloads the folder ran
+        names = [n for n in names if (args.results / "runs" / args.preset / f"paper-{n}-base-w64.json").exists()]
     if args.results is not None:
         rows = [from_results(name, args.results, args.preset) for name in names]
         size = json_size(args.results)
@@ -96,13 +100,17 @@ def main(argv=None) -> int:
     print("| workload | suite | PTX | REG | regs | spilled | D/R instr | V/R instr | BASE cycles | D-FLOW x "
           "| variant x | occupancy | active SMs |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    def ratios(b: dict, other: dict | None) -> tuple[str, str]:  # instructions and speedup over BASE
+        if other is None:
+            return "deadlock", "deadlock"
+        return (f"{other['warp_instructions'] / b['warp_instructions']:.3f}",
+                f"{b['cycles'] / other['cycles']:.3f}")
+
     for r in rows:
-        b, d, v = r["base"], r["dflow"], r["variant"]
+        b = r["base"]
+        (di, dx), (vi, vx) = ratios(b, r["dflow"]), ratios(b, r["variant"])
         print(f"| {r['name']} | {r['suite']} | {r['ptx']} | {r['reg']} | {r['registers']} | {r['spilled']} | "
-              f"{d['warp_instructions'] / b['warp_instructions']:.3f} | "
-              f"{v['warp_instructions'] / b['warp_instructions']:.3f} | "
-              f"{b['cycles']:,} | {b['cycles'] / d['cycles']:.3f} | {b['cycles'] / v['cycles']:.3f} | "
-              f"{b['occupancy']:.3f} | {b['active_sms']:.3f} |")
+              f"{di} | {vi} | {b['cycles']:,} | {dx} | {vx} | {b['occupancy']:.3f} | {b['active_sms']:.3f} |")
     filled = sum(1 for r in rows if r["base"]["active_sms"] >= 0.9)
     print(f"\n{filled} of {len(rows)} keep at least 90% of the SMs active in BASE")
     return 0
