@@ -119,6 +119,8 @@ def summary_lines(fig: list[dict], matches: list[dict], equal: list[dict]) -> li
                      f"{r['energy_ratio']:>8.3f}{r['chip_energy_ratio']:>7.3f}{r['edp_ratio']:>7.3f}"
                      f"{_pct(r[bn + '_rf_chip_share']):>10}{_pct(r[cn + '_rf_chip_share']):>10}"
                      f"{_pct(r[bn + '_rf_dynamic_share']):>9}{_pct(r[cn + '_rf_dynamic_share']):>9}")
+    if not matches and not equal:  # no workload of the warps study was run
+        return lines
     lines += ["", f"Warps study: {b.label} with its full register file against {c.label} where it first matches it "
               "(chip energy: the board's constant power left out, the study runs on a slice of the GPU)",
               f"{'workload':<12}{b.label + ' RF mm2':>12}{b.label + ' uJ':>10}{C + ' RF mm2':>10}{C + ' uJ':>10}"

@@ -430,10 +430,11 @@ def summary_text(fig: list[dict], matches: list[dict], meta: dict, rows: list[di
                              f"{r[v.name + '_speedup']:>10.3f}{r[v.name + '_instruction_ratio']:>13.3f}"
                              f"{r[v.name + '_occupancy']:>11.2f}{r[b.name + '_rf_entries']:>7} |"
                              f"{r[v.name + '_rf_entries']:>3}")
-    lines += ["", f"Warps-per-SM study on {meta['presets'][0]}: register file {c.label} needs to match {b.label} "
-              "with its full register file",
-              f"{'workload':<12}{b.label + ' warps':>11}{b.label + ' RF KiB':>12}{c.label + ' warps':>13}"
-              f"{c.label + ' RF KiB':>14}{'best speedup':>13}"]
+    if matches:  # the warps study ran (a workload it defines a GPU slice for was asked for)
+        lines += ["", f"Warps-per-SM study on {meta['presets'][0]}: register file {c.label} needs to match {b.label} "
+                  "with its full register file",
+                  f"{'workload':<12}{b.label + ' warps':>11}{b.label + ' RF KiB':>12}{c.label + ' warps':>13}"
+                  f"{c.label + ' RF KiB':>14}{'best speedup':>13}"]
     for m in matches:
         w = "-" if m[c.name + "_match_warps"] is None else str(m[c.name + "_match_warps"])
         k = "never" if m[c.name + "_match_rf_kib"] is None else f"{m[c.name + '_match_rf_kib']:.0f}"
