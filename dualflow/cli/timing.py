@@ -132,12 +132,14 @@ def cmd_reproduce(args) -> int:
     from pathlib import Path
 
     from dualflow.common.atomic_write import check_folder
-    from dualflow.experiments.reproduce import FIGURE_WORKLOADS, MARKER, PRESETS, WARPS, reproduce
+    from dualflow.experiments.reproduce import MARKER, PRESETS, SUITES, WARPS, reproduce
 
+    if args.workloads and args.suite is not None:
+        raise ConfigError("reproduce: name workloads or give --suite, not both")
     check_folder(args.output, MARKER, "-o")
     warps = args.warps or WARPS
     text = reproduce(Path(args.output), size=args.size, seed=args.seed, presets=args.preset or PRESETS,
-                     workloads=args.workloads or FIGURE_WORKLOADS, warps=warps, study_sms=args.study_sms,
+                     workloads=args.workloads or SUITES[args.suite or "all"], warps=warps, study_sms=args.study_sms,
                      workers=args.jobs)
     print(text, end="")
     print(f"tables, plots and every run's statistics: {args.output}/")
@@ -146,7 +148,7 @@ def cmd_reproduce(args) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the timing-model subcommands on the top-level subparsers."""
-    from dualflow.experiments.reproduce import FIGURE_WORKLOADS, WARPS
+    from dualflow.experiments.reproduce import FIGURE_WORKLOADS, SUITES, WARPS
     from dualflow.experiments.reproduce import PRESETS as REPRODUCE_PRESETS
     from dualflow.machine.presets import PRESETS
     from dualflow.models.timing.device import ENGINES
@@ -182,6 +184,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reproduce", help="the paper's figures 9 and 10 and the warps-per-SM / register-file study")
     p.add_argument("workloads", nargs="*", help=f"workloads (default: {' '.join(FIGURE_WORKLOADS)}; the "
                    "warps study runs those of the paper's four among them)")
+    p.add_argument("--suite", choices=list(SUITES), default=None,
+                   help="the figures' workloads of one suite: hand-written (the ten written in our ISA, the "
+                        "converter's training set; minutes), compiled (CUDA C through the front end, on the first "
+                        "preset; about an hour) or all (the default)")
     p.add_argument("--size", default="paper",
                    help="input size of every run (default paper: the Rodinia sizes, minutes, docs/timing-model.md; "
                         "default: smaller inputs per workload, see docs/timing-model.md)")

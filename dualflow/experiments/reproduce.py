@@ -52,6 +52,9 @@ PRESETS = ("paper-rtx3080", "ampere-rtx3070")
 #: The figures' workloads: the paper's four, the other hand-written ones, then the compiled suite
 #: (CUDA C through the front end), which runs on the first preset only.
 FIGURE_WORKLOADS = (*PAPER_FOUR, *sorted(set(HAND_WRITTEN) - set(PAPER_FOUR)), *COMPILED)
+#: ``--suite``: the figures' workloads of each suite, in their order.
+SUITES = {"all": FIGURE_WORKLOADS, "hand-written": tuple(n for n in FIGURE_WORKLOADS if n in HAND_WRITTEN),
+          "compiled": tuple(n for n in FIGURE_WORKLOADS if n in COMPILED)}
 #: Input size of each workload at the default ``--size default``: the paper's kind of input (every
 #: thread fits on the GPU at once) at a cost that keeps the whole run in minutes.
 DEFAULT_SIZES = {"gaussian": "small", "lud": "small", "pathfinder": "medium", "nn": "small"}

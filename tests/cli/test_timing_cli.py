@@ -107,6 +107,18 @@ def test_reproduce_help_states_the_defaults_the_code_uses(capsys):
     assert "(default paper:" in text and inspect.signature(reproduce).parameters["size"].default == "paper"
 
 
+def test_reproduce_suites_split_the_figure_workloads(tmp_path, capsys):
+    from dualflow.experiments.reproduce import FIGURE_WORKLOADS, SUITES
+    from dualflow.kernels.registry import COMPILED, HAND_WRITTEN
+
+    assert set(SUITES["hand-written"]) == set(HAND_WRITTEN) and set(SUITES["compiled"]) == set(COMPILED)
+    assert SUITES["hand-written"] + SUITES["compiled"] == SUITES["all"] == FIGURE_WORKLOADS
+    assert main(["reproduce", "nn", "--suite", "compiled", "-o", str(tmp_path / "r")]) == 1
+    err = capsys.readouterr().err
+    assert "name workloads or give --suite, not both" in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
+
+
 VADD = REPO / "dualflow" / "kernels" / "samples" / "vadd.reg.s"
 
 
