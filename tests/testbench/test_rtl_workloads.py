@@ -6,7 +6,8 @@ default suite: bfs on a 16-node graph (8 launches of two kernels, one block each
 vadd (``fadd``) and divloop (``i2f``, ``fmul``) at tiny on 8 lanes x 16 warps, a few seconds of
 simulation each. The slow suite: the others (reduce, lud, bfs tiny on 8 x 16; nn, hotspot,
 pathfinder on 8 x 32; gaussian on 8 x 64; nw on 4 x 4), thousands to tens of thousands of cycles
-per launch.
+per launch. The compiled suite likewise: vadd-cu and divloop-cu in the default suite, the others
+slow; the warp-synchronous reduction refuses a core of 8-lane warps.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import math
 
 import pytest
 
+from dualflow.common.errors import ConfigError
 from dualflow.isa import Opcode, Variant
 from dualflow.rtl.params import CoreParams
 from dualflow.testbench.cosim import dim3, run_cosim
@@ -81,9 +83,52 @@ def test_tiny_workload_slow(name: str, mode: str):
 
 
 def test_every_workload_is_covered():
-    from dualflow.kernels.registry import HAND_WRITTEN
+    from dualflow.kernels.registry import COMPILED, HAND_WRITTEN
 
     assert DEFAULT_TINY | SLOW_TINY | OWN_TEST == set(HAND_WRITTEN)
+    assert COMPILED_DEFAULT | COMPILED_SLOW | WIDE_WARPS == set(COMPILED)
+
+
+# --- the compiled suite (CUDA C through the front end) ------------------------------------------
+
+#: Compiled workloads at tiny on 8 lanes: two in the default suite, the rest slow (up to tens of
+#: minutes of Icarus each: benchmarks/rtl_workloads.py --suite compiled prints them).
+COMPILED_DEFAULT = {"vadd-cu", "divloop-cu"}
+COMPILED_SLOW = {"gaussian-cu", "lud-cu", "pathfinder-cu", "nn-cu", "bfs-cu", "hotspot-cu", "nw-cu", "reduce-cu",
+                 "gemm", "2mm", "atax", "bicg", "mvt", "gesummv", "syrk", "conv2d", "fdtd-2d", "jacobi-2d",
+                 "backprop", "kmeans", "srad", "streamcluster", "matmul-tiled", "bitonic", "transpose", "scan"}
+#: Warp-synchronous kernels: they need 32 lanes in one warp, and refuse a narrower core.
+WIDE_WARPS = {"reduction"}
+
+
+@pytest.mark.parametrize("mode", ["dflow", "base"])
+@pytest.mark.parametrize("name", sorted(COMPILED_DEFAULT))
+def test_compiled_workload(name: str, mode: str):
+    wc, _ = _run(name, mode, L8, size="tiny")
+    assert wc.cases
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["dflow", "base"])
+@pytest.mark.parametrize("name", sorted(COMPILED_SLOW))
+def test_compiled_workload_slow(name: str, mode: str):
+    wc, _ = _run(name, mode, L8, size="tiny")
+    assert wc.cases
+
+
+@pytest.mark.parametrize("name", sorted(WIDE_WARPS))
+def test_warp_synchronous_workload_refuses_narrow_warps(name: str):
+    with pytest.raises(ConfigError, match="warp size 32"):
+        workload_cases(name, CoreParams(mode="base", **L8), size="tiny")
+
+
+def test_core_for_grows_shared_memory_to_the_kernels():
+    params = CoreParams(mode="base", **L8)
+    wc = workload_cases("bitonic", params, size="tiny")
+    shared = max(c.kernel.shared_bytes for c in wc.cases)
+    assert shared > params.shared_bytes
+    assert core_for(wc, params).shared_bytes == shared == 8192
+    assert core_for(wc, params, keep=["shared_bytes"]).shared_bytes == params.shared_bytes
 
 
 @pytest.mark.slow
