@@ -4,8 +4,8 @@ The pieces are checked on their own first: our CRC is Csmith's CRC-32, our safe_
 Csmith's convention and is free of undefined behaviour for every edge operand (UBSan), the
 transform keeps the program (seed 0 is the program as generated) and the host driver reports a
 run that does not finish or does something undefined. Then a handful of seeds (integer and
---float) go end to end on every machine, the defects the campaigns found are kept as strict
-xfails (each with its Csmith seed, some with a minimal kernel), and a slow campaign runs 1000
+--float) go end to end on every machine, the defects the campaigns found are kept as regression
+tests (each with its Csmith seed, some with a minimal kernel), and a slow campaign runs 1000
 programs.
 """
 
@@ -305,13 +305,9 @@ def test_campaign_counts_and_wall_timeout(tmp_path):
 
 # --- defects found by the campaign (the lead's to fix; strict, so that a fix shows) --------------
 
-#: (Csmith seed, the machines to run, the defect), each the first seed of its kind in seeds 1..300.
-KNOWN_DEFECTS = (
-    (282, ("timing-dflow",), "timing model, D-FLOW mode: 'deadlock ... warp 0 at pc 311 can never proceed' on the "
-     "converted kernel, which the functional model runs correctly in DFLOW form (issue 35's deadlock)"),
-)
-#: Every seed of 1..1000 on which the D-FLOW timing model deadlocks (KNOWN_DEFECTS has the first).
-DEADLOCK_SEEDS = (227, 282)
+#: Seeds on which the D-FLOW timing model deadlocked, both engines, until its ring guard became
+#: per slot (tests/models/timing/test_ring_guard.py): the functional model ran them correctly.
+TIMING_DEADLOCKS = (282, 227)
 #: Seeds of defects the campaign found and the front end now compiles correctly (each the first of
 #: its kind): an unsigned 16-bit compare with an immediate >= 0x8000 (42), mul.hi.s16 (98),
 #: mul.wide.u16/s16 (62, 194), bfe.u32 (120), a 64-bit store of merged constants (228), a loop
@@ -319,11 +315,9 @@ DEADLOCK_SEEDS = (227, 282)
 FIXED_DEFECTS = (42, 98, 62, 194, 120, 228, 7)
 
 
-@pytest.mark.parametrize("seed, machines", [
-    pytest.param(seed, machines, id=f"seed{seed}", marks=pytest.mark.xfail(strict=True, reason=reason))
-    for seed, machines, reason in KNOWN_DEFECTS])
-def test_known_defect(seed, machines, tmp_path):
-    result = check_program(seed, tmp_path, _settings(targets=campaign.targets(machines)))
+@pytest.mark.parametrize("seed", [TIMING_DEADLOCKS[0], pytest.param(TIMING_DEADLOCKS[1], marks=pytest.mark.slow)])
+def test_fixed_timing_deadlock(seed, tmp_path):
+    result = check_program(seed, tmp_path, _settings(targets=campaign.targets(("timing-dflow",))))
     assert result.status == "match", result.message
 
 
@@ -471,11 +465,8 @@ def test_minimal_loop_into_loop_nest():
 
 @pytest.mark.slow
 def test_campaign_of_a_thousand_programs(tmp_path):
-    """1000 Csmith programs on every machine: no mismatch, and no GPU-side failure but the D-FLOW
-    timing deadlocks of ``DEADLOCK_SEEDS`` (issue 35; the functional model runs them correctly)."""
+    """1000 Csmith programs on every machine: no mismatch and no GPU-side failure."""
     tally = run_campaign(range(1, 1001), _settings(targets=campaign.targets()), jobs=2, root=tmp_path,
                          keep_going=True)
     assert tally.total == 1000
-    unexpected = [r for r in tally.failures
-                  if r.seed not in DEADLOCK_SEEDS or not r.reason.startswith("timing-dflow: timing model deadlock")]
-    assert not unexpected, "\n".join(r.summary() for r in unexpected[:20]) + "\n" + tally.report()
+    assert not tally.failures, "\n".join(r.summary() for r in tally.failures[:20]) + "\n" + tally.report()

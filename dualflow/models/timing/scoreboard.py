@@ -66,8 +66,14 @@ class RingScoreboard:
 
     def guard_blocks(self, position: int) -> bool:
         """Would a producer at ``position`` overwrite a value still needed or still in flight?"""
-        slot = position % self.ring
-        return self.ready[slot] == PENDING or (position - self.ring) in self.unread
+        return self.slot_busy(position % self.ring)
+
+    def slot_busy(self, slot: int) -> bool:
+        """Is ``slot``'s value in flight, or has a collector unit still to read it? Any position of
+        the slot counts, as in the RTL's guard: usually position - ring, but a divergent path
+        whose RP was rewound at its SIMT-stack entry reissues the positions another lane group
+        wrote, whose readers may not have read them yet."""
+        return self.ready[slot] == PENDING or any(key % self.ring == slot for key in self.unread)
 
     def issue(self, position: int) -> None:
         self.ready[position % self.ring] = PENDING
@@ -114,9 +120,8 @@ class HandsScoreboard(RingScoreboard):
 
     def hand_guard_blocks(self, hand: int, position: int) -> bool:
         """Would a producer at ``position`` of ``hand`` overwrite a value still needed or still
-        in flight (the previous value of its slot, position - N_hand of the same hand)?"""
-        slot = self.slot(hand, position)
-        return self.ready[slot] == PENDING or self.key(hand, position - self.rings[hand]) in self.unread
+        in flight (its slot's value, ``slot_busy``)?"""
+        return self.slot_busy(self.slot(hand, position))
 
     def hand_issue(self, hand: int, position: int) -> int:
         """A producer at ``position`` of ``hand`` issues: its slot, now pending."""

@@ -74,6 +74,7 @@ PORTS: dict[str, tuple[str, ...]] = {
                                 "sm:Sm._wait_ended", "warp:Warp.operand_read"),
     "scoreboard:add_reader": ("scoreboard:RingScoreboard.add_reader",),
     "scoreboard:read_done": ("scoreboard:RingScoreboard.read_done",),
+    "scoreboard:slot_busy": ("scoreboard:RingScoreboard.slot_busy",),
     "scoreboard:guard_blocks": ("scoreboard:RingScoreboard.guard_blocks",),
     "scoreboard:waits": ("scoreboard:RingScoreboard.waits",),
     "scoreboard:base_blocked": ("scoreboard:RegisterScoreboard.blocked",),

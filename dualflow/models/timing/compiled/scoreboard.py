@@ -60,10 +60,20 @@ def read_done(state, sm, slot, position):
 
 
 @njit(cache=True)
+def slot_busy(state, s, sm, slot, entry):
+    """RingScoreboard.slot_busy: ``entry`` pending, or a read of any position of it outstanding."""
+    if state.board[sm, slot, entry] == PENDING:
+        return True
+    for i in range(state.wv[sm, slot, W_NUNREAD]):
+        if state.unread_pos[sm, slot, i] % s.ring == entry:
+            return True
+    return False
+
+
+@njit(cache=True)
 def guard_blocks(state, s, sm, slot, position):
     """RingScoreboard.guard_blocks."""
-    return (state.board[sm, slot, position % s.ring] == PENDING
-            or _unread_index(state, sm, slot, position - s.ring) >= 0)
+    return slot_busy(state, s, sm, slot, position % s.ring)
 
 
 @njit(cache=True)
@@ -105,12 +115,9 @@ def hand_rp(s, streams, rec, hand):
 @njit(cache=True)
 def hand_guard_blocks(state, s, code, streams, sm, slot, rec, pc):
     """HandsScoreboard.hand_guard_blocks of the producer ``pc`` at record ``rec``: its hand's
-    slot's previous value (same hand, one ring back) is in flight or unread."""
+    slot's value is in flight or unread (``slot_busy``; a key mod ``s.ring`` is its entry)."""
     hand = code.hands[pc, HT_DST]
-    position = streams.rp[rec * s.hands + hand]
-    entry = hand_entry(code, hand, position)
-    return (state.board[sm, slot, entry] == PENDING
-            or _unread_index(state, sm, slot, (position - code.rings[hand, 0]) * s.ring + entry) >= 0)
+    return slot_busy(state, s, sm, slot, hand_entry(code, hand, streams.rp[rec * s.hands + hand]))
 
 
 @njit(cache=True)
