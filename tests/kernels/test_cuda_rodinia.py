@@ -3,17 +3,17 @@ passes its check at size tiny in both operand forms with bit-identical outputs, 
 original host code's order and shapes, and its check fails on a wrong value; paper sizes fill the
 paper's GPU."""
 
-import re
 
 import numpy as np
 import pytest
+from corrupted import check_names_a_wrong_word
 
 from dualflow.isa import Form
 from dualflow.kernels.cuda.rodinia.backprop import Backprop
 from dualflow.kernels.cuda.rodinia.kmeans import Kmeans, grid_of
 from dualflow.kernels.cuda.rodinia.srad import Srad
 from dualflow.kernels.cuda.rodinia.streamcluster import Streamcluster
-from dualflow.kernels.workload import CheckFailed, run_workload
+from dualflow.kernels.workload import run_workload
 
 # (workload, output, index): one word of the reference made wrong must be named by the check
 CORRUPTIONS = [(Backprop, "partial_sum", (2, 5)), (Backprop, "input_weights", (0, 3)),
@@ -24,15 +24,7 @@ CORRUPTIONS = [(Backprop, "partial_sum", (2, 5)), (Backprop, "input_weights", (0
 
 @pytest.mark.parametrize("workload, key, index", CORRUPTIONS, ids=[f"{w.name}-{k}" for w, k, _ in CORRUPTIONS])
 def test_check_names_a_wrong_word(workload, key, index):
-    class Corrupted(workload):
-        def reference(self, inputs, **params):
-            ref = super().reference(inputs, **params)
-            ref[key] = ref[key].copy()
-            ref[key].view(np.uint32)[index] ^= 1  # one ulp of a float, one unit of an integer
-            return ref
-
-    with pytest.raises(CheckFailed, match=f"index {re.escape(str(index))}:"):
-        run_workload(Corrupted, "tiny", Form.REG)
+    check_names_a_wrong_word(workload, key, index)
 
 
 def test_backprop_launches_as_bpnn_train_cuda():

@@ -30,6 +30,14 @@ DEFAULT_TINY = {"vadd", "divloop"}
 SLOW_TINY = {"reduce", "lud", "bfs", "nn", "hotspot", "gaussian"}
 #: tiny workloads with a test of their own below (launch structure checked too)
 OWN_TEST = {"nw", "pathfinder"}
+#: Compiled workloads at tiny on 8 lanes: two in the default suite, the rest slow (up to tens of
+#: minutes of Icarus each: benchmarks/rtl_workloads.py --suite compiled prints them).
+COMPILED_DEFAULT = {"vadd-cu", "divloop-cu"}
+COMPILED_SLOW = {"gaussian-cu", "lud-cu", "pathfinder-cu", "nn-cu", "bfs-cu", "hotspot-cu", "nw-cu", "reduce-cu",
+                 "gemm", "2mm", "atax", "bicg", "mvt", "gesummv", "syrk", "conv2d", "fdtd-2d", "jacobi-2d",
+                 "backprop", "kmeans", "srad", "streamcluster", "matmul-tiled", "bitonic", "transpose", "scan"}
+#: Warp-synchronous kernels: they need 32 lanes in one warp, and refuse a narrower core.
+WIDE_WARPS = {"reduction"}
 
 
 def _run(name: str, mode: str, core: dict = CORE, **kwargs):
@@ -68,7 +76,7 @@ def test_tiny_workload_with_reserved_ssy_slow(name: str):
 
 
 @pytest.mark.parametrize("mode", ["dflow", "base"])
-@pytest.mark.parametrize("name", sorted(DEFAULT_TINY))
+@pytest.mark.parametrize("name", sorted(DEFAULT_TINY) + sorted(COMPILED_DEFAULT))
 def test_tiny_workload(name: str, mode: str):
     wc, _ = _run(name, mode, L8, size="tiny")
     assert wc.cases
@@ -76,7 +84,7 @@ def test_tiny_workload(name: str, mode: str):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["dflow", "base"])
-@pytest.mark.parametrize("name", sorted(SLOW_TINY))
+@pytest.mark.parametrize("name", sorted(SLOW_TINY) + sorted(COMPILED_SLOW))
 def test_tiny_workload_slow(name: str, mode: str):
     wc, _ = _run(name, mode, L8, size="tiny")
     assert wc.cases
@@ -89,31 +97,6 @@ def test_every_workload_is_covered():
     assert COMPILED_DEFAULT | COMPILED_SLOW | WIDE_WARPS == set(COMPILED)
 
 
-# --- the compiled suite (CUDA C through the front end) ------------------------------------------
-
-#: Compiled workloads at tiny on 8 lanes: two in the default suite, the rest slow (up to tens of
-#: minutes of Icarus each: benchmarks/rtl_workloads.py --suite compiled prints them).
-COMPILED_DEFAULT = {"vadd-cu", "divloop-cu"}
-COMPILED_SLOW = {"gaussian-cu", "lud-cu", "pathfinder-cu", "nn-cu", "bfs-cu", "hotspot-cu", "nw-cu", "reduce-cu",
-                 "gemm", "2mm", "atax", "bicg", "mvt", "gesummv", "syrk", "conv2d", "fdtd-2d", "jacobi-2d",
-                 "backprop", "kmeans", "srad", "streamcluster", "matmul-tiled", "bitonic", "transpose", "scan"}
-#: Warp-synchronous kernels: they need 32 lanes in one warp, and refuse a narrower core.
-WIDE_WARPS = {"reduction"}
-
-
-@pytest.mark.parametrize("mode", ["dflow", "base"])
-@pytest.mark.parametrize("name", sorted(COMPILED_DEFAULT))
-def test_compiled_workload(name: str, mode: str):
-    wc, _ = _run(name, mode, L8, size="tiny")
-    assert wc.cases
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("mode", ["dflow", "base"])
-@pytest.mark.parametrize("name", sorted(COMPILED_SLOW))
-def test_compiled_workload_slow(name: str, mode: str):
-    wc, _ = _run(name, mode, L8, size="tiny")
-    assert wc.cases
 
 
 @pytest.mark.parametrize("name", sorted(WIDE_WARPS))
