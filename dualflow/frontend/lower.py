@@ -198,6 +198,10 @@ class Lowering:
         if isinstance(src, Reg) and src.name in _SREGS:
             self.emit(Opcode.S2R, d, mod=int(_SREGS[src.name]))
             return
+        if isinstance(src, Imm) and self._type(instr) == "pred":
+            # a predicate is 0 or 1 here (not.pred is ixor 1); PTX writes true as -1 (Csmith seed 191)
+            self.emit(Opcode.MOV, d, int(src.bits != 0))
+            return
         self.emit(Opcode.MOV, d, self.value(src, instr))
 
     def _mov64(self, instr: Instr) -> None:

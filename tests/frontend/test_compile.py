@@ -285,3 +285,34 @@ def test_64_bit_constants_stores_and_16_bit_widening_products():
     got = dev.copy_out(out, 4 * 8, np.uint32).reshape(8, 4)
     for t in range(8):
         assert list(got[t]) == [0xFFFFFFFF, (t * 40000 + 2 - 3 * t) & 0xFFFFFFFF, 2, 1]
+
+
+def test_predicate_constants_are_0_or_1():
+    """Csmith seed 191 (--float): clang writes ``mov.pred %p, -1`` for true, and a predicate is
+    0 or 1 on our machine (``not.pred`` is ``ixor 1``), so -1 must become 1: not(true) was -2,
+    still true."""
+    ptx = """.version 6.0
+.target sm_70
+.address_size 32
+.visible .entry k(.param .u32 k_param_0)
+{
+    ld.param.u32 %r1, [k_param_0];
+    mov.u32 %r2, %tid.x;
+    shl.b32 %r3, %r2, 3;
+    add.s32 %r4, %r1, %r3;
+    mov.pred %p1, -1;
+    mov.pred %p2, 0;
+    not.pred %p3, %p1;
+    not.pred %p4, %p2;
+    selp.u32 %r5, 7, 9, %p3;
+    selp.u32 %r6, 7, 9, %p4;
+    st.global.u32 [%r4], %r5;
+    st.global.u32 [%r4+4], %r6;
+    ret;
+}
+"""
+    module = compile_ptx(ptx, "pred.ptx").module
+    dev = Device()
+    out = dev.alloc(8 * 4)
+    dev.launch(module["k"], grid=1, block=4, params=[out])
+    assert dev.copy_out(out, 8, np.uint32).reshape(4, 2).tolist() == [[9, 7]] * 4
