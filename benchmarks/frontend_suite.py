@@ -49,7 +49,8 @@ def measure(name: str, size: str, preset_name: str) -> dict:
     row = compiled_row(name)
     config = preset(preset_name)
     for point in (BASE, DFLOW, VARIANT):
-        result = simulate(name, config.replace(mode=point.mode.value), size=size, conversion=point.conversion_for(name))
+        result = simulate(name, config.replace(mode=point.mode.value), size=size,
+                          conversion=point.conversion_for(name, config.sm))
         full = result.to_dict()
         row[point.name] = point_figures(full["timing"], full["functional"], config.num_sms)
     return row

@@ -185,9 +185,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("workloads", nargs="*", help=f"workloads (default: {' '.join(FIGURE_WORKLOADS)}; the "
                    "warps study runs those of the paper's four among them)")
     p.add_argument("--suite", choices=list(SUITES), default=None,
-                   help="the figures' workloads of one suite: hand-written (the ten written in our ISA, the "
-                        "converter's training set; minutes), compiled (CUDA C through the front end, on the first "
-                        "preset; about an hour) or all (the default)")
+                   help="the figures' workloads of one suite: hand-written (the ten written in our ISA; "
+                        "minutes), compiled (CUDA C through the front end, on the first preset; about an hour), "
+                        "training (the hand-written ten and their CUDA twins, which heuristics may be chosen on), "
+                        "held-back (the independently written compiled kernels they are judged on) or all "
+                        "(the default)")
     p.add_argument("--size", default="paper",
                    help="input size of every run (default paper: the Rodinia sizes, minutes, docs/timing-model.md; "
                         "default: smaller inputs per workload, see docs/timing-model.md)")

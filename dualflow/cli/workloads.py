@@ -72,14 +72,14 @@ def _stats_line(label: str, s) -> str:
 
 
 def cmd_bench_list(args) -> int:
-    from dualflow.kernels.registry import WORKLOADS
+    from dualflow.kernels.registry import WORKLOADS, kernel_set
 
     width = max(map(len, WORKLOADS)) + 1
     for name, wl in WORKLOADS.items():
         sizes = "; ".join(f"{k}: " + ", ".join(f"{p}={v}" for p, v in params.items()) for k, params in wl.sizes.items())
         source = getattr(wl, "cuda_source", None) or wl.source
         print(f"{name:<{width}} {wl.description}")
-        print(f"{'':<{width}} from   {wl.origin}, {wl.suite}: {Path(source).name}")
+        print(f"{'':<{width}} from   {wl.origin}, {wl.suite}: {Path(source).name}; {kernel_set(name)} set")
         print(f"{'':<{width}} sizes  {sizes}")
     return 0
 

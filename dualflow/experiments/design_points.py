@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dualflow.isa import Form
+from dualflow.isa import Form, Module
 from dualflow.isa.convert import DEFAULT_VARIANTS, base_capacity_ring
 from dualflow.isa.convert.options import DEFAULT_CONVERSION, ConversionOptions
+from dualflow.isa.kernel import MAX_RING
 from dualflow.kernels.registry import get_workload
+from dualflow.machine.config import SmConfig
+from dualflow.machine.footprint import entries_at_full_occupancy
 from dualflow.machine.mode import Mode
 
 
@@ -36,20 +39,30 @@ class DesignPoint:
     abbreviation: str  # in narrow table headings and plot ticks ("B | D")
     style: Style
     experiment: str = "paper"  # its figure-9 runs' experiment in runs.csv
-    ring_at_base_capacity: bool = False  # each workload's ring budget is BASE's registers per thread
+    ring_at_base_capacity: bool = False  # each workload's ring budget is its share of BASE's register file
 
-    def conversion_for(self, workload: str) -> ConversionOptions:
-        """The conversion options of ``workload``'s kernels on this point."""
+    def conversion_for(self, workload: str, sm: SmConfig) -> ConversionOptions:
+        """The conversion options of ``workload``'s kernels on this point, on SMs ``sm``."""
         if not self.ring_at_base_capacity:
             return self.conversion
         reg = get_workload(workload)().module(Form.REG)
-        return ConversionOptions(self.conversion.variants, ring=base_capacity_ring(reg), dmax=self.conversion.dmax)
+        return ConversionOptions(self.conversion.variants, ring=capacity_ring(reg, sm), dmax=self.conversion.dmax)
+
+
+def capacity_ring(reg: Module, sm: SmConfig) -> int:
+    """The ring budget per warp at BASE's register capacity: the SM's register file shared by the
+    most threads it holds, or BASE's registers per thread where more (there registers limit BASE's
+    warps, and a ring of as many entries limits D-FLOW's alike). Either way D-FLOW keeps the same
+    warps resident as BASE in the same register file. Not BASE's registers per thread alone: a
+    compiler that allocates 9 registers leaves the rest of the file idle, and a ring squeezed to
+    that spills (docs/converter.md, "The default variant")."""
+    return min(max(base_capacity_ring(reg), entries_at_full_occupancy(sm)), MAX_RING)
 
 
 BASE = DesignPoint("base", Mode.BASE, DEFAULT_CONVERSION, Mode.BASE.label, "B", Style("o-", "C0"))
 #: D-FLOW in the paper's original form (a workload's hand-written DFLOW form, else the converter's defaults).
 DFLOW = DesignPoint("dflow", Mode.DFLOW, DEFAULT_CONVERSION, Mode.DFLOW.label, "D", Style("s--", "C1"))
-#: D-FLOW in the default variant form, its rings summing to BASE's register-file capacity.
+#: D-FLOW in the default variant form, its rings summing to its share of BASE's register file (``capacity_ring``).
 VARIANT = DesignPoint("variant", Mode.DFLOW, ConversionOptions(DEFAULT_VARIANTS), "D-FLOW variant form", "V",
                       Style("^:", "C2"), experiment="variant", ring_at_base_capacity=True)
 

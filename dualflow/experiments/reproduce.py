@@ -4,7 +4,7 @@
    workloads, on ``paper-rtx3080`` and ``ampere-rtx3070``, with the achieved occupancy and the
    fraction of SM-cycles with work of every run beside it; beside the paper's original DFLOW
    form, D-FLOW running the default variant form (``DEFAULT_VARIANTS``, converted at BASE's
-   register-file capacity: ``base_capacity_ring``). The design points and the baseline they are
+   register-file capacity: ``design_points.capacity_ring``). The design points and the baseline they are
    compared against are the table of ``design_points.py``.
 2. Figure 10: executed warp-instructions of D-FLOW relative to BASE, by unit class.
 3. Warps-per-SM study: both modes with at most 8 ... 64 warps per SM, performance against warps and
@@ -40,8 +40,9 @@ from dualflow.experiments import energy_study
 from dualflow.experiments.design_points import BASELINE, COMPARED, DESIGN_POINTS, FURTHER, STUDY_POINTS, DesignPoint
 from dualflow.experiments.progress import RunProgress
 from dualflow.kernels.mode_form import kernel_form
-from dualflow.kernels.registry import COMPILED, HAND_WRITTEN, get_workload
+from dualflow.kernels.registry import COMPILED, HAND_WRITTEN, HELD_BACK, TRAINING, get_workload
 from dualflow.kernels.rodinia import PAPER_FOUR
+from dualflow.machine.config import SmConfig
 from dualflow.machine.footprint import entries_per_warp
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset as preset_config
@@ -54,7 +55,9 @@ PRESETS = ("paper-rtx3080", "ampere-rtx3070")
 FIGURE_WORKLOADS = (*PAPER_FOUR, *sorted(set(HAND_WRITTEN) - set(PAPER_FOUR)), *COMPILED)
 #: ``--suite``: the figures' workloads of each suite, in their order.
 SUITES = {"all": FIGURE_WORKLOADS, "hand-written": tuple(n for n in FIGURE_WORKLOADS if n in HAND_WRITTEN),
-          "compiled": tuple(n for n in FIGURE_WORKLOADS if n in COMPILED)}
+          "compiled": tuple(n for n in FIGURE_WORKLOADS if n in COMPILED),
+          "training": tuple(n for n in FIGURE_WORKLOADS if n in TRAINING),
+          "held-back": tuple(n for n in FIGURE_WORKLOADS if n in HELD_BACK)}
 #: Input size of each workload at the default ``--size default``: the paper's kind of input (every
 #: thread fits on the GPU at once) at a cost that keeps the whole run in minutes.
 DEFAULT_SIZES = {"gaussian": "small", "lud": "small", "pathfinder": "medium", "nn": "small"}
@@ -115,14 +118,14 @@ def run_job(job: Job) -> dict[str, Any]:
     config = base.replace(**job.settings(base.sm.warp_size))
     try:
         result = simulate(job.workload, config, size=job.size, seed=job.seed,
-                          conversion=job.point.conversion_for(job.workload))
+                          conversion=job.point.conversion_for(job.workload, config.sm))
     except (BlockDoesNotFit, TimingDeadlock) as exc:
         # no result: fewer warps per SM than one block has (no such design point), or the timing
         # model deadlocked (a model defect, issue 35): the row says which, and the study goes on
         what = "infeasible" if isinstance(exc, BlockDoesNotFit) else "deadlock"
         row = {**job.columns(), "cycles": None, "ipc": None, "achieved_occupancy": None, "active_sm_fraction": None,
                "warp_instructions": None,
-               "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.point),
+               "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.point, config.sm),
                "sm_registers": config.sm.registers, "check": f"{what}: {exc}",
                **dict.fromkeys(energy_study.COLUMNS), "wall_seconds": 0.0}
         return {"row": row, "full": {"job": job.columns(), what: str(exc), "config": config.to_dict()}}
@@ -133,7 +136,7 @@ def run_job(job: Job) -> dict[str, Any]:
            "active_sm_fraction": round(t.sm_active_cycles / (t.cycles * t.num_sms), 4) if t.cycles else 0.0,
            "warp_instructions": t.total_warp_instructions,
            **{f"wi_{k}": v for k, v in sorted(t.warp_instructions.items())},
-           "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.point),
+           "rf_entries_per_thread": rf_entries_per_thread(job.workload, job.point, config.sm),
            "sm_registers": config.sm.registers, "check": result.run.verdict,
            "wall_seconds": round(result.wall_seconds, 2)}
     # the paper's runs have the machine's register file; the study's the one their warps need
@@ -222,11 +225,11 @@ def run_pool(jobs: list[Job], workers: int, finish, runs: Path) -> None:
             proc.join(timeout=5)
 
 
-def rf_entries_per_thread(workload: str, point: DesignPoint) -> int:
+def rf_entries_per_thread(workload: str, point: DesignPoint, sm: SmConfig) -> int:
     """Register-file entries each thread holds on ``point``: BASE the most registers any kernel of
-    the workload uses, D-FLOW the ring size of its kernels as the point converts them
+    the workload uses, D-FLOW the ring size of its kernels as the point converts them for SMs ``sm``
     (``entries_per_warp``; in a variant form with hands, the sum of its hands' rings)."""
-    module = get_workload(workload)().module(kernel_form(point.mode), point.conversion_for(workload))
+    module = get_workload(workload)().module(kernel_form(point.mode), point.conversion_for(workload, sm))
     return max(entries_per_warp(k, point.mode) for k in module)
 
 
@@ -423,8 +426,9 @@ def summary_text(fig: list[dict], matches: list[dict], meta: dict, rows: list[di
             if not mine:
                 continue
             lines += ["", f"{c.label} on {preset}: the paper's original form against the default {v.name} form "
-                      f"({', '.join(sorted(x.value for x in v.conversion.variants))}; rings summing to "
-                      f"{b.label}'s registers per thread), each against {b.label} (RF entries: per thread, "
+                      f"({', '.join(sorted(x.value for x in v.conversion.variants))}; rings summing to the "
+                      f"SM's register file per thread at full occupancy, or {b.label}'s registers per thread where "
+                      f"more), each against {b.label} (RF entries: per thread, "
                       f"{b.label} | {v.name})",
                       f"{'workload':<12}{'original':>10}{'instr ratio':>13}{v.name:>10}{'instr ratio':>13}"
                       f"{'occupancy':>11}{'RF entries':>12}"]

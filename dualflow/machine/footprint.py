@@ -6,6 +6,7 @@ from __future__ import annotations
 from dualflow.common.errors import ConfigError
 from dualflow.isa.kernel import Kernel
 
+from .config import SmConfig
 from .mode import Mode, RegisterFile
 
 
@@ -25,3 +26,10 @@ def entries_per_warp(kernel: Kernel, mode: Mode | str) -> int:
 def block_registers(kernel: Kernel, mode: Mode | str, warp_size: int, warps: int) -> int:
     """32-bit register-file entries one block of ``warps`` warps holds."""
     return entries_per_warp(kernel, mode) * warp_size * warps
+
+
+def entries_at_full_occupancy(sm: SmConfig) -> int:
+    """Register-file entries per thread when an SM holds the most threads it can: its register file
+    shared evenly among them (65,536 / 2,048 = 32 on paper-rtx3080, 65,536 / 1,536 = 42 on
+    ampere-rtx3070). A footprint up to this never limits the warps an SM holds."""
+    return sm.registers // sm.max_threads

@@ -15,6 +15,7 @@ from dualflow.experiments.design_points import (
     FURTHER,
     STUDY_POINTS,
     VARIANT,
+    capacity_ring,
 )
 from dualflow.experiments.simulate import simulate
 from dualflow.isa import Form
@@ -22,6 +23,7 @@ from dualflow.isa.convert import DEFAULT_VARIANTS, base_capacity_ring
 from dualflow.isa.convert.options import DEFAULT_CONVERSION
 from dualflow.kernels.registry import get_workload
 from dualflow.machine import preset
+from dualflow.machine.footprint import entries_at_full_occupancy
 
 
 def test_every_point_is_named_once_and_its_runs_tell_it_apart():
@@ -32,10 +34,20 @@ def test_every_point_is_named_once_and_its_runs_tell_it_apart():
 
 
 def test_a_point_converts_each_workload_its_own_way():
-    assert DFLOW.conversion_for("nn") is DEFAULT_CONVERSION
-    variant = VARIANT.conversion_for("nn")
-    ring = base_capacity_ring(get_workload("nn")().module(Form.REG))
-    assert variant.variants == DEFAULT_VARIANTS and variant.ring == ring and variant.given
+    sm = preset("paper-rtx3080").sm
+    assert DFLOW.conversion_for("nn", sm) is DEFAULT_CONVERSION
+    variant = VARIANT.conversion_for("nn", sm)
+    assert variant.variants == DEFAULT_VARIANTS and variant.given
+    # nn's 19 registers leave BASE's warps to the thread limit: the ring is the file's share at 64 warps
+    assert base_capacity_ring(get_workload("nn")().module(Form.REG)) == 19
+    assert variant.ring == entries_at_full_occupancy(sm) == 65536 // 2048
+
+
+def test_the_variant_ring_is_base_registers_where_they_limit_its_warps():
+    hotspot = get_workload("hotspot")().module(Form.REG)
+    sm = preset("paper-rtx3080").sm
+    assert capacity_ring(hotspot, sm) == base_capacity_ring(hotspot) == 37  # above 32: registers limit BASE
+    assert capacity_ring(hotspot, preset("ampere-rtx3070").sm) == 65536 // 1536  # 42 on 1,536 threads
 
 
 def test_the_plan_runs_every_point_then_the_study_in_the_table_order():

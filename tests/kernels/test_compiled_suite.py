@@ -11,6 +11,7 @@ from launch_recorder import LaunchRecorder, threads
 from dualflow.isa import Form
 from dualflow.kernels.cuda import COMPILED
 from dualflow.kernels.cuda.twins import TWINS
+from dualflow.kernels.registry import HAND_WRITTEN, HELD_BACK, TRAINING, WORKLOADS, kernel_set
 from dualflow.machine.presets import preset
 
 WRITTEN_FOR_THE_SUITE = sorted(set(COMPILED) - set(TWINS))
@@ -22,6 +23,13 @@ def test_the_suite_has_25_or_more_compiled_workloads():
         assert wl.origin == "compiled" and wl.cuda_source.suffix == ".cu", name
         assert wl.suite in ("rodinia", "polybench", "sdk", "samples"), name
         assert {"tiny", "small", "paper"} <= set(wl.sizes), name
+
+
+def test_training_and_held_back_split_every_workload_and_keep_the_twins_in_training():
+    assert set(TRAINING) | set(HELD_BACK) == set(WORKLOADS) and not set(TRAINING) & set(HELD_BACK)
+    assert set(HAND_WRITTEN) | set(TWINS) == set(TRAINING)  # the kernels written here
+    assert sorted(HELD_BACK) == WRITTEN_FOR_THE_SUITE  # the ones written after public sources
+    assert kernel_set("conv2d") == "held-back" and kernel_set("hotspot-cu") == "training"
 
 
 @pytest.mark.parametrize("name", WRITTEN_FOR_THE_SUITE)

@@ -18,3 +18,5 @@ from .twins import TWINS
 
 #: name -> workload class, in the order `dualflow bench list` prints them.
 COMPILED: dict[str, type[Workload]] = {**TWINS, **POLYBENCH, **RODINIA_CUDA, **SDK}
+#: The compiled workloads not written after a hand-written one: the held-back set (registry.HELD_BACK).
+HELD_BACK_COMPILED: dict[str, type[Workload]] = {**POLYBENCH, **RODINIA_CUDA, **SDK}
