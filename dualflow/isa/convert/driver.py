@@ -20,7 +20,17 @@ from .cfg import ConvertError, build_cfg
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
 from .costs import loop_weighted_cost, loop_weights
-from .hands import LONG_SPAN, OTHER_HANDS, assign, copy_carried, copy_region_exits, drop_unused_copies, split_webs
+from .hands import (
+    LONG_SPAN,
+    ORDERS,
+    OTHER_HANDS,
+    HandPlan,
+    assign,
+    copy_carried,
+    copy_region_exits,
+    drop_unused_copies,
+    split_webs,
+)
 from .reserve import reserve_advances
 from .sink import Sunk, pays_at_exits, sink_into_exits
 from .surgery import isolate_critical_edges
@@ -136,25 +146,27 @@ class _Plan:
 
 
 def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dmax: int, spill_base: int,
-          uniform: bool, hand_limit: dict[int, int] | None = None, carry_from: int = LONG_SPAN) -> _Plan:
+          uniform: bool, hand_limit: dict[int, int] | None = None, carry_from: int = LONG_SPAN,
+          order: str = ORDERS[0]) -> _Plan:
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
     dropped = use_uniform_operands(cfg) if uniform else set()
     weight = loop_weights(cfg, unrolled)
     if hand_limit:  # the hands variant: loop invariants on hands of their own (hands.py, carried.py)
-        cfg.hand_plan = _place_on_hands(cfg, weight, hand_limit, carry_from=carry_from)
+        cfg.hand_plan = _place_on_hands(cfg, weight, hand_limit, carry_from=carry_from, order=order)
     gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
     return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled, dropped=dropped)
 
 
 def _place_on_hands(cfg, weight: dict[int, float], limits: dict[int, int] | None = None,
-                    room: int = 0, dmax: int = 0, carry_from: int = LONG_SPAN):
+                    room: int = 0, dmax: int = 0, carry_from: int = LONG_SPAN, order: str = ORDERS[0]):
     """The hands variant's plan for ``cfg`` (whose REG code it rewrites): one innermost loop's
     carried values on hand t, if a loop qualifies and they fit (carried.py), then invariants and
     values read far away on the other hands (hands.py). ``limits`` (hand -> largest distance)
     when the rings are known, else ``room``: what all hands but s may take together, each
     distance at most ``dmax``; ``carry_from``: a loop's carried values go on hand t only if it
-    writes more values than this per iteration (``carried.find``)."""
+    writes more values than this per iteration (``carried.find``); ``order``: the order the
+    other hands' candidates are taken in (``hands.ORDERS``)."""
     copies = copy_carried(cfg) + copy_region_exits(cfg)
     carried = find_carried(cfg, weight, carry_from)
     plan = None
@@ -173,7 +185,8 @@ def _place_on_hands(cfg, weight: dict[int, float], limits: dict[int, int] | None
     hands = tuple(h for h in OTHER_HANDS if carried is None or h != CARRIED_HAND)
     taken = plan.ring(CARRIED_HAND) if plan is not None else 0
     others = assign(cfg, weight, limits if limits else min(room - taken - 1, dmax), hands=hands,
-                    total=None if limits else room - taken, exclude=carried.registers if carried else set())
+                    total=None if limits else room - taken, exclude=carried.registers if carried else set(),
+                    order=order)
     if plan is not None:
         plan = frame(cfg, carried, others, plan.max_distance[CARRIED_HAND])
     else:
@@ -191,10 +204,11 @@ class _Way:
     ring: int
     rings: tuple[int, ...] | None
     carry_from: int
+    order: str = ORDERS[0]
     fit: int | None = None
 
     def again(self, kernel: Kernel, variants: frozenset[Variant]) -> _Done | None:
-        done = _convert(kernel, self.dmax, self.ring, variants, self.rings, self.carry_from)
+        done = _convert(kernel, self.dmax, self.ring, variants, self.rings, self.carry_from, self.order)
         return done if self.fit is None else _fit(done, self.fit)
 
 
@@ -285,8 +299,8 @@ def _convert_checked(kernel: Kernel, dmax: int, ring: int, variants: frozenset[V
                                f"entries; cut to what they read, the plans for up to {larger[-1]} take more)")
         return best
     if hands:
-        return min((_convert(kernel, dmax, ring, variants, rings, least) for least in _carry_options(kernel)),
-                   key=lambda done: done[2])
+        return min((_convert(kernel, dmax, ring, variants, rings, least, order)
+                    for least in _carry_options(kernel) for order in ORDERS), key=lambda done: done[2])
     return _convert(kernel, dmax, ring, variants, rings)
 
 
@@ -306,11 +320,12 @@ def _convert_in_budget(kernel: Kernel, dmax: int, ring: int, variants: frozenset
                        options: tuple[int, ...]) -> _Done:
     """The hands variant with a budget of ``ring`` entries: the other hands as large as their
     invariants need, or the largest a little smaller (more reach for hand s, a value or two left
-    on it); with each ``carry_from`` of ``options`` (``_carry_options``); the conversion that
-    costs least (loop-weighted)."""
+    on it); with each ``carry_from`` of ``options`` (``_carry_options``) and each order of the
+    candidates (``hands.ORDERS``, an order only where it places other values than the first);
+    the conversion that costs least (loop-weighted)."""
     best = None
-    for least in options:
-        need = _hand_need(kernel, dmax, ring, Variant.UNIFORM_OPERANDS in variants, least)
+    for least, order, plan in _orders(kernel, dmax, ring, Variant.UNIFORM_OPERANDS in variants, options):
+        need = None if plan is None else plan.rings()
         if need is None:  # nothing to put on another hand: the original form, all of the budget one ring
             tries = [(min(dmax, ring - 1), None)]
         else:
@@ -320,7 +335,7 @@ def _convert_in_budget(kernel: Kernel, dmax: int, ring: int, variants: frozenset
                 others = [need[h] - (less if h == largest else 0) for h in sorted(need)]
                 tries.append((dmax, (ring - sum(others), *others)))
         for limit, rings in tries:
-            done = _convert(kernel, limit, ring, variants, rings, least)
+            done = _convert(kernel, limit, ring, variants, rings, least, order)
             if best is None or done[2] < best[2]:
                 best = done
     return best
@@ -350,10 +365,10 @@ def _fit(done: _Done, budget: int) -> _Done | None:
 
 
 def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
-             rings: tuple[int, ...] | None, carry_from: int = LONG_SPAN) -> _Done:
+             rings: tuple[int, ...] | None, carry_from: int = LONG_SPAN, order: str = ORDERS[0]) -> _Done:
     """``convert_kernel`` once the rings are known (``rings``: the hands variant's, s first),
     with the loop-weighted cost of what it added."""
-    way = _Way(dmax, ring, rings, carry_from)
+    way = _Way(dmax, ring, rings, carry_from, order)
     spill_base = kernel.local_bytes
     uniform = Variant.UNIFORM_OPERANDS in variants
     identity: list[int | None] = list(range(len(kernel.code)))
@@ -363,7 +378,7 @@ def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
         declared = min(dmax, max(rings) - 1)
         dmax = min(dmax, rings[0] - 1)
         hand_limit = {h: min(dmax, n - 1) for h, n in enumerate(rings) if h and n > 1} or None
-    best = _plan(kernel, identity, {}, dmax, spill_base, uniform, hand_limit, carry_from)
+    best = _plan(kernel, identity, {}, dmax, spill_base, uniform, hand_limit, carry_from, order)
     rounds = best.rounds
     work = float(rounds)  # in generations of the kernel as given (an unrolled one is longer)
     # Loops written twice, one at a time (innermost first; never two that overlap), kept where
@@ -381,7 +396,8 @@ def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
             continue
         done = unroll(kernel, others + [lp])
         try:
-            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base, uniform, hand_limit, carry_from)
+            plan = _plan(done.kernel, done.origin, done.loops, dmax, spill_base, uniform, hand_limit, carry_from,
+                         order)
         except ConvertError:  # a shape the code generator refuses once doubled: keep the loop as is
             continue
         rounds += plan.rounds
@@ -434,18 +450,34 @@ def _convert(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
     return out, report, best.cost, way
 
 
-def _hand_need(kernel: Kernel, dmax: int, ring: int, uniform: bool,
-               carry_from: int = LONG_SPAN) -> dict[int, int] | None:
-    """The hands variant with a budget of ``ring`` entries: the ring each other hand needs for
-    the kernel's invariants (as given, not unrolled), leaving hand s at least MIN_DMAX + 1
+def _hand_plan(kernel: Kernel, dmax: int, ring: int, uniform: bool, carry_from: int = LONG_SPAN,
+               order: str = ORDERS[0]) -> HandPlan | None:
+    """The hands variant with a budget of ``ring`` entries: the kernel's (as given, not unrolled)
+    values on other hands, whose rings (``HandPlan.rings``) leave hand s at least MIN_DMAX + 1
     entries; None if nothing goes on another hand."""
     cfg = build_cfg(kernel)
     isolate_critical_edges(cfg)
     if uniform:
         use_uniform_operands(cfg)
     room = ring - MIN_DMAX - 1  # what the other hands may take together
-    plan = _place_on_hands(cfg, loop_weights(cfg), room=room, dmax=dmax, carry_from=carry_from)
-    return None if plan is None else plan.rings()
+    return _place_on_hands(cfg, loop_weights(cfg), room=room, dmax=dmax, carry_from=carry_from, order=order)
+
+
+def _orders(kernel: Kernel, dmax: int, ring: int, uniform: bool,
+            options: tuple[int, ...]) -> list[tuple[int, str, HandPlan | None]]:
+    """The (``carry_from``, order, plan) triples worth converting with: every ``carry_from`` of
+    ``options`` with the first order, and with each other order that puts other values on the
+    hands (the same plan would give the same code)."""
+    out = []
+    for least in options:
+        seen = []
+        for order in ORDERS:
+            plan = _hand_plan(kernel, dmax, ring, uniform, least, order)
+            placed = None if plan is None else plan.hand
+            if order == ORDERS[0] or placed not in seen:
+                out.append((least, order, plan))
+                seen.append(placed)
+    return out
 
 
 def _added(gen: CodeGen, blocks) -> int:

@@ -252,24 +252,50 @@ def candidate_values(cfg: Cfg, weight: dict[int, float], long_span: int = LONG_S
     return value
 
 
+#: The orders ``assign`` may take its candidates in; the driver converts with each and keeps the
+#: cheaper code (driver.py, ``_convert_in_budget``).
+ORDERS = ("value", "outside-first")
+
+
 def assign(cfg: Cfg, weight: dict[int, float], limit: int | dict[int, int],
            hands: tuple[int, ...] = OTHER_HANDS, total: int | None = None,
-           exclude: set[int] = frozenset()) -> HandPlan | None:
-    """The registers on hands other than s: the candidates, most valuable first, each on the
-    one of ``hands`` where the rings grow least (the first such) and the plan stays possible,
-    every distance read on that hand stays at most its limit (``limit``: one for all, or hand ->
+           exclude: set[int] = frozenset(), order: str = "value") -> HandPlan | None:
+    """The registers on hands other than s: the candidates one at a time, each on the one of
+    ``hands`` where the rings grow least (the first such) and the plan stays possible, every
+    distance read on that hand stays at most its limit (``limit``: one for all, or hand ->
     limit), the rings of those hands take at most ``total`` entries together and the pads it adds
     in loops cost less than half of what the value saves (``candidate_values``); None if none
-    fits. Registers in ``exclude`` are placed by someone else (carried.py)."""
+    fits. Registers in ``exclude`` are placed by someone else (carried.py).
+
+    ``order`` (``ORDERS``): ``value``, most valuable first; or ``outside-first``, values defined
+    outside every loop first, then by value. A value defined in a loop makes its hand one that
+    loop writes, where no invariant of the loop may go: taken first because it is the most
+    valuable one, it can shut out a loop nest's many invariants, which together save more
+    (bitonic's compare-and-swap loops, docs/converter.md)."""
     limits = limit if isinstance(limit, dict) else {h: limit for h in hands}
     hands = tuple(h for h in hands if limits.get(h, 0) > 0)
-    chosen: dict[int, int] = {}
-    plan = None
     live_in = liveness(cfg)[0]
     value = candidate_values(cfg, weight)
-    for r in sorted(value, key=lambda r: (-value[r], r)):
-        if r in exclude:
-            continue
+    ranked = sorted((r for r in value if r not in exclude), key=lambda r: (-value[r], r))
+    if order == "outside-first":
+        loops = natural_loops(cfg)
+        in_loops = set().union(*loops.values()) if loops else set()
+        defined_in_loop = {defines(ins) for b in in_loops for ins in cfg.blocks[b].code} - {None}
+        ranked.sort(key=lambda r: r in defined_in_loop)  # stable: by value within each group
+    elif order != "value":
+        raise ValueError(f"unknown order {order!r} (have: {', '.join(ORDERS)})")
+    plan = _greedy(cfg, ranked, value, weight, live_in, hands, limits, total)
+    if plan is not None:
+        plan.limit = max(limits[h] for h in set(plan.hand.values()))
+    return plan
+
+
+def _greedy(cfg: Cfg, order: list[int], value: dict[int, float], weight: dict[int, float], live_in,
+            hands: tuple[int, ...], limits: dict[int, int], total: int | None) -> HandPlan | None:
+    """``assign``'s plan with the candidates taken in ``order``."""
+    chosen: dict[int, int] = {}
+    plan = None
+    for r in order:
         best = None
         for h in hands:
             trial = HandPlan.of(cfg, {**chosen, r: h}, live_in, weight)
@@ -281,8 +307,6 @@ def assign(cfg: Cfg, weight: dict[int, float], limit: int | dict[int, int],
                 best = (h, trial)
         if best is not None:
             chosen[r], plan = best
-    if plan is not None:
-        plan.limit = max(limits[h] for h in set(plan.hand.values()))
     return plan
 
 

@@ -342,3 +342,25 @@ def test_a_value_copied_after_a_skipped_region_sits_where_every_group_of_lanes_f
     for launch in (Launch(32, 32, 2), Launch(8, 12, 2)):
         expected = run(reg, launch, launch.threads, 1, make_inputs(0))
         assert np.array_equal(run(out, launch, launch.threads, 1, make_inputs(0)), expected)
+
+
+def test_a_loop_nests_invariants_are_not_shut_out_by_hotter_values_its_loops_write(monkeypatch):
+    """bitonic's compare-and-swap nest: the most valuable candidates are defined in its loops, so
+    taken first (``order="value"``) they make every other hand one a loop writes, and the nine
+    values live through the whole nest (direction, thread index, the epilogue's addresses) go
+    through local memory. Defined-outside-first places them on one hand; the driver converts with
+    both orders and keeps the cheaper code, which still computes the sort."""
+    from dualflow.isa.convert import driver
+    from dualflow.isa.convert.hands import LONG_SPAN
+
+    reg = WORKLOADS["bitonic"]().module(Form.REG)
+    kernel = reg["bitonic_sort"]
+    plans = {order: driver._hand_plan(kernel, 31, 32, True, LONG_SPAN, order) for order in ("value", "outside-first")}
+    assert len(plans["outside-first"].hand) >= len(plans["value"].hand) + 5
+    module, reports = convert_module(reg, variants=ALL)
+    monkeypatch.setattr(driver, "ORDERS", ("value",))
+    _, value_only = convert_module(reg, variants=ALL)
+    spills = {name: rep.causes.count("spill") + rep.causes.count("reload")
+              for name, rep in (("both", reports["bitonic_sort"]), ("value", value_only["bitonic_sort"]))}
+    assert spills["both"] * 3 < spills["value"]
+    assert run_workload(_with("bitonic", module), "tiny", Form.DFLOW).verdict
