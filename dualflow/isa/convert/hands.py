@@ -340,7 +340,7 @@ def split_webs(cfg: Cfg) -> int:
                 top = max(top, r)
             top = max([top, *uses(ins)])
     shared = {r for r, where in defs_of.items() if len(where) > 1}
-    if not shared or not loops:
+    if not shared:  # without loops, still the values read far away
         return 0
     # Reaching definitions of the shared registers, per block entry: register -> set of (block,
     # index) definitions; (-1, -1) is the value at the kernel's entry.

@@ -364,3 +364,15 @@ def test_a_loop_nests_invariants_are_not_shut_out_by_hotter_values_its_loops_wri
               for name, rep in (("both", reports["bitonic_sort"]), ("value", value_only["bitonic_sort"]))}
     assert spills["both"] * 3 < spills["value"]
     assert run_workload(_with("bitonic", module), "tiny", Form.DFLOW).verdict
+
+
+def test_a_loop_free_kernels_far_values_in_reused_registers_get_a_hand():
+    """srad_1 has no loop; clang reuses its registers, so the values read past hand s's reach
+    across its two if/else regions share registers with others. They are split into webs of
+    their own and go on hand t instead of through local memory (they were stored and reloaded)."""
+    reg = WORKLOADS["srad"]().module(Form.REG)
+    module, reports = convert_module(reg, variants=ALL)
+    causes = reports["srad_1"].causes
+    assert "spill" not in causes and "reload" not in causes and "relay-dmax" not in causes
+    assert len(module["srad_1"].rings) >= 2
+    assert run_workload(_with("srad", module), "tiny", Form.DFLOW).verdict
