@@ -17,6 +17,8 @@ from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import Kernel
 from dualflow.isa.opcodes import SPECS, Opcode
 
+from .divergence import mark_uniform_regions
+
 
 class ConvertError(DualflowError):
     """A kernel the converter cannot translate, with the construct and its location."""
@@ -60,6 +62,14 @@ class Region:
     pc: int  #: of its ssy instruction (the same for the regions of a block and of its copies)
     blocks: set[int] = field(default_factory=set)
     cyclic: bool = False
+    uniform: bool = False  #: its branches are all warp-uniform: the lanes that enter it stay together
+
+    @property
+    def lanes_leave_apart(self) -> bool:
+        """Groups of a warp's lanes may reach the join from different iterations of a loop inside
+        (docs/isa.md, rule 3): a region with a cycle whose branches are not all warp-uniform
+        (divergence.py). Its join's live values then travel through memory or another hand."""
+        return self.cyclic and not self.uniform
 
 
 @dataclass
@@ -143,6 +153,7 @@ def build_cfg(kernel: Kernel) -> Cfg:
                            "converter needs an entry outside every loop (put an instruction such as nop "
                            "before the loop)")
     _find_region_blocks(cfg)
+    mark_uniform_regions(cfg)
     return cfg
 
 

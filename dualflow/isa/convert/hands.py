@@ -176,7 +176,7 @@ def _lanes_agree(cfg: Cfg, regs: dict[int, int], live_in, loops, writes, pad) ->
     writes or pads, would sit at a position that depends on the lane. One written in the region
     outside its loops, on a hand they do not move, is where the plan says for every group."""
     for region in cfg.regions.values():
-        if not region.cyclic or region.join not in live_in:
+        if not region.lanes_leave_apart or region.join not in live_in:
             continue
         inner = _loop_blocks(cfg, loops, region)
         moved = {h for b in inner if b in writes for h in writes[b] if writes[b][h] or pad[b][h]}
@@ -228,7 +228,7 @@ def candidate_values(cfg: Cfg, weight: dict[int, float], long_span: int = LONG_S
             if r is not None:
                 defs.setdefault(r, []).append(b)
     span = spans(cfg)
-    cyclic_joins = {rg.join: rid for rid, rg in cfg.regions.items() if rg.cyclic}
+    apart_joins = {rg.join: rid for rid, rg in cfg.regions.items() if rg.lanes_leave_apart}
     value: dict[int, float] = {}
     for r, where in defs.items():
         if len(where) != 1 or r in live_in[cfg.entry]:
@@ -237,7 +237,7 @@ def candidate_values(cfg: Cfg, weight: dict[int, float], long_span: int = LONG_S
         if any(d in body and r in live_in[h] for h, body in loops.items()):
             continue
         into = [h for h, body in loops.items() if d not in body and r in live_in[h]]
-        crosses = [j for j in cyclic_joins if r in live_in[j] and d in cfg.regions[cyclic_joins[j]].blocks]
+        crosses = [j for j in apart_joins if r in live_in[j] and d in cfg.regions[apart_joins[j]].blocks]
         if crosses:  # else stored on its way to the join and reloaded after it (hand s)
             value[r] = weight.get(d, 1) * (costs.LOCAL_STORE_COST + costs.LOCAL_LOAD_COST)
         elif into or span.get(r, 0) > long_span:
@@ -393,7 +393,7 @@ def split_webs(cfg: Cfg) -> int:
         for k, ins in enumerate(cfg.blocks[b].code):
             place[(b, k)] = at
             at += defines(ins) is not None
-    cyclic_joins = [rg.join for rg in cfg.regions.values() if rg.cyclic and rg.join in reach_in]
+    apart_joins = [rg.join for rg in cfg.regions.values() if rg.lanes_leave_apart and rg.join in reach_in]
     renamed = 0
     for r in sorted(shared):
         for d in defs_of[r]:
@@ -403,7 +403,7 @@ def split_webs(cfg: Cfg) -> int:
                 continue
             outside = {h for h, body in loops.items() if b not in body}  # loops it may be invariant in
             long = max(place[(ub, uk)] - place[d] for ub, uk, _ in used) > LONG_SPAN
-            crosses = any(d in reach_in.get(j, {}).get(r, ()) for j in cyclic_joins)
+            crosses = any(d in reach_in.get(j, {}).get(r, ()) for j in apart_joins)
             if not long and not crosses and not live_loop.get(d, set()) & outside and not any(
                     ub in loops[h] for ub, _, _ in used for h in outside):
                 continue
@@ -461,7 +461,7 @@ def copy_region_exits(cfg: Cfg) -> list[tuple[int, int, int]]:
     for region in sorted(cfg.regions.values(), key=lambda rg: rg.id):
         join = region.join
         preds = [p for p in cfg.blocks[join].preds if p in live_in] if join in live_in else []
-        if not region.cyclic or len(preds) != 1:
+        if not region.lanes_leave_apart or len(preds) != 1:
             continue
         inner = _loop_blocks(cfg, loops, region)
         written = {defines(ins) for b in inner for ins in cfg.blocks[b].code} - {None}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dualflow.isa.encoding import Instruction
 from dualflow.isa.opcodes import SPECS
 
-from .cfg import Cfg
+if TYPE_CHECKING:  # cfg.py runs the divergence analysis, which needs liveness
+    from .cfg import Cfg
 
 
 def uses(ins: Instruction) -> list[int]:

@@ -44,7 +44,7 @@ def classify(cfg: Cfg, rpo_index: dict[int, int]) -> dict[int, JoinKind]:
             continue
         preds = [p for p in b.preds if p in rpo_index]
         region = joins_of.get(b.id)
-        if region is not None and region.cyclic:
+        if region is not None and region.lanes_leave_apart:
             # Even with one predecessor block: lanes arrive from different loop iterations.
             kinds[b.id] = JoinKind.MEMORY
         elif len(preds) < 2:
