@@ -23,13 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dualflow.experiments.design_points import BASE, DFLOW, VARIANT  # noqa: E402
 from dualflow.frontend import CompileOptions, compile_file  # noqa: E402
-from dualflow.kernels.registry import WORKLOADS  # noqa: E402
+from dualflow.kernels.registry import WORKLOADS, kernel_set  # noqa: E402
 
 
 def compiled_row(name: str) -> dict:
     wl = WORKLOADS[name]
     reports = compile_file(wl.cuda_source, CompileOptions(flags=wl.cuda_flags)).reports.values()
-    return {"name": name, "suite": wl.suite,
+    return {"name": name, "suite": wl.suite, "set": kernel_set(name),
             "ptx": sum(r.ptx_instructions for r in reports), "reg": sum(r.reg_instructions for r in reports),
             "registers": max(r.registers for r in reports), "spilled": sum(r.spilled_values for r in reports)}
 
@@ -98,9 +98,9 @@ def main(argv=None) -> int:
             rows = list(pool.map(measure, names, [args.size] * len(names), [args.preset] * len(names)))
         size = args.size
     print(f"size {size}, preset {args.preset}; every run checked against numpy\n")
-    print("| workload | suite | PTX | REG | regs | spilled | D/R instr | V/R instr | BASE cycles | D-FLOW x "
+    print("| workload | suite | set | PTX | REG | regs | spilled | D/R instr | V/R instr | BASE cycles | D-FLOW x "
           "| variant x | occupancy | active SMs |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     def ratios(b: dict, other: dict | None) -> tuple[str, str]:  # instructions and speedup over BASE
         if other is None:
             return "deadlock", "deadlock"
@@ -110,11 +110,31 @@ def main(argv=None) -> int:
     for r in rows:
         b = r["base"]
         (di, dx), (vi, vx) = ratios(b, r["dflow"]), ratios(b, r["variant"])
-        print(f"| {r['name']} | {r['suite']} | {r['ptx']} | {r['reg']} | {r['registers']} | {r['spilled']} | "
-              f"{di} | {vi} | {b['cycles']:,} | {dx} | {vx} | {b['occupancy']:.3f} | {b['active_sms']:.3f} |")
+        print(f"| {r['name']} | {r['suite']} | {r['set']} | {r['ptx']} | {r['reg']} | {r['registers']} | "
+              f"{r['spilled']} | {di} | {vi} | {b['cycles']:,} | {dx} | {vx} | {b['occupancy']:.3f} | "
+              f"{b['active_sms']:.3f} |")
     filled = sum(1 for r in rows if r["base"]["active_sms"] >= 0.9)
     print(f"\n{filled} of {len(rows)} keep at least 90% of the SMs active in BASE")
+    for which in ("training", "held-back", "all"):
+        print(summary(which, [r for r in rows if which in ("all", r["set"])]))
     return 0
+
+
+def summary(which: str, rows: list[dict]) -> str:
+    """One set's line for each D-FLOW form: kernels at least as fast as BASE, the geometric mean
+    speedup, the largest instruction ratio over REG (issue 35's bars)."""
+    from statistics import geometric_mean
+
+    parts = []
+    for point in ("dflow", "variant"):
+        done = [r for r in rows if r[point] is not None]
+        if not done:
+            continue
+        speed = [r["base"]["cycles"] / r[point]["cycles"] for r in done]
+        ratio = max((r[point]["warp_instructions"] / r["base"]["warp_instructions"], r["name"]) for r in done)
+        parts.append(f"{point}: {sum(x >= 1 for x in speed)} of {len(done)} at least as fast as BASE, geomean "
+                     f"{geometric_mean(speed):.3f}, largest instruction ratio {ratio[0]:.3f} ({ratio[1]})")
+    return f"{which} ({len(rows)}): " + "; ".join(parts)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from statistics import geometric_mean
 from typing import NamedTuple
 
 from dualflow.cli.options import int_list, positive
@@ -44,7 +45,7 @@ from dualflow.isa.convert import VARIANTS as CONVERTER_VARIANTS
 from dualflow.isa.convert import ConvertError, convert_module
 from dualflow.isa.convert.codegen import MIN_DMAX
 from dualflow.isa.kernel import MAX_RING
-from dualflow.kernels.registry import WORKLOADS
+from dualflow.kernels.registry import WORKLOADS, kernel_set
 from dualflow.kernels.workload import run_workload, with_dflow_form
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.footprint import entries_per_warp
@@ -230,7 +231,31 @@ def sweep_table(results: dict[tuple[str, str | None, int], Run | str], workloads
             where = ("never in the swept range" if at is None else
                      f"{at} entries per warp ({4 * lanes * at:,} B, {at / entries:.2f} of BASE's)")
             lines.append(f"  {label} matches BASE at: {where}")
+    lines += set_summaries(results, workloads, columns, budgets)
     return "\n".join(lines)
+
+
+def set_summaries(results: dict[tuple[str, str | None, int], Run | str], workloads: list[str],
+                  columns: tuple[str, ...], budgets: tuple[int, ...]) -> list[str]:
+    """Per budget and column, the training and the held-back workloads apart
+    (``registry.kernel_set``): how many are at least as fast as BASE and the geometric mean
+    speedup (a skipped run counts as not)."""
+    lines = ["", "By set (training: the kernels written here; held-back: the independent ones):"]
+    for budget in budgets:
+        for label in columns:
+            parts = []
+            for which in ("training", "held-back"):
+                speed = []
+                for name in workloads:
+                    base, r = results[name, None, 0], results[name, label, budget]
+                    if kernel_set(name) == which and isinstance(base, Run):
+                        speed.append(base.cycles / r.cycles if isinstance(r, Run) else 0.0)
+                if speed:
+                    mean = geometric_mean(speed) if all(speed) else 0.0
+                    parts.append(f"{which} {sum(x >= 1 for x in speed)} of {len(speed)} at least as fast as BASE, "
+                                 f"geomean {mean:.3f}")
+            lines.append(f"  {label} at {budget}: " + "; ".join(parts))
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
