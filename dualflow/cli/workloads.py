@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from dualflow.common.atomic_write import atomic_write, check_output
+from dualflow.common.errors import ConfigError
 
 from .options import MAX_N, add_max_instructions, add_rings, add_variants, int_in, seed, variants_of
 
@@ -118,14 +119,19 @@ def cmd_overhead(args) -> int:
     names = args.workloads or list(WORKLOADS)
     for name in names:  # a bad name fails before any work
         get_workload(name)
-    rows = []
+    if args.capacity is not None and args.rings is not None:
+        raise ConfigError("overhead: give --capacity or --rings, not both")
+    rows, rings = [], {}
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
-        rows.extend(measure(name, args.size, dmax=args.dmax, ring=args.ring, seed=args.seed,
+        rings[name] = args.ring if args.capacity is None else _capacity_ring(name, args.capacity)
+        rows.extend(measure(name, args.size, dmax=args.dmax, ring=rings[name], seed=args.seed,
                             variants=variants_of(args), rings=args.rings))
     summary = summarize(rows)
     variants = ", ".join(args.variants) or "none"
-    print(f"DFLOW / REG instruction counts, converted with Dmax {args.dmax}, ring {args.ring}, variants {variants}, "
+    ring = (f"ring {args.ring}" if args.capacity is None else
+            f"each workload's ring budget at BASE's register capacity on {args.capacity} (listed below)")
+    print(f"DFLOW / REG instruction counts, converted with Dmax {args.dmax}, {ring}, variants {variants}, "
           f"size {args.size}")
     print(f"{'workload':<11} {'static':>13} {'dynamic':>21} {'ratio':>6}  " + " ".join(f"{c:>10}" for c in CAUSES)
           + f" {'removed':>10} {'sunk':>10}")
@@ -136,6 +142,9 @@ def cmd_overhead(args) -> int:
               f"{w['dynamic_dflow']['total']:>9} {ratio:>6.3f}  "
               + " ".join(f"{w['added'][c] / base:>10.3f}" for c in CAUSES) + f" {w['removed'] / base:>10.3f}"
               + f" {w['sunk'] / base:>10.3f}")
+    print("\n" + "\n".join(_set_lines(summary)))
+    if args.capacity is not None:
+        print(f"\nring budget per workload on {args.capacity}: " + ", ".join(f"{n} {r}" for n, r in rings.items()))
     if Variant.HANDS in variants_of(args):
         print("\nrings per kernel (hands s, t, u, v in order; their sum is the register file per warp, "
               "in entries per lane)")
@@ -154,7 +163,8 @@ def cmd_overhead(args) -> int:
         c = cdf(w["distances"])
         print(f"{name:<11} " + " ".join(f"{c[min(d, len(c) - 1)]:<6.3f}" for d in CDF_POINTS))
     if args.output is not None:
-        config = {"size": args.size, "dmax": args.dmax, "ring": args.ring, "variants": sorted(args.variants),
+        config = {"size": args.size, "dmax": args.dmax, "ring": args.ring if args.capacity is None else rings,
+                  "variants": sorted(args.variants), **({"capacity": args.capacity} if args.capacity else {}),
                   **({"rings": list(args.rings)} if args.rings else {}),
                   "seed": args.seed, "workloads": names}
         for path in write_results(rows, Path(args.output), config):
@@ -162,11 +172,39 @@ def cmd_overhead(args) -> int:
     return 0
 
 
+def _capacity_ring(name: str, preset_name: str) -> int:
+    """The ring budget of ``name`` at BASE's register capacity on a preset (the variant design
+    point's, ``design_points.capacity_ring``)."""
+    from dualflow.experiments.design_points import capacity_ring
+    from dualflow.isa import Form
+    from dualflow.kernels.registry import get_workload
+    from dualflow.machine.presets import preset
+
+    return capacity_ring(get_workload(name)().module(Form.REG), preset(preset_name).sm)
+
+
+def _set_lines(summary: dict) -> list[str]:
+    """Per kernel set (``registry.kernel_set``) of the workloads measured: the largest DFLOW/REG
+    ratio, and how many are above 1.05 (issue 35's bar)."""
+    from dualflow.kernels.registry import kernel_set
+
+    lines = []
+    for which in ("training", "held-back"):
+        ratios = {name: w["dynamic_dflow"]["total"] / max(1, w["dynamic_reg"]["total"])
+                  for name, w in summary.items() if kernel_set(name) == which}
+        if ratios:
+            worst = sorted(ratios, key=lambda n: -ratios[n])[:5]
+            lines.append(f"{which} set ({len(ratios)}): {sum(r > 1.05 for r in ratios.values())} above 1.05; "
+                         "largest " + ", ".join(f"{n} {ratios[n]:.3f}" for n in worst))
+    return lines
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the functional-model subcommands on the top-level subparsers."""
     from dualflow.isa.encoding import OPERAND_MAX
     from dualflow.isa.kernel import MAX_RING
     from dualflow.kernels.samples import SAMPLES
+    from dualflow.machine.presets import PRESETS
 
     p = sub.add_parser("demo", help="run the sample kernels in both forms, check them, print statistics")
     p.add_argument("--n", type=int_in(1, MAX_N), default=4096, help=f"problem size (default 4096, at most {MAX_N:,})")
@@ -194,6 +232,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ring", type=int_in(2, MAX_RING), default=32, help=f"default 32, at most {MAX_RING:,}")
     p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--loops", action="store_true", help="also print, per kernel, the added instructions per loop")
+    p.add_argument("--capacity", choices=sorted(PRESETS), default=None, metavar="PRESET",
+                   help="instead of --ring: each workload's ring budget at BASE's register capacity on this "
+                        "preset, as `dualflow reproduce`'s variant form has it (the SM's register file per "
+                        "thread at full occupancy, or BASE's registers per thread where more)")
     add_variants(p)
     add_rings(p)
     p.add_argument("-o", "--output", help="folder for CSV (incl. loops.csv), JSON and the CDF plot")

@@ -179,3 +179,16 @@ def test_loop_breakdown_accounts_for_every_executed_instruction():
     loop = next(r for r in rows if r.name == "LOOP")
     assert loop.depth == 1 and loop.copies == 2 and loop.added
     assert format_breakdown(rows, CAUSES)[1].split()[0] in {"LOOP", "(outside"}
+
+
+def test_overhead_at_bases_capacity_names_each_ring_and_reports_the_sets(capsys):
+    """``--capacity PRESET``: each workload converted for its ring at BASE's register capacity,
+    as reproduce's variant form (vadd 32 entries on paper-rtx3080's 32 per thread, hotspot its
+    37 registers); the training and held-back sets are summarised apart."""
+    assert main(["overhead", "vadd", "hotspot", "conv2d", "--size", "tiny", "--capacity", "paper-rtx3080",
+                 "--variant", "hands"]) == 0
+    out = capsys.readouterr().out
+    assert "ring budget per workload on paper-rtx3080: vadd 32, hotspot 37, conv2d 32" in out
+    assert "training set (2):" in out and "held-back set (1):" in out
+    assert main(["overhead", "vadd", "--capacity", "paper-rtx3080", "--rings", "8,4"]) == 1
+    assert "give --capacity or --rings, not both" in capsys.readouterr().err
