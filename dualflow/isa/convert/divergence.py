@@ -4,9 +4,11 @@ A value is *uniform* when every lane that computes it together (one group of a w
 lanes) gets the same value: an immediate, a parameter (``ldc`` at a uniform address), a uniform
 special register (``UNIFORM_SREGS``), a vote, or an operation on uniform values. Thread and lane
 indices and every load from memory are lane-varying (a load at a uniform address may still race
-with a store; it is not trusted). A region whose own branch and every branch inside it read
+with a store; it is not trusted). A region whose own branch and every branch it owns read
 uniform conditions is *uniform*: the lanes that enter it take the same path through it, so they
-leave every loop in it in the same iteration and reach its join together. Its join then needs no
+leave every loop in it in the same iteration and reach its join together. A branch inside an
+inner region is the inner region's: lanes that part there meet again at its join, inside the
+outer region, and go on together. Its join then needs no
 reconvergence treatment beyond an ordinary join (docs/isa.md, rule 3 is about lanes that leave a
 loop apart); the code generator lays it out like any other join (``Region.lanes_leave_apart``).
 
@@ -62,6 +64,21 @@ def _reaching(cfg: Cfg) -> dict[int, dict[int, frozenset[tuple[int, int]]]]:
     return reach
 
 
+def _branches_owned(cfg: Cfg) -> dict[int, list[int]]:
+    """Region -> the blocks whose branch it owns: the branch after its ``ssy``, and those whose
+    innermost open region it is. A branch inside an inner region is that region's: its lanes
+    reconverge at the inner join, inside this region, and go on together."""
+    opened: dict[int, int] = {}  # block -> the innermost region its ssy instructions open
+    for rid, region in sorted(cfg.regions.items(), key=lambda item: item[1].pc):
+        opened[region.ssy_block] = rid
+    owned: dict[int, list[int]] = {}
+    for b in cfg.blocks:
+        rid = opened.get(b.id, b.stack[-1] if b.stack else None)
+        if rid is not None:
+            owned.setdefault(rid, []).append(b.id)
+    return owned
+
+
 def mark_uniform_regions(cfg: Cfg) -> None:
     """Set ``Region.uniform`` on every region of ``cfg``.
 
@@ -71,6 +88,7 @@ def mark_uniform_regions(cfg: Cfg) -> None:
     some an older one), also around a loop back into the region."""
     reach = _reaching(cfg)
     live_in, _ = liveness(cfg)
+    owned = _branches_owned(cfg)
     varying: set[tuple[int, int]] = set()  # definitions
     divergent: set[int] = set()  # regions
     branch_varies: dict[int, bool] = {}
@@ -94,7 +112,7 @@ def mark_uniform_regions(cfg: Cfg) -> None:
                     changed = True
                 now[r] = {(b.id, k)}
         for rid, region in cfg.regions.items():
-            if rid in divergent or not any(branch_varies.get(b, False) for b in region.blocks | {region.ssy_block}):
+            if rid in divergent or not any(branch_varies.get(b, False) for b in owned.get(rid, ())):
                 continue
             divergent.add(rid)
             changed = True

@@ -55,15 +55,29 @@ JOIN:
 
 
 UNIFORM = _sum_loop("ldc r6, n")  # trip count a parameter: every lane leaves together
+# ... with a lane-dependent if in the loop's body: its lanes meet again at its own join, inside
+# the loop, so the guard's region stays uniform (pathfinder's and hotspot's step loops)
+INNER_IF = UNIFORM.replace("    iadd r10, r10, 1\n", """    iand r12, r0, 1
+    ssy EVEN
+    brz r12, SKIPADD
+    iadd r11, r11, r10
+SKIPADD:
+    sync
+EVEN:
+    iadd r10, r10, 1
+""")
 UNIFORM_REUSED = _sum_loop("ldc r6, n", reuse=True)
 LANE_DEPENDENT = _sum_loop("iand r6, r0, 7")  # trip count tid mod 8
 
 
-@pytest.mark.parametrize("source, uniform", [(UNIFORM, True), (UNIFORM_REUSED, True), (LANE_DEPENDENT, False)],
-                         ids=["parameter", "register-reused", "lane-dependent"])
-def test_a_region_is_uniform_when_every_branch_in_it_is(source, uniform):
-    (region,) = build_cfg(assemble(source).only).regions.values()
-    assert region.cyclic and region.uniform is uniform and region.lanes_leave_apart is not uniform
+@pytest.mark.parametrize("source, uniform", [(UNIFORM, True), (UNIFORM_REUSED, True), (LANE_DEPENDENT, False),
+                                             (INNER_IF, True)],
+                         ids=["parameter", "register-reused", "lane-dependent", "inner-if"])
+def test_a_region_is_uniform_when_every_branch_it_owns_is(source, uniform):
+    cfg = build_cfg(assemble(source).only)
+    (region,) = [r for r in cfg.regions.values() if r.cyclic]
+    assert region.uniform is uniform and region.lanes_leave_apart is not uniform
+    assert all(not r.uniform for r in cfg.regions.values() if not r.cyclic)  # the inner if's (lane-dependent)
 
 
 def test_a_value_written_in_a_divergent_region_varies_after_its_join():
@@ -84,8 +98,8 @@ ODD:
 
 
 @pytest.mark.parametrize("dmax, ring", DMAX_RING, ids=[f"dmax{d}" for d, _ in DMAX_RING])
-@pytest.mark.parametrize("source", [UNIFORM, UNIFORM_REUSED, LANE_DEPENDENT],
-                         ids=["parameter", "register-reused", "lane-dependent"])
+@pytest.mark.parametrize("source", [UNIFORM, UNIFORM_REUSED, LANE_DEPENDENT, INNER_IF],
+                         ids=["parameter", "register-reused", "lane-dependent", "inner-if"])
 @pytest.mark.parametrize("variants", [frozenset(), ALL], ids=["original", "all"])
 def test_converted_kernels_compute_what_reg_computes(source, dmax, ring, variants):
     reg = assemble(source).only
@@ -100,6 +114,6 @@ def test_the_sum_of_a_uniform_loop_crosses_its_join_without_local_memory():
     """In the default variant form at Dmax 31: the lane-dependent loop's sum is stored on each
     group's way to the join and reloaded after it (rule 3); the uniform loop's is laid out as at
     any join (it was stored and reloaded too before the analysis)."""
-    for source, through_memory in ((UNIFORM, False), (LANE_DEPENDENT, True)):
+    for source, through_memory in ((UNIFORM, False), (INNER_IF, False), (LANE_DEPENDENT, True)):
         _, report = convert_kernel(assemble(source).only, dmax=31, ring=32, variants=ALL)
         assert ("spill" in report.causes and "reload" in report.causes) is through_memory
