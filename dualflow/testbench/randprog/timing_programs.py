@@ -10,7 +10,7 @@ D-FLOW mode with each engine on one configuration: a preset cut to one SM, a col
 (2..16), a window policy, a send-ahead rule and an issue order, drawn from the seed. The outcome
 is ``ok``, ``deadlock`` (either engine stopped with ``TimingDeadlock``), ``mismatch`` (``out``
 differs from the functional model's), ``engines differ`` (cycles or ``out`` differ between the
-engines) or ``error`` (anything else the models raised).
+engines) or ``error`` (anything else the converter or the models raised).
 
 ``benchmarks/timing_search.py`` runs campaigns and prints the counts per configuration;
 ``tests/models/timing/test_timing_search.py`` runs a short one (and the slow suite a long one).
@@ -123,7 +123,11 @@ def check_seed(seed: int, config: WindowConfig | None = None, engines: tuple[str
     result = SearchResult(seed, config, "ok", instructions=len(reg.code))
     inputs = make_inputs(prog.data_seed)
     want = run(reg, prog.launch, prog.n, prog.slots, inputs)
-    kernel, _ = convert_kernel(reg, variants=seed_variants(seed))
+    try:
+        kernel, _ = convert_kernel(reg, variants=seed_variants(seed))
+    except DualflowError as exc:  # a converter defect the search found: recorded, the campaign goes on
+        result.outcome, result.message = "error", f"converter: {exc}"
+        return result
     got = {}
     for engine in engines:
         try:

@@ -49,3 +49,22 @@ def test_campaign_of_ten_thousand_programs():
     tally = run_search(range(1, 10_001), jobs=2)
     assert tally.total == 10_000
     assert not tally.failures, "\n".join(r.summary() for r in tally.failures[:20]) + "\n" + tally.report()
+
+
+def test_a_converter_defect_is_recorded_and_the_campaign_goes_on():
+    """Seed 2863 (hands and uniform operands at ring 32) stops the converter with an internal
+    error: the search records it as the seed's outcome instead of ending the campaign."""
+    result = check_seed(2863)
+    assert result.outcome == "error" and "converter: " in result.message and "no tail meets" in result.message
+
+
+@pytest.mark.xfail(strict=True, reason="converter defect found by the deadlock search (issue 35): hands with "
+                                       "uniform operands at ring 32, 'no tail meets the join's frame'")
+def test_seed_2863_converts_with_hands_and_uniform_operands():
+    from dualflow.isa import Variant, assemble
+    from dualflow.isa.convert import convert_kernel
+    from dualflow.testbench.randprog.generator import RandomSource, generate
+    from dualflow.testbench.randprog.timing_programs import GEN
+
+    reg = assemble(generate(RandomSource(2863), GEN).text).only
+    convert_kernel(reg, dmax=31, ring=32, variants=frozenset({Variant.HANDS, Variant.UNIFORM_OPERANDS}))
