@@ -38,16 +38,15 @@ _VARYING_ALWAYS = frozenset({Opcode.LDG, Opcode.LDS, Opcode.LDL})
 
 def _reaching(cfg: Cfg) -> dict[int, dict[int, frozenset[tuple[int, int]]]]:
     """Register -> the definitions (block, index) that may reach each block's entry."""
-    blocks = [b for b in cfg.blocks]
     gen = {}
-    for b in blocks:
+    for b in cfg.blocks:
         last: dict[int, tuple[int, int]] = {}
         for k, ins in enumerate(b.code):
             r = defines(ins)
             if r is not None:
                 last[r] = (b.id, k)
         gen[b.id] = last
-    reach: dict[int, dict[int, frozenset]] = {b.id: {} for b in blocks}
+    reach: dict[int, dict[int, frozenset]] = {b.id: {} for b in cfg.blocks}
     order = cfg.rpo()
     changed = True
     while changed:
