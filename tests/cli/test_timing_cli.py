@@ -78,9 +78,11 @@ def test_reproduce_writes_tables_and_plots(tmp_path, capsys):
         assert float(r["speedup"]) == pytest.approx(int(r["base_cycles"]) / int(r["dflow_cycles"]), rel=1e-3)
         for key in ("base_occupancy", "dflow_occupancy", "base_active_sms", "dflow_active_sms"):
             assert 0 < float(r[key]) <= 1
-        # the default variant form beside the original, at no more register file than BASE's
+        # the default variant form beside the original, in BASE's register file: its share at full
+        # occupancy (32 and 42 entries per thread on these presets), or BASE's registers where more
         assert float(r["variant_speedup"]) == pytest.approx(int(r["base_cycles"]) / int(r["variant_cycles"]), rel=1e-3)
-        assert int(r["variant_rf_entries"]) <= int(r["base_rf_entries"])
+        share = {"paper-rtx3080": 65536 // 2048, "ampere-rtx3070": 65536 // 1536}[r["preset"]]
+        assert int(r["variant_rf_entries"]) <= max(int(r["base_rf_entries"]), share)
     assert "occupancy" in text and "active SMs" in text and "default variant form" in text
     points = json.loads((out / "warps_study.json").read_text())
     assert {(p["workload"], p["mode"], p["warps"]) for p in points} == {

@@ -17,8 +17,6 @@ from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import Kernel
 from dualflow.isa.opcodes import SPECS, Opcode
 
-from .divergence import mark_uniform_regions
-
 
 class ConvertError(DualflowError):
     """A kernel the converter cannot translate, with the construct and its location."""
@@ -62,7 +60,7 @@ class Region:
     pc: int  #: of its ssy instruction (the same for the regions of a block and of its copies)
     blocks: set[int] = field(default_factory=set)
     cyclic: bool = False
-    uniform: bool = False  #: its branches are all warp-uniform: the lanes that enter it stay together
+    uniform: bool = False  #: its branches are all warp-uniform (divergence.py sets it): its lanes stay together
 
     @property
     def lanes_leave_apart(self) -> bool:
@@ -153,7 +151,6 @@ def build_cfg(kernel: Kernel) -> Cfg:
                            "converter needs an entry outside every loop (put an instruction such as nop "
                            "before the loop)")
     _find_region_blocks(cfg)
-    mark_uniform_regions(cfg)
     return cfg
 
 

@@ -20,20 +20,24 @@ region non-uniform.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from dualflow.isa.kernel import Kernel
 from dualflow.isa.opcodes import SPECS, UNIFORM_SREGS, Opcode, SpecialReg
 
+from .cfg import Cfg, build_cfg
 from .liveness import defines, liveness, uses
-
-if TYPE_CHECKING:  # build_cfg runs this analysis
-    from .cfg import Cfg
 
 #: Producers whose result is the same in every active lane whatever their sources: a vote.
 _UNIFORM_ALWAYS = frozenset({Opcode.VOTE})
 #: Producers whose result varies by lane whatever their sources: loads from memory other than the
 #: parameter block (``ldc``, uniform at a uniform address).
 _VARYING_ALWAYS = frozenset({Opcode.LDG, Opcode.LDS, Opcode.LDL})
+
+
+def analysed_cfg(kernel: Kernel) -> Cfg:
+    """``build_cfg`` with every region's ``uniform`` set: the CFG the converter plans on."""
+    cfg = build_cfg(kernel)
+    mark_uniform_regions(cfg)
+    return cfg
 
 
 def _reaching(cfg: Cfg) -> dict[int, dict[int, frozenset[tuple[int, int]]]]:

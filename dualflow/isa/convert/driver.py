@@ -16,10 +16,11 @@ from dualflow.isa.opcodes import Form, Opcode, Variant
 from .breakdown import LoopInfo
 from .carried import CARRIED_HAND, carry, frame
 from .carried import find as find_carried
-from .cfg import ConvertError, build_cfg
+from .cfg import ConvertError
 from .codegen import FRAME_SLACK, MARGIN, MIN_DMAX, CodeGen, Emitted, block_code_order
 from .colors import assign_colors
 from .costs import loop_weighted_cost, loop_weights
+from .divergence import analysed_cfg
 from .hands import (
     LONG_SPAN,
     ORDERS,
@@ -148,7 +149,7 @@ class _Plan:
 def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dmax: int, spill_base: int,
           uniform: bool, hand_limit: dict[int, int] | None = None, carry_from: int = LONG_SPAN,
           order: str = ORDERS[0]) -> _Plan:
-    cfg = build_cfg(kernel)
+    cfg = analysed_cfg(kernel)
     isolate_critical_edges(cfg)
     dropped = use_uniform_operands(cfg) if uniform else set()
     weight = loop_weights(cfg, unrolled)
@@ -308,7 +309,7 @@ def _carry_options(kernel: Kernel) -> tuple[int, ...]:
     """The ``carry_from`` thresholds worth trying: ``LONG_SPAN`` (only loops hand s would relay
     in), and, if it picks another loop, 0 (any innermost loop: its carried values on hand t
     leave hand s's frame at the loop's entry shorter, which can save a pad there)."""
-    cfg = build_cfg(kernel)
+    cfg = analysed_cfg(kernel)
     isolate_critical_edges(cfg)
     weight = loop_weights(cfg)
     picks = [find_carried(cfg, weight, least) for least in (LONG_SPAN, 0)]
@@ -455,7 +456,7 @@ def _hand_plan(kernel: Kernel, dmax: int, ring: int, uniform: bool, carry_from: 
     """The hands variant with a budget of ``ring`` entries: the kernel's (as given, not unrolled)
     values on other hands, whose rings (``HandPlan.rings``) leave hand s at least MIN_DMAX + 1
     entries; None if nothing goes on another hand."""
-    cfg = build_cfg(kernel)
+    cfg = analysed_cfg(kernel)
     isolate_critical_edges(cfg)
     if uniform:
         use_uniform_operands(cfg)

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dualflow.isa.encoding import Instruction
 from dualflow.isa.opcodes import SPECS
 
-if TYPE_CHECKING:  # cfg.py runs the divergence analysis, which needs liveness
-    from .cfg import Cfg
+from .cfg import Cfg
 
 
 def uses(ins: Instruction) -> list[int]:

@@ -30,7 +30,8 @@ from dualflow.isa.encoding import Instruction
 from dualflow.isa.kernel import Kernel
 from dualflow.isa.opcodes import SPECS, Opcode, UnitClass
 
-from .cfg import Block, Cfg, ConvertError, Region, build_cfg, natural_loops
+from .cfg import Block, Cfg, ConvertError, Region, natural_loops
+from .divergence import analysed_cfg
 from .liveness import defines, live_after_each, liveness, uses
 
 #: Most instructions sunk in one kernel (each needs a new control-flow graph).
@@ -60,7 +61,7 @@ def sink_into_exits(kernel: Kernel, weigh) -> Sunk | None:
     extra, moved, syncs = 0.0, 0, set()
     for _ in range(MAX_SINKS):
         try:
-            cfg = build_cfg(kernel)
+            cfg = analysed_cfg(kernel)
         except ConvertError:  # the converter reports it on the kernel as given
             return None
         found = _candidate(cfg)

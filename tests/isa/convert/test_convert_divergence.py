@@ -10,7 +10,7 @@ import pytest
 
 from dualflow.isa import Variant, assemble
 from dualflow.isa.convert import convert_kernel
-from dualflow.isa.convert.cfg import build_cfg
+from dualflow.isa.convert.divergence import analysed_cfg
 from dualflow.testbench.randprog.generator import Launch, make_inputs, run
 
 DMAX_RING = [(12, 13), (31, 32)]
@@ -74,7 +74,7 @@ LANE_DEPENDENT = _sum_loop("iand r6, r0, 7")  # trip count tid mod 8
                                              (INNER_IF, True)],
                          ids=["parameter", "register-reused", "lane-dependent", "inner-if"])
 def test_a_region_is_uniform_when_every_branch_it_owns_is(source, uniform):
-    cfg = build_cfg(assemble(source).only)
+    cfg = analysed_cfg(assemble(source).only)
     (region,) = [r for r in cfg.regions.values() if r.cyclic]
     assert region.uniform is uniform and region.lanes_leave_apart is not uniform
     assert all(not r.uniform for r in cfg.regions.values() if not r.cyclic)  # the inner if's (lane-dependent)
@@ -92,7 +92,7 @@ EVEN:
 ODD:
     ssy JOIN
 """)
-    cfg = build_cfg(assemble(source).only)
+    cfg = analysed_cfg(assemble(source).only)
     guard = next(r for r in cfg.regions.values() if r.cyclic)
     assert not guard.uniform
 
