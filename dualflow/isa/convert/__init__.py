@@ -23,6 +23,7 @@ from .cfg import ConvertError
 from .codegen import MIN_DMAX
 from .driver import DEFAULT_VARIANTS, VARIANTS, ConversionReport, base_capacity_ring, convert_kernel, convert_module
 from .options import DEFAULT_CONVERSION, ConversionOptions
+from .work import WORK_LIMIT, WorkLimitExceeded
 
 __all__ = ["DEFAULT_CONVERSION", "DEFAULT_VARIANTS", "MIN_DMAX", "VARIANTS", "ConversionOptions", "ConversionReport",
-           "ConvertError", "base_capacity_ring", "convert_kernel", "convert_module"]
+           "ConvertError", "WORK_LIMIT", "WorkLimitExceeded", "base_capacity_ring", "convert_kernel", "convert_module"]

@@ -25,6 +25,7 @@ from .cfg import Block, Cfg, ConvertError, natural_loops
 from .liveness import defines, live_after_each, liveness, uses
 from .remat import reaching_recipes, recipe_of
 from .surgery import JoinKind, anchor, classify
+from .work import charge
 
 #: Headroom kept below Dmax: a value is relayed when its distance reaches Dmax - MARGIN, which
 #: leaves room for the recomputations one instruction may need before it reads.
@@ -315,6 +316,7 @@ class CodeGen:
         if all(layout[r].pos > oldest for r in ring_vals):
             return  # the common case: nothing about to pass Dmax
         while True:
+            charge()
             old = [r for r in ring_vals if bc.cur - bc.layout[r].pos >= limit]
             if not old:
                 return
@@ -372,6 +374,7 @@ class CodeGen:
                 dist[r] = bc.cur - v.pos
         natural = dict(dist)
         while True:
+            charge()
             k = len(keep) - len(natural)
             fits = {r: d for r, d in natural.items() if d + k <= depth}
             if len(fits) == len(natural):
@@ -426,6 +429,7 @@ class CodeGen:
             self.materialize(bc, cond, bc.tail, blk)
         n = length if length is not None else self.min_tail(bc, frame)
         while True:
+            charge()
             plan = self.tail_plan(bc, frame, n)
             if plan is None:
                 if length is not None or n > self.dmax + len(frame):
@@ -678,6 +682,7 @@ class CodeGen:
 
     def gen_block(self, bid: int) -> None:
         blk = self.cfg.blocks[bid]
+        charge(len(blk.code) + 1)
         bc = BlockCode(bid)
         self.codes[bid] = bc
         bc.layout, bc.offset0 = self.entry_layout(blk)
@@ -808,6 +813,7 @@ class CodeGen:
             # recomputation or store the tail itself needs.
             others = set().union(*(self.live_in[o] for o in succs if o != s)) - {cond}
             while True:
+                charge()
                 n = self.settle_tail(bc, frame, blk, None, cond)
                 if n is None:
                     raise ConvertError(f"{self.cfg.where(blk)}: internal: no tail meets the join's frame")

@@ -37,6 +37,7 @@ from .sink import Sunk, pays_at_exits, sink_into_exits
 from .surgery import isolate_critical_edges
 from .uniform import use_uniform_operands
 from .unroll import Loop, unroll, unrollable_loops
+from .work import WORK_LIMIT, metered
 
 #: The DFLOW variants the converter can use.
 VARIANTS = frozenset({Variant.RESERVED_SSY, Variant.UNIFORM_OPERANDS, Variant.HANDS})
@@ -104,6 +105,8 @@ class ConversionReport:
     #: index into ``loops``, None outside loops); ``breakdown.loop_breakdown`` sums them up
     loops: list[LoopInfo] = field(default_factory=list)
     loop_of: list[int | None] = field(default_factory=list)
+    #: the steps the conversion took (work.py), its search included
+    work: int = 0
 
     def static_overhead(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -218,14 +221,23 @@ _Done = tuple[Kernel, ConversionReport, float, _Way]
 
 
 def convert_kernel(kernel: Kernel, *, dmax: int = DEFAULT_DMAX, ring: int = DEFAULT_RING,
-                   variants: frozenset[Variant] = frozenset(),
-                   rings: tuple[int, ...] | None = None) -> tuple[Kernel, ConversionReport]:
+                   variants: frozenset[Variant] = frozenset(), rings: tuple[int, ...] | None = None,
+                   work_limit: int | None = WORK_LIMIT) -> tuple[Kernel, ConversionReport]:
     """Translate one REG-form kernel into an equivalent DFLOW-form kernel, using the DFLOW
     ``variants`` given where they save instructions (the kernel declares those it uses).
 
     With ``Variant.HANDS``, ``ring`` is the register-file budget per warp (the sum of the hands'
     rings): hands t, u, v get what the loop invariants put on them need, hand s the rest (and
-    Dmax no more than its ring less one); ``rings`` (s, t[, u[, v]]) fixes the sizes instead."""
+    Dmax no more than its ring less one); ``rings`` (s, t[, u[, v]]) fixes the sizes instead.
+    A conversion past ``work_limit`` steps (work.py; None: no limit) stops with ``WorkLimitExceeded``."""
+    with metered(work_limit) as meter:
+        out, report = _convert_kernel(kernel, dmax, ring, variants, rings)
+    return out, dataclasses.replace(report, work=meter.steps)
+
+
+def _convert_kernel(kernel: Kernel, dmax: int, ring: int, variants: frozenset[Variant],
+                    rings: tuple[int, ...] | None) -> tuple[Kernel, ConversionReport]:
+    """``convert_kernel`` inside its work meter."""
     if kernel.form is not Form.REG:
         raise ConvertError(f"kernel {kernel.name!r} is already in {kernel.form.value.upper()} form")
     if variants - VARIANTS:

@@ -35,6 +35,7 @@ from dualflow.isa.opcodes import MAX_HANDS, SPECS, Opcode
 from . import costs
 from .cfg import Cfg, natural_loops
 from .liveness import defines, liveness, uses
+from .work import charge
 
 #: The hand the invariants of the outermost loops go on first (``t``; hand s is 0).
 INVARIANT_HAND = 1
@@ -117,6 +118,7 @@ class HandPlan:
         while changed:  # largest advance over incoming paths; a block ends at what its successors need
             changed = False
             passes += 1
+            charge(len(order) * len(hands))
             if passes > 2 * len(order) + 4:
                 return None  # an edge would need a pad of its own: no fixed point
             for b in order:

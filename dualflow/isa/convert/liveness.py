@@ -6,6 +6,7 @@ from dualflow.isa.encoding import Instruction
 from dualflow.isa.opcodes import SPECS
 
 from .cfg import Cfg
+from .work import charge
 
 
 def uses(ins: Instruction) -> list[int]:
@@ -38,6 +39,7 @@ def liveness(cfg: Cfg) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
     order = cfg.rpo()[::-1]
     while changed:
         changed = False
+        charge(len(order))
         for bid in order:
             out = set().union(*(live_in[s] for s in cfg.blocks[bid].succs)) if cfg.blocks[bid].succs else set()
             new_in = use[bid] | (out - kill[bid])
