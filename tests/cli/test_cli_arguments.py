@@ -100,11 +100,11 @@ def test_upper_limits_are_documented_and_the_presets_keep_within_them():
     assert GpuConfig().replace(num_sms=MAX_SMS).num_sms == MAX_SMS
 
 
-def _stderr_until(proc: subprocess.Popen, marker: bytes, timeout: float = 60) -> bytes:
-    """Read ``proc``'s standard error until ``marker`` has appeared; returns what was read."""
-    buf, fd, end = b"", proc.stderr.fileno(), time.monotonic() + timeout
+def _stderr_until(proc: subprocess.Popen, marker: bytes) -> bytes:
+    """Read ``proc``'s standard error until ``marker`` has appeared (or it ends: a failure); returns
+    what was read."""
+    buf, fd = b"", proc.stderr.fileno()
     while marker not in buf:
-        assert time.monotonic() < end, buf[-2000:]
         if select.select([fd], [], [], 1)[0]:
             chunk = os.read(fd, 65536)
             assert chunk, buf[-2000:]

@@ -43,7 +43,7 @@ def test_fifo_is_written_through_not_replaced(tmp_path):
     reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
     reader.start()
     atomic_write(fifo, [b"one ", "two"])
-    reader.join(timeout=10)
+    reader.join(timeout=120)
     assert got == [b"one two"]
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert leftovers(tmp_path) == []
@@ -77,7 +77,7 @@ def test_symlink_to_a_fifo_is_written_through(tmp_path):
     reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
     reader.start()
     atomic_write(link, b"x")
-    reader.join(timeout=10)
+    reader.join(timeout=120)
     assert got == [b"x"] and link.is_symlink() and stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
@@ -335,5 +335,5 @@ def test_writes_from_another_thread(tmp_path):
 
     worker = threading.Thread(target=write)
     worker.start()
-    worker.join(timeout=10)
+    worker.join(timeout=120)
     assert errors == [] and (tmp_path / "t.txt").read_text() == "from a thread"

@@ -5,8 +5,6 @@ by ``--max-cycles`` too, so an endless loop ends in both."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from dualflow.cli import main
@@ -50,10 +48,9 @@ def test_max_instructions_option(argv, tmp_path, capsys):
     dloop = tmp_path / "dloop.s"
     dloop.write_text(LOOP.replace(".form reg", ".form dflow"))
     out = tmp_path / "t.jsonl"
-    start = time.monotonic()
     rc = main([a.format(loop=loop, dloop=dloop, out=out) for a in argv])
     err = capsys.readouterr().err
-    assert rc == 1 and time.monotonic() - start < 20
+    assert rc == 1
     assert err.count("\n") == 1 and "instruction budget exceeded: more than 10 warp instructions" in err, err
     assert "--max-instructions" in err and not out.exists()
 
@@ -65,7 +62,5 @@ def test_cosim_bounds_the_golden_model_by_max_cycles():
     case = CosimCase("spin", spin(), block=8, max_cycles=300, grid=2)
     assert golden_budget(case, 4) == 600
     assert golden_budget(CosimCase("spin", spin(), block=8, max_cycles=300, max_instructions=50), 4) == 50
-    start = time.monotonic()
     *_, fault = _job(params, case)
-    assert time.monotonic() - start < 10
     assert fault is not None and "more than 600 warp instructions" in str(fault)
