@@ -6,18 +6,25 @@ Runs every workload in both modes under each named window policy (below: combina
 cycles and the speedup; BASE changes only with the partition and the bank map (it never sends an
 instruction ahead). ``--warps`` also runs the validation's load-use
 and chain microbenchmarks (dualflow/experiments/validation.py) on one SM at those warp counts.
+``--form variant`` runs D-FLOW in the default variant form at BASE's register capacity (the
+``variant`` design point) instead of the original form. Each row ends with the geomean over the
+workloads run and over each kernel set run (training: where the window was chosen; held-back:
+where it is judged). ``-j N`` runs the simulations on N processes (the output does not depend on N).
 
     python benchmarks/window_policies.py [--size small] [--preset paper-rtx3080] [--warps 1 8 32]
+                                         [--form original|variant] [-j N] [--policies P ...] [workload ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from statistics import geometric_mean
 
+from dualflow.experiments.design_points import DFLOW, VARIANT
 from dualflow.experiments.simulate import simulate
-from dualflow.kernels.registry import WORKLOADS
+from dualflow.kernels.registry import WORKLOADS, kernel_set
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 
@@ -57,22 +64,42 @@ POLICIES: dict[str, dict] = {
 }
 
 
-def workload_table(size: str, preset_name: str, names: list[str]) -> None:
-    base_cache: dict[tuple[str, str], int] = {}
-    print(f"Workloads at size {size} on {preset_name}: D-FLOW speedup over BASE (cycles BASE / D-FLOW)")
-    print(f"{'policy':<24}" + "".join(f"{n:>20}" for n in names) + f"{'geomean':>9}")
+def _cycles(name: str, preset_name: str, settings: dict, mode: Mode, size: str, form: str) -> int:
+    """One run's cycles: ``name`` on ``preset_name`` with ``settings``, in ``mode``; D-FLOW's kernels
+    in the original form or the variant form (``form``)."""
+    cfg = preset(preset_name).replace(**settings).replace(mode=mode)
+    point = VARIANT if form == "variant" else DFLOW
+    conversion = point.conversion_for(name, cfg.sm) if mode is Mode.DFLOW else point.conversion
+    return simulate(name, cfg, size=size, conversion=conversion).cycles
+
+
+def workload_table(size: str, preset_name: str, names: list[str], form: str = "original", jobs: int = 1) -> None:
+    base_runs: dict[tuple, tuple] = {}  # BASE depends only on the partition and the bank map
+    runs: dict[tuple[str, str], tuple] = {}
     for policy, settings in POLICIES.items():
-        row, speedups = f"{policy:<24}", []
         for name in names:
             cfg = preset(preset_name).replace(**settings)
-            key = (name, cfg.sm.collector_partition, cfg.sm.bank_groups)  # what BASE depends on
-            if key not in base_cache:
-                base_cache[key] = simulate(name, cfg.replace(mode=Mode.BASE), size=size).cycles
-            base = base_cache[key]
-            dflow = simulate(name, cfg.replace(mode=Mode.DFLOW), size=size).cycles
-            speedups.append(base / dflow)
-            row += f"{base / dflow:>7.3f} {base:>6}/{dflow:<6}"
-        print(row + f"{geometric_mean(speedups):>9.3f}", flush=True)
+            key = (name, cfg.sm.collector_partition, cfg.sm.bank_groups)
+            base_runs.setdefault(key, (name, preset_name, settings, Mode.BASE, size, form))
+            runs[policy, name] = key, (name, preset_name, settings, Mode.DFLOW, size, form)
+    with ProcessPoolExecutor(jobs) as pool:
+        base_futures = {key: pool.submit(_cycles, *args) for key, args in base_runs.items()}
+        futures = {pk: (key, pool.submit(_cycles, *args)) for pk, (key, args) in runs.items()}
+        sets = sorted({kernel_set(n) for n in names}, reverse=True)  # training first
+        print(f"Workloads at size {size} on {preset_name}, D-FLOW in the {form} form: D-FLOW speedup over BASE "
+              f"(cycles BASE / D-FLOW)")
+        print(f"{'policy':<24}" + "".join(f"{n:>20}" for n in names) + f"{'geomean':>9}"
+              + "".join(f"{s:>10}" for s in sets))
+        for policy in POLICIES:
+            row, speedups = f"{policy:<24}", {}
+            for name in names:
+                key, future = futures[policy, name]
+                base, dflow = base_futures[key].result(), future.result()
+                speedups[name] = base / dflow
+                row += f"{base / dflow:>7.3f} {base:>6}/{dflow:<6}"
+            per_set = [geometric_mean([v for n, v in speedups.items() if kernel_set(n) == s]) for s in sets]
+            print(row + f"{geometric_mean(speedups.values()):>9.3f}" + "".join(f"{g:>10.3f}" for g in per_set),
+                  flush=True)
 
 
 def micro_table(preset_name: str, warps: list[int]) -> None:
@@ -96,12 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default="paper-rtx3080")
     parser.add_argument("--warps", type=int, nargs="*", default=[])
     parser.add_argument("--policies", nargs="*", default=list(POLICIES), choices=list(POLICIES), metavar="POLICY")
+    parser.add_argument("--form", choices=("original", "variant"), default="original")
+    parser.add_argument("-j", "--jobs", type=int, default=1)
     parser.add_argument("workloads", nargs="*", default=sorted(WORKLOADS))
     args = parser.parse_args(argv)
     for name in list(POLICIES):
         if name not in args.policies:
             del POLICIES[name]
-    workload_table(args.size, args.preset, args.workloads)
+    workload_table(args.size, args.preset, args.workloads, args.form, args.jobs)
     if args.warps:
         micro_table(args.preset, args.warps)
     return 0

@@ -46,6 +46,27 @@ OTHER_HANDS = tuple(range(INVARIANT_HAND, MAX_HANDS))
 LONG_SPAN = 16
 
 
+@dataclass(frozen=True)
+class CfgFacts:
+    """What ``HandPlan.of`` reads of a CFG, decoded once for the many plans tried on it: the blocks
+    in reverse postorder (and each one's index), the natural loops, and per block the register
+    each instruction writes (None: none) and those it reads."""
+
+    order: list[int]
+    index: dict[int, int]
+    loops: dict[int, set[int]]
+    defs: dict[int, list[int | None]]
+    reads: dict[int, list[list[int]]]
+
+    @staticmethod
+    def of(cfg: Cfg) -> CfgFacts:
+        order = cfg.rpo()
+        code = {b: cfg.blocks[b].code for b in order}
+        return CfgFacts(order, {b: i for i, b in enumerate(order)}, natural_loops(cfg),
+                        {b: [defines(ins) for ins in code[b]] for b in order},
+                        {b: [uses(ins) for ins in code[b]] for b in order})
+
+
 @dataclass
 class HandPlan:
     """Registers on hands other than s, and where their values sit."""
@@ -73,29 +94,28 @@ class HandPlan:
 
     @staticmethod
     def of(cfg: Cfg, regs: dict[int, int], live_in: dict[int, set[int]] | None = None,
-           weight: dict[int, float] | None = None) -> HandPlan | None:
+           weight: dict[int, float] | None = None, facts: CfgFacts | None = None) -> HandPlan | None:
         """The positions of ``regs`` (register -> hand) in ``cfg``; None if a loop would have to
         write or pad a hand with a value live at its header, or an edge would have to pad (a
         block whose successors need different advances).
 
         Only joins where a value of the hand is live need every path to arrive with the same
         advance: after another join, values written later are read at distances that do not
-        depend on the path, whatever the advance the join starts from."""
+        depend on the path, whatever the advance the join starts from. ``facts``: ``CfgFacts.of(cfg)``,
+        given when many plans are tried on one CFG."""
         if live_in is None:
             live_in = liveness(cfg)[0]
         weight = weight or {}
-        order = cfg.rpo()
-        index = {b: i for i, b in enumerate(order)}
-        loops = natural_loops(cfg)
+        facts = facts or CfgFacts.of(cfg)
+        order, index, loops = facts.order, facts.index, facts.loops
         hands = sorted(set(regs.values()))
         writes = {b: {h: 0 for h in hands} for b in order}
         for b in order:
-            for ins in cfg.blocks[b].code:
-                r = defines(ins)
+            for r in facts.defs[b]:
                 if r in regs:
                     writes[b][regs[r]] += 1
         # Joins that constrain their predecessors, per hand: a value of the hand is live there.
-        bound = {b: {h for h in hands if any(regs.get(r) == h for r in live_in[b])} for b in order}
+        bound = {b: {regs[r] for r in live_in[b] if r in regs} for b in order}
         # Lanes of a warp run the blocks of an ssy region apart and meet only at its join, which
         # takes each hand's later RP: if a value of the hand is live there, every group must get
         # there with the same advance, so every join inside the region is bound too (a value
@@ -138,13 +158,12 @@ class HandPlan:
         for header, body in loops.items():
             if any(pad[b][h] for h in bound[header] for b in body):
                 return None
-        if not _lanes_agree(cfg, regs, live_in, loops, writes, pad):
+        if not _lanes_agree(cfg, regs, live_in, loops, writes, pad, facts):
             return None
         pos: dict[int, int] = {}
         at = {b: dict(hin[b]) for b in order}
         for b in order:
-            for ins in cfg.blocks[b].code:
-                r = defines(ins)
+            for r in facts.defs[b]:
                 if r in regs:
                     pos[r] = at[b][regs[r]]
                     at[b][regs[r]] += 1
@@ -152,12 +171,11 @@ class HandPlan:
         far: dict[int, int] = {}
         for b in order:
             now = dict(hin[b])
-            for ins in cfg.blocks[b].code:
-                for r in uses(ins):
-                    if r in regs:
-                        h = regs[r]
-                        far[h] = max(far.get(h, 0), now[h] - pos[r])
-                r = defines(ins)
+            for reads, r in zip(facts.reads[b], facts.defs[b]):
+                for u in reads:
+                    if u in regs:
+                        h = regs[u]
+                        far[h] = max(far.get(h, 0), now[h] - pos[u])
                 if r in regs:
                     now[regs[r]] += 1
         pads = {b: {h: k for h, k in p.items() if k} for b, p in pad.items()}
@@ -171,7 +189,7 @@ def _loop_blocks(cfg: Cfg, loops: dict[int, set[int]], region) -> set[int]:
     return set().union(*(body for h, body in loops.items() if h in region.blocks))
 
 
-def _lanes_agree(cfg: Cfg, regs: dict[int, int], live_in, loops, writes, pad) -> bool:
+def _lanes_agree(cfg: Cfg, regs: dict[int, int], live_in, loops, writes, pad, facts: CfgFacts) -> bool:
     """Whether every value of a hand live at the join of a region with a loop inside sits at the
     same position for every lane. Lanes leave such a loop after different iterations, each group
     going on from the RPs it had at its exit: a value written in the loop, or on a hand the loop
@@ -182,7 +200,7 @@ def _lanes_agree(cfg: Cfg, regs: dict[int, int], live_in, loops, writes, pad) ->
             continue
         inner = _loop_blocks(cfg, loops, region)
         moved = {h for b in inner if b in writes for h in writes[b] if writes[b][h] or pad[b][h]}
-        defs = {defines(ins): b for b in region.blocks if b in writes for ins in cfg.blocks[b].code}
+        defs = {r: b for b in region.blocks if b in writes for r in facts.defs[b]}
         for r in live_in[region.join]:
             if r in regs and r in defs and (defs[r] in inner or regs[r] in moved):
                 return False
@@ -286,21 +304,21 @@ def assign(cfg: Cfg, weight: dict[int, float], limit: int | dict[int, int],
         ranked.sort(key=lambda r: r in defined_in_loop)  # stable: by value within each group
     elif order != "value":
         raise ValueError(f"unknown order {order!r} (have: {', '.join(ORDERS)})")
-    plan = _greedy(cfg, ranked, value, weight, live_in, hands, limits, total)
+    plan = _greedy(cfg, ranked, value, weight, live_in, hands, limits, total, CfgFacts.of(cfg))
     if plan is not None:
         plan.limit = max(limits[h] for h in set(plan.hand.values()))
     return plan
 
 
 def _greedy(cfg: Cfg, order: list[int], value: dict[int, float], weight: dict[int, float], live_in,
-            hands: tuple[int, ...], limits: dict[int, int], total: int | None) -> HandPlan | None:
+            hands: tuple[int, ...], limits: dict[int, int], total: int | None, facts: CfgFacts) -> HandPlan | None:
     """``assign``'s plan with the candidates taken in ``order``."""
     chosen: dict[int, int] = {}
     plan = None
     for r in order:
         best = None
         for h in hands:
-            trial = HandPlan.of(cfg, {**chosen, r: h}, live_in, weight)
+            trial = HandPlan.of(cfg, {**chosen, r: h}, live_in, weight, facts)
             if (trial is None or trial.max_distance.get(h, 0) > limits[h]
                     or trial.pad_cost - (plan.pad_cost if plan else 0) > value[r] / 2
                     or total is not None and sum(trial.rings().values()) > total):
