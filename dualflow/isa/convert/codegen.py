@@ -466,6 +466,8 @@ class CodeGen:
             pos = bc.layout[r].pos
             if pos is not None and bc.cur + k - pos <= self.dmax:
                 continue
+            if r == cond and k == len(plan) and cond in plan and plan[::-1].index(cond) + 1 <= self.dmax:
+                continue  # the frame itself puts the condition in the tail, in reach of the terminator
             slot = next((j for j in range(k - 1, -1, -1) if plan[j] is None and j not in relays
                          and (pos is None or bc.cur + j - pos <= self.dmax) and k - j <= self.dmax), None)
             if slot is None:
