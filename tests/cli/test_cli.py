@@ -259,7 +259,7 @@ def test_subprocess_bad_file_exits_1_without_traceback(tmp_path):
     src.write_text(BAD_SOURCE)
     binary = tmp_path / "bad.bin"
     proc = subprocess.run(dualflow_command() + ["asm", str(src), "-o", str(binary)],
-                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+                          capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr == f"dualflow: error: {src}:3:3: error: unknown opcode 'frob'\n"
@@ -269,7 +269,7 @@ def test_subprocess_bad_file_exits_1_without_traceback(tmp_path):
 
 def test_subprocess_module_entry_point_good_file(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "dualflow", "asm", str(SAMPLE_DIR / "vadd.dflow.s")],
-                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+                          capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "vadd: dflow, 19 instructions, ring 32, dmax 31, 0 B shared, 0 B local\n"
 

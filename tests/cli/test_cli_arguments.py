@@ -122,7 +122,7 @@ def _interrupted(argv: list[str], marker: bytes, delay: float) -> tuple[int, lis
         buf = _stderr_until(proc, marker)
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate()
     finally:
         if proc.poll() is None:
             proc.kill()

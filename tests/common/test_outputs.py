@@ -175,7 +175,7 @@ def test_signal_during_a_write_leaves_no_temporary(tmp_path, sig, call, body):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline() == "writing\n"
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate()
     if sig == signal.SIGINT:
         assert proc.returncode in (-sig, 128 + sig) and "KeyboardInterrupt" in err  # Python's own way
     else:

@@ -67,7 +67,7 @@ def run_and_stop(tmp_path: Path, stop) -> tuple[int, float, list[str], list[int]
         workers = children(proc.pid)
         assert workers
         stop(proc, workers)
-        _, err = proc.communicate(timeout=120)
+        _, err = proc.communicate()
     finally:
         if proc.poll() is None:
             proc.kill()

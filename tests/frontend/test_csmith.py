@@ -60,7 +60,7 @@ def _host_program(tmp_path: Path, main: str) -> Path:
     src.write_text('#include <stdio.h>\n#define CSMITH_GLOBAL\n#include "csmith.h"\n' + main)
     exe = tmp_path / "t"
     subprocess.run(["g++", "-O1", "-fsanitize=undefined", "-fno-sanitize-recover=all", "-I", str(INCLUDE_DIR),
-                    str(src), "-o", str(exe)], check=True, capture_output=True, timeout=120)
+                    str(src), "-o", str(exe)], check=True, capture_output=True)
     return exe
 
 
