@@ -11,8 +11,8 @@ from dualflow.isa.convert.work import charge, metered
 from dualflow.kernels.registry import WORKLOADS
 
 
-def _kernel():
-    return WORKLOADS["hotspot"]().module(Form.REG).only
+def _kernel(name: str = "hotspot"):
+    return WORKLOADS[name]().module(Form.REG).only
 
 
 def test_a_conversion_reports_its_steps_and_the_same_ones_every_time():
@@ -48,3 +48,13 @@ def test_the_property_harness_reports_a_hang_for_a_conversion_past_its_limit():
     kernel = _kernel()
     failure, report = check_conversion(kernel, ref=None, dmax=31, ring=32, runner=None, slots=1, work_limit=10)
     assert report is None and failure.kind == "hang" and "10 steps" in failure.detail
+
+
+def test_the_work_benchmark_measures_each_configuration_that_converts():
+    import benchmark_scripts
+
+    work = benchmark_scripts.load("converter_work")
+    rows = work.measure(_kernel("vadd"))
+    assert len(rows) == len(work.CONFIGS)  # vadd converts at every one
+    assert all(steps > 0 and seconds >= 0 for _, steps, seconds in rows)
+    assert rows[-1][1] == convert_kernel(_kernel("vadd"), variants=DEFAULT_VARIANTS)[1].work
