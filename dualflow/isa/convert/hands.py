@@ -158,7 +158,7 @@ class HandPlan:
         for header, body in loops.items():
             if any(pad[b][h] for h in bound[header] for b in body):
                 return None
-        if not _lanes_agree(cfg, regs, live_in, loops, writes, pad, facts):
+        if not _lanes_agree(cfg, regs, live_in, writes, pad, facts):
             return None
         pos: dict[int, int] = {}
         at = {b: dict(hin[b]) for b in order}
@@ -189,7 +189,7 @@ def _loop_blocks(cfg: Cfg, loops: dict[int, set[int]], region) -> set[int]:
     return set().union(*(body for h, body in loops.items() if h in region.blocks))
 
 
-def _lanes_agree(cfg: Cfg, regs: dict[int, int], live_in, loops, writes, pad, facts: CfgFacts) -> bool:
+def _lanes_agree(cfg: Cfg, regs: dict[int, int], live_in, writes, pad, facts: CfgFacts) -> bool:
     """Whether every value of a hand live at the join of a region with a loop inside sits at the
     same position for every lane. Lanes leave such a loop after different iterations, each group
     going on from the RPs it had at its exit: a value written in the loop, or on a hand the loop
@@ -198,7 +198,7 @@ def _lanes_agree(cfg: Cfg, regs: dict[int, int], live_in, loops, writes, pad, fa
     for region in cfg.regions.values():
         if not region.lanes_leave_apart or region.join not in live_in:
             continue
-        inner = _loop_blocks(cfg, loops, region)
+        inner = _loop_blocks(cfg, facts.loops, region)
         moved = {h for b in inner if b in writes for h in writes[b] if writes[b][h] or pad[b][h]}
         defs = {r: b for b in region.blocks if b in writes for r in facts.defs[b]}
         for r in live_in[region.join]:
