@@ -21,11 +21,16 @@ cycles, entries and bytes per warp and occupancy; per budget, each column's spee
 and the occupancy of its run (mean resident warps per SM over SM-cycles with work, and that over
 the most warps an SM holds); last, the smallest budget at which each column is at least as fast
 as BASE (entries, bytes per warp and their ratio to BASE's), or "never in the swept range".
+``--variant-ring`` runs the default variant form (column ``all``) as ``dualflow reproduce``'s
+variant design point converts it: each workload at its ring at BASE's register capacity
+(``design_points.capacity_ring``) and at the ring the point chooses (``variant_ring``: larger
+where the capacity ring spills), with each one's speedup, occupancy and the two sets' counts.
 ``-j N`` runs the runs on N processes (the output does not depend on N); ``--set
 KEY=VALUE`` changes the preset (``dualflow sim``'s ``--set``, for example ``num_sms=1``).
 
     python benchmarks/variants.py [--size small] [--preset paper-rtx3080] [--set KEY=VALUE ...]
-                                  [--capacity | --equal-capacity | --sweep BUDGETS] [-j N]
+                                  [--capacity | --equal-capacity | --sweep BUDGETS | --variant-ring]
+                                  [-j N]
                                   [--columns original,all] [workload ...]
 """
 
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from statistics import geometric_mean
 from typing import NamedTuple
@@ -40,6 +46,7 @@ from typing import NamedTuple
 from dualflow.cli.options import int_list, positive
 from dualflow.cli.timing import parse_settings
 from dualflow.common.errors import ConfigError, DualflowError
+from dualflow.experiments.design_points import VARIANT, capacity_ring, variant_ring
 from dualflow.isa import DEFAULT_DMAX, DEFAULT_RING, Form, Module, Variant
 from dualflow.isa.convert import VARIANTS as CONVERTER_VARIANTS
 from dualflow.isa.convert import ConvertError, convert_module
@@ -156,13 +163,19 @@ def equal_budget(name: str) -> int:
 
 
 def sweep(workloads: list[str], size: str, config: GpuConfig, columns: tuple[str, ...],
-          budgets: tuple[int, ...] | None, jobs: int = 1) -> dict[tuple[str, str | None, int], Run | str]:
+          budgets: tuple[int, ...] | Callable[[str], tuple[int, ...]] | None,
+          jobs: int = 1) -> dict[tuple[str, str | None, int], Run | str]:
     """Every run of a sweep, keyed (workload, column label, budget), BASE's as (workload, None,
     0), in that order whatever ``jobs`` (processes; progress on stderr). ``budgets`` None: each
-    workload's ``equal_budget``."""
+    workload's ``equal_budget``; a function: a workload's own budgets."""
+    def budgets_of(name: str) -> tuple[int, ...]:
+        if budgets is None:
+            return (equal_budget(name),)
+        return budgets(name) if callable(budgets) else budgets
+
     todo = [SweepJob(name, size, config, None, 0) for name in workloads]
     todo += [SweepJob(name, size, config, label, budget) for name in workloads for label in columns
-             for budget in (budgets or (equal_budget(name),))]
+             for budget in budgets_of(name)]
     done: dict[tuple[str, str | None, int], Run | str] = {}
 
     def finish(job: SweepJob, result: Run | str) -> None:
@@ -258,6 +271,48 @@ def set_summaries(results: dict[tuple[str, str | None, int], Run | str], workloa
     return lines
 
 
+def variant_rings(workloads: list[str], config: GpuConfig) -> dict[str, tuple[int, int]]:
+    """Per workload, its ring at BASE's register capacity and the ring the variant design point
+    converts it for (``design_points.capacity_ring`` and ``variant_ring``)."""
+    rings = {}
+    for name in workloads:
+        reg = WORKLOADS[name]().module(Form.REG)
+        rings[name] = (capacity_ring(reg, config.sm), variant_ring(reg, config.sm, VARIANT.conversion))
+        print(f"rings of {name}: {rings[name][0]} at capacity, {rings[name][1]} chosen", file=sys.stderr, flush=True)
+    return rings
+
+
+def variant_ring_table(results: dict[tuple[str, str | None, int], Run | str], rings: dict[str, tuple[int, int]],
+                       title: str) -> str:
+    """``--variant-ring``'s report: per workload the default variant form at its capacity ring and
+    at the ring the design point chooses, then each set's counts and geometric means for both."""
+    lines = [f"{title}: the default variant form at BASE's register capacity (capacity_ring) and at the "
+             "ring the variant design point chooses (variant_ring); speedup over BASE, occupancy",
+             f"{'workload':<15}{'set':<10}{'capacity':>9}{'speedup':>9}{'occ.':>7}{'chosen':>8}{'speedup':>9}"
+             f"{'occ.':>7}{'BASE occ.':>10}"]
+    speed: dict[tuple[str, str], list[float]] = {}
+    for name, (least, chosen) in rings.items():
+        base, at_least, at_chosen = results[name, None, 0], results[name, "all", least], results[name, "all", chosen]
+        row = f"{name:<15}{kernel_set(name):<10}"
+        for ring, r, key in ((least, at_least, "capacity"), (chosen, at_chosen, "chosen")):
+            ok = isinstance(r, Run) and isinstance(base, Run)
+            x = base.cycles / r.cycles if ok else 0.0
+            speed.setdefault((kernel_set(name), key), []).append(x)
+            row += f"{ring:>{9 if key == 'capacity' else 8}}" + (f"{x:>9.4f}{r.occupancy:>7.3f}" if ok else
+                                                                   f"{'-':>9}{'-':>7}")
+        row += f"{base.occupancy:>10.3f}" if isinstance(base, Run) else f"{'-':>10}"
+        lines.append(row)
+    lines.append("")
+    for which in ("training", "held-back", "all"):
+        for key in ("capacity", "chosen"):
+            xs = [x for (s, k), v in speed.items() if k == key and which in (s, "all") for x in v]
+            if xs:
+                mean = geometric_mean(xs) if all(xs) else 0.0
+                lines.append(f"  {which} at the {key} ring: {sum(x >= 1 for x in xs)} of {len(xs)} at least as fast "
+                             f"as BASE, geomean {mean:.3f}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("workloads", nargs="*", default=sorted(WORKLOADS))
@@ -272,6 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--sweep", type=int_list(1, MAX_RING), metavar="BUDGETS",
                       help="convert for each of these ring budgets (entries per warp, comma separated) and run "
                            "each at the preset's register file per SM")
+    mode.add_argument("--variant-ring", action="store_true",
+                      help="the default variant form at each workload's capacity ring and at the ring the "
+                           "variant design point chooses")
     parser.add_argument("-j", "--jobs", type=positive, default=1, help="processes of the runs (default 1)")
     parser.add_argument("--columns", help="the DFLOW columns to run, comma separated (default: "
                         + ",".join(label for label, _ in VARIANTS) + "; with --sweep "
@@ -307,6 +365,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"variants.py: error: {exc}", file=sys.stderr)
             return 1
         print(sweep_table(results, args.workloads, labels, budgets, config, title))
+        return 0
+    if args.variant_ring:
+        rings = variant_rings(args.workloads, config)
+        try:
+            results = sweep(args.workloads, args.size, config, ("all",), lambda name: tuple(sorted(set(rings[name]))),
+                            args.jobs)
+        except DualflowError as exc:
+            print(f"variants.py: error: {exc}", file=sys.stderr)
+            return 1
+        print(variant_ring_table(results, rings, title))
         return 0
     scope = "rings of BASE's registers per thread" if args.equal_capacity else "the default ring"
     labels = tuple(label for label, _ in columns)

@@ -9,10 +9,12 @@ A point's ``name`` prefixes its columns in the tables (``base_cycles``, ``dflow_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from dualflow.isa import Form, Module
 from dualflow.isa.convert import DEFAULT_VARIANTS, base_capacity_ring
 from dualflow.isa.convert.options import DEFAULT_CONVERSION, ConversionOptions
+from dualflow.isa.convert.ring_choice import spill_free_ring
 from dualflow.isa.kernel import MAX_RING
 from dualflow.kernels.registry import get_workload
 from dualflow.machine.config import SmConfig
@@ -39,14 +41,20 @@ class DesignPoint:
     abbreviation: str  # in narrow table headings and plot ticks ("B | D")
     style: Style
     experiment: str = "paper"  # its figure-9 runs' experiment in runs.csv
-    ring_at_base_capacity: bool = False  # each workload's ring budget is its share of BASE's register file
+    ring_at_base_capacity: bool = False  # each workload's ring budget: ``variant_ring`` on the SM
 
     def conversion_for(self, workload: str, sm: SmConfig) -> ConversionOptions:
         """The conversion options of ``workload``'s kernels on this point, on SMs ``sm``."""
         if not self.ring_at_base_capacity:
             return self.conversion
-        reg = get_workload(workload)().module(Form.REG)
-        return ConversionOptions(self.conversion.variants, ring=capacity_ring(reg, sm), dmax=self.conversion.dmax)
+        return _variant_conversion(workload, self.conversion, sm)
+
+
+@cache
+def _variant_conversion(workload: str, conversion: ConversionOptions, sm: SmConfig) -> ConversionOptions:
+    """``conversion`` at ``variant_ring`` (a search of several conversions: once per process)."""
+    ring = variant_ring(get_workload(workload)().module(Form.REG), sm, conversion)
+    return ConversionOptions(conversion.variants, ring=ring, dmax=conversion.dmax)
 
 
 def capacity_ring(reg: Module, sm: SmConfig) -> int:
@@ -59,10 +67,26 @@ def capacity_ring(reg: Module, sm: SmConfig) -> int:
     return min(max(base_capacity_ring(reg), entries_at_full_occupancy(sm)), MAX_RING)
 
 
+#: How far ``variant_ring`` may grow a ring past ``capacity_ring`` to spill less: to twice its
+#: entries, half BASE's resident warps at worst. Set before measuring, not chosen by it.
+SPILL_FREE_GROWTH = 2
+
+
+def variant_ring(reg: Module, sm: SmConfig, conversion: ConversionOptions) -> int:
+    """The ring budget the variant form converts ``reg`` for: ``capacity_ring``, or the smallest
+    larger one (up to ``SPILL_FREE_GROWTH`` times it) at which the converter spills no more than
+    at that limit (``ring_choice.spill_free_ring``): a spill costs memory traffic per thread, which
+    on a full GPU costs more than the warps a larger ring gives up (docs/converter.md, "The ring:
+    spills against warps")."""
+    least = capacity_ring(reg, sm)
+    return spill_free_ring(reg, least, min(SPILL_FREE_GROWTH * least, MAX_RING), conversion)
+
+
 BASE = DesignPoint("base", Mode.BASE, DEFAULT_CONVERSION, Mode.BASE.label, "B", Style("o-", "C0"))
 #: D-FLOW in the paper's original form (a workload's hand-written DFLOW form, else the converter's defaults).
 DFLOW = DesignPoint("dflow", Mode.DFLOW, DEFAULT_CONVERSION, Mode.DFLOW.label, "D", Style("s--", "C1"))
-#: D-FLOW in the default variant form, its rings summing to its share of BASE's register file (``capacity_ring``).
+#: D-FLOW in the default variant form, its rings summing to its share of BASE's register file
+#: (``capacity_ring``), or more where that spills (``variant_ring``).
 VARIANT = DesignPoint("variant", Mode.DFLOW, ConversionOptions(DEFAULT_VARIANTS), "D-FLOW variant form", "V",
                       Style("^:", "C2"), experiment="variant", ring_at_base_capacity=True)
 

@@ -16,6 +16,7 @@ from dualflow.experiments.design_points import (
     STUDY_POINTS,
     VARIANT,
     capacity_ring,
+    variant_ring,
 )
 from dualflow.experiments.simulate import simulate
 from dualflow.isa import Form
@@ -48,6 +49,16 @@ def test_the_variant_ring_is_base_registers_where_they_limit_its_warps():
     sm = preset("paper-rtx3080").sm
     assert capacity_ring(hotspot, sm) == base_capacity_ring(hotspot) == 37  # above 32: registers limit BASE
     assert capacity_ring(hotspot, preset("ampere-rtx3070").sm) == 65536 // 1536  # 42 on 1,536 threads
+
+
+def test_the_variant_ring_grows_past_capacity_only_where_the_capacity_ring_spills():
+    sm = preset("paper-rtx3080").sm
+    nn = get_workload("nn")().module(Form.REG)
+    assert variant_ring(nn, sm, VARIANT.conversion) == capacity_ring(nn, sm)  # nothing spilled: nothing to trade
+    kmeans = get_workload("kmeans")().module(Form.REG)
+    least, chosen = capacity_ring(kmeans, sm), variant_ring(kmeans, sm, VARIANT.conversion)
+    assert least == 32 and least < chosen <= 2 * least  # its cluster loop's invariant reloaded at 32 entries
+    assert VARIANT.conversion_for("kmeans", sm).ring == chosen
 
 
 def test_the_plan_runs_every_point_then_the_study_in_the_table_order():
