@@ -124,13 +124,15 @@ def cmd_overhead(args) -> int:
     rows, rings = [], {}
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
-        rings[name] = args.ring if args.capacity is None else _capacity_ring(name, args.capacity)
+        rings[name] = args.ring if args.capacity is None else _variant_ring(name, args.capacity, args.dmax,
+                                                                           variants_of(args))
         rows.extend(measure(name, args.size, dmax=args.dmax, ring=rings[name], seed=args.seed,
                             variants=variants_of(args), rings=args.rings))
     summary = summarize(rows)
     variants = ", ".join(args.variants) or "none"
     ring = (f"ring {args.ring}" if args.capacity is None else
-            f"each workload's ring budget at BASE's register capacity on {args.capacity} (listed below)")
+            f"each workload's ring budget as the variant design point chooses it on {args.capacity} "
+            "(BASE's register capacity, or more where that spills; listed below)")
     print(f"DFLOW / REG instruction counts, converted with Dmax {args.dmax}, {ring}, variants {variants}, "
           f"size {args.size}")
     print(f"{'workload':<11} {'static':>13} {'dynamic':>21} {'ratio':>6}  " + " ".join(f"{c:>10}" for c in CAUSES)
@@ -172,15 +174,17 @@ def cmd_overhead(args) -> int:
     return 0
 
 
-def _capacity_ring(name: str, preset_name: str) -> int:
-    """The ring budget of ``name`` at BASE's register capacity on a preset (the variant design
-    point's, ``design_points.capacity_ring``)."""
-    from dualflow.experiments.design_points import capacity_ring
+def _variant_ring(name: str, preset_name: str, dmax: int, variants) -> int:
+    """The ring budget of ``name`` on a preset as the variant design point chooses it
+    (``design_points.variant_ring``), for a conversion with these variants and Dmax."""
+    from dualflow.experiments.design_points import variant_ring
     from dualflow.isa import Form
+    from dualflow.isa.convert import ConversionOptions
     from dualflow.kernels.registry import get_workload
     from dualflow.machine.presets import preset
 
-    return capacity_ring(get_workload(name)().module(Form.REG), preset(preset_name).sm)
+    return variant_ring(get_workload(name)().module(Form.REG), preset(preset_name).sm,
+                        ConversionOptions(variants, dmax=dmax))
 
 
 def _set_lines(summary: dict) -> list[str]:
@@ -233,9 +237,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed, default=1)
     p.add_argument("--loops", action="store_true", help="also print, per kernel, the added instructions per loop")
     p.add_argument("--capacity", choices=sorted(PRESETS), default=None, metavar="PRESET",
-                   help="instead of --ring: each workload's ring budget at BASE's register capacity on this "
-                        "preset, as `dualflow reproduce`'s variant form has it (the SM's register file per "
-                        "thread at full occupancy, or BASE's registers per thread where more)")
+                   help="instead of --ring: each workload's ring budget on this preset as `dualflow reproduce`'s "
+                        "variant form has it: at BASE's register capacity (the SM's register file per thread at "
+                        "full occupancy, or BASE's registers per thread where more), or larger where that spills")
     add_variants(p)
     add_rings(p)
     p.add_argument("-o", "--output", help="folder for CSV (incl. loops.csv), JSON and the CDF plot")
