@@ -4,8 +4,8 @@
    workloads, on ``paper-rtx3080`` and ``ampere-rtx3070``, with the achieved occupancy and the
    fraction of SM-cycles with work of every run beside it; beside the paper's original DFLOW
    form, D-FLOW running the default variant form (``DEFAULT_VARIANTS``, converted at BASE's
-   register-file capacity: ``design_points.capacity_ring``). The design points and the baseline they are
-   compared against are the table of ``design_points.py``.
+   register-file capacity, or larger where that spills: ``design_points.variant_ring``). The
+   design points and the baseline they are compared against are the table of ``design_points.py``.
 2. Figure 10: executed warp-instructions of D-FLOW relative to BASE, by unit class.
 3. Warps-per-SM study: both modes with at most 8 ... 64 warps per SM, performance against warps and
    against the register-file capacity those warps need (BASE: registers per thread; D-FLOW: ring
@@ -428,7 +428,7 @@ def summary_text(fig: list[dict], matches: list[dict], meta: dict, rows: list[di
             lines += ["", f"{c.label} on {preset}: the paper's original form against the default {v.name} form "
                       f"({', '.join(sorted(x.value for x in v.conversion.variants))}; rings summing to the "
                       f"SM's register file per thread at full occupancy, or {b.label}'s registers per thread where "
-                      f"more), each against {b.label} (RF entries: per thread, "
+                      f"more, or larger where that spills), each against {b.label} (RF entries: per thread, "
                       f"{b.label} | {v.name})",
                       f"{'workload':<12}{'original':>10}{'instr ratio':>13}{v.name:>10}{'instr ratio':>13}"
                       f"{'occupancy':>11}{'RF entries':>12}"]
