@@ -6,7 +6,8 @@ design point converts it (``VARIANT.conversion_for``: its ring on the preset), b
 against the workload's reference, and prints side by side: cycles and speedup; warp
 instructions by unit class; what the warp schedulers did (``TimingStats.stalls``, as fractions
 of scheduler-cycles); achieved occupancy; memory traffic (L1 and shared warp accesses, L1 load
-transactions and hit rate, local writebacks, DRAM bytes) and the mean load latency; and the
+transactions and hit rate, local writebacks, L2 read hit rate, DRAM bytes, row-buffer hit rate
+and data-bus busy channel-cycles per cycle) and the mean load latency; and the
 collector units' occupancy. Every figure is a statistic of the timing model's registry, summed
 over launches.
 
@@ -45,7 +46,9 @@ def figures(job: tuple[str, str, str, bool]) -> dict[str, float]:
     out.update({"L1 warp accesses": m["l1"]["accesses"], "shared warp accesses": m["shared"]["accesses"],
                 "L1 load transactions": m["l1"]["load_transactions"], "L1 load hit rate": m["l1"]["load_hit_rate"],
                 "L1 local writebacks": m["l1"]["writebacks"], "DRAM bytes read": m["dram"]["read_bytes"],
-                "DRAM bytes written": m["dram"]["write_bytes"], "mean load latency": m["loads"]["average_latency"]})
+                "DRAM bytes written": m["dram"]["write_bytes"], "DRAM row hit rate": m["dram"]["row_hit_rate"],
+                "DRAM bus busy / cycle": m["dram"]["busy_cycles"] / max(t.cycles, 1),
+                "L2 read hit rate": m["l2"]["read_hit_rate"], "mean load latency": m["loads"]["average_latency"]})
     return out
 
 

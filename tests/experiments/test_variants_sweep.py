@@ -7,6 +7,7 @@ from __future__ import annotations
 import benchmark_scripts
 import pytest
 
+from dualflow.experiments.design_points import VARIANT
 from dualflow.kernels.workload import CheckFailed
 from dualflow.machine.presets import preset
 
@@ -67,3 +68,18 @@ def test_a_wrong_result_names_its_run_and_exits_1(monkeypatch, capsys):
     assert script.main(["--sweep", "16", "--columns", "all", "vadd"]) == 1
     err = capsys.readouterr().err
     assert "error: vadd BASE: CheckFailed: c[3] differs" in err and "Traceback" not in err
+
+
+def test_variant_ring_runs_each_workload_at_its_capacity_ring_and_at_the_chosen_one(capsys):
+    # kmeans spills at 32 entries on paper-rtx3080 and the design point grows its ring; nn does not
+    script = _script()
+    assert script.main(["--size", "tiny", "--variant-ring", "nn", "kmeans"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    # columns: workload, set, capacity ring, speedup, occupancy, chosen ring, speedup, occupancy, BASE's
+    rows = {line.split()[0]: line.split() for line in out if line.split() and line.split()[0] in ("nn", "kmeans")}
+    sm = preset("paper-rtx3080").sm
+    assert rows["nn"][1:3] == ["training", "32"] and rows["nn"][5] == "32"
+    assert rows["nn"][3:5] == rows["nn"][6:8]  # one ring: the same run
+    assert rows["kmeans"][1:3] == ["held-back", "32"]
+    assert int(rows["kmeans"][5]) == VARIANT.conversion_for("kmeans", sm).ring > 32
+    assert any(line.strip().startswith("held-back at the chosen ring: ") for line in out)
