@@ -53,13 +53,16 @@ def spill_free_ring(module: Module, least: int, most: int, conversion: Conversio
     if at_least == (0, 0):
         return least
     floor = count(most)
-    if at_least[0] <= floor[0] and at_least[1] <= floor[1]:
+
+    def within(n: Spills) -> bool:  # no more inside loops, and no more in all, than at ``most``
+        return n[0] <= floor[0] and n[1] <= floor[1]
+
+    if within(at_least):
         return least
     low, high = least, most  # count(low) is above the floor, count(high) is not
     while high - low > 1:
         mid = (low + high) // 2
-        n = count(mid)
-        if n[0] <= floor[0] and n[1] <= floor[1]:
+        if within(count(mid)):
             high = mid
         else:
             low = mid
