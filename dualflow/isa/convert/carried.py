@@ -17,12 +17,20 @@ Liveness then sees the first as an invariant of the loop and the second as a val
 iteration; the back edge's ``start = D's value`` is never written in REG but is what the hand's
 positions (``frame``) give. Only the hands plan reads these registers: both are on the carried
 hand, outside hand s's analysis.
+
+A compiler that reads a carried register's old value after computing its new one (a loop test
+on the old stride, ``for (h = n / 2; h > 0; h /= 2)``) computes the new value into another
+register and copies it at the latch: ``S: ishr s, r, 1 ... C: mov r, s``. REG pays that copy every
+iteration; on the carried hand it is free, since the old value stays readable at its own
+distance: S writes the update on the hand, C is dropped (a ``nop``, reported as removed), and
+the reads of r between S and C read the start value (*coalesced*, ``Carried.source``). Such a
+loop is worth the hand whatever its length: the copy it saves runs every iteration.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dualflow.isa.encoding import MAX_REGS, Instruction
 from dualflow.isa.opcodes import Opcode
@@ -44,6 +52,11 @@ class Carried:
     regs: list[int]  #: the carried registers, in update order
     start: list[int]  #: per register: the one its start-of-iteration reads name after ``carry``
     update: list[int]  #: per register: the one D and the reads after it name after ``carry``
+    #: register -> the register its D (``mov r, s``) copies, when coalesced: s's definition writes
+    #: the update and the copy is dropped
+    source: dict[int, int] = field(default_factory=dict)
+    #: the pcs (in the kernel as given) of the copies ``carry`` dropped
+    dropped: list[int] = field(default_factory=list)
 
     @property
     def registers(self) -> set[int]:
@@ -76,10 +89,9 @@ def find(cfg: Cfg, weight: dict[int, float], least: int = LONG_SPAN) -> Carried 
         body = loops[header]
         if any(h != header and loops[h] < body for h in loops):
             continue  # holds another loop: copy_carried's business
-        if sum(defines(ins) is not None for b in body for ins in cfg.blocks[b].code) <= least:
-            continue
+        short = sum(defines(ins) is not None for b in body for ins in cfg.blocks[b].code) <= least
         outside = [p for p in cfg.blocks[header].preds if p not in body]
-        if len(outside) != 1 or cfg.blocks[outside[0]].succs != [header]:
+        if len(outside) != 1:  # the preheader: it writes the start values (its other successors ignore them)
             continue
         latches = [p for p in cfg.blocks[header].preds if p in body]
         exits = {s for b in body for s in cfg.blocks[b].succs if s not in body}
@@ -113,14 +125,39 @@ def find(cfg: Cfg, weight: dict[int, float], least: int = LONG_SPAN) -> Carried 
             # every block of the loop sees D always or never before it (one advance per block)
             if not all(dominates(bd, b) or b not in reach[bd] for b in body if b != bd):
                 continue
-            chosen.append((index[bd], kd, r))
+            s = _copied(cfg, body, defs, (bd, kd), r, live_in[header], exits, live_in, dominates, reach)
+            if s is None and short:
+                continue
+            at = (bd, kd) if s is None else defs[s][0]  # where the update is written on the hand
+            chosen.append((index[at[0]], at[1], r, s))
         if not chosen:
             continue
         chosen.sort()
-        score = weight.get(header, 1) * len(chosen)
+        source = {r: s for _, _, r, s in chosen if s is not None}
+        score = weight.get(header, 1) * (len(chosen) + len(source))
         if best is None or score > best[0]:
-            best = (score, Carried(header, outside[0], [r for _, _, r in chosen], [], []))
+            best = (score, Carried(header, outside[0], [r for _, _, r, _ in chosen], [], [], source))
     return best[1] if best else None
+
+
+def _copied(cfg: Cfg, body: set[int], defs: dict[int, list[tuple[int, int]]], d: tuple[int, int], r: int,
+            header_live: set[int], exits: set[int], live_in, dominates, reach) -> int | None:
+    """The register s if carried register r's one definition ``d`` in the loop is a copy ``mov r, s``
+    that can be coalesced (module docstring): s has one definition S in the loop, before ``d`` on
+    every path to it, not carried (not live at the header), not read where the loop is left, and
+    every block of the loop sees S always or never before it; else None."""
+    ins = cfg.blocks[d[0]].code[d[1]]
+    if ins.op is not Opcode.MOV or ins.bimm or ins.is_uniform("b"):
+        return None
+    s = ins.b - 1
+    if s == r or s < 0 or len(defs.get(s, ())) != 1 or s in header_live or any(s in live_in[x] for x in exits):
+        return None
+    bs, ks = defs[s][0]
+    if not dominates(bs, d[0]) or (bs == d[0] and ks > d[1]):
+        return None
+    if not all(dominates(bs, b) or b not in reach[bs] for b in body if b != bs):
+        return None
+    return s
 
 
 def carry(cfg: Cfg, c: Carried) -> bool:
@@ -141,8 +178,14 @@ def carry(cfg: Cfg, c: Carried) -> bool:
             r = defines(ins)
             if r in c.regs:
                 where[r] = (b, k)
+    for r in c.source.values():
+        for b in body:
+            for k, ins in enumerate(cfg.blocks[b].code):
+                if defines(ins) == r:
+                    where[r] = (b, k)
     for r, start, update in zip(c.regs, c.start, c.update):
         bd, kd = where[r]
+        s = c.source.get(r)
         after = _forward(cfg, body, index, bd, None) - {bd}  # D comes before these (dominated: checked)
         for b in body:
             blk = cfg.blocks[b]
@@ -150,8 +193,16 @@ def carry(cfg: Cfg, c: Carried) -> bool:
             for k, ins in enumerate(code):
                 new = (b == bd and k > kd) or b in after
                 ins = _renamed(ins, r, update if new else start)
+                if s is not None:  # the copy's source is the update, and its definition writes it
+                    ins = _renamed(ins, s, update)
+                    if (b, k) == where[s]:
+                        ins = dataclasses.replace(ins, dst=update + 1)
                 if (b, k) == (bd, kd):
-                    ins = dataclasses.replace(ins, dst=update + 1)
+                    if s is None:
+                        ins = dataclasses.replace(ins, dst=update + 1)
+                    else:
+                        ins = Instruction(Opcode.NOP)
+                        c.dropped.append(blk.pcs[k])
                 code[k] = ins
             blk.code = code
         for x in exits:  # an exit block reads the last update (find: entered only after D)

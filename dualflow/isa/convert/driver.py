@@ -146,7 +146,8 @@ class _Plan:
     weight: dict[int, float]
     unrolled: dict[int, int]  #: header pc (in ``kernel``) of each unrolled loop -> its copies
     choices: _Choices = field(default_factory=lambda: _Choices({}, {}, {}))
-    dropped: set[int] = field(default_factory=set)  #: pcs (in ``kernel``) whose values are read as uniform operands
+    #: pcs (in ``kernel``) with no translation: values read as uniform operands, copies coalesced
+    dropped: set[int] = field(default_factory=set)
 
 
 def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dmax: int, spill_base: int,
@@ -158,6 +159,8 @@ def _plan(kernel: Kernel, origin: list[int | None], unrolled: dict[int, int], dm
     weight = loop_weights(cfg, unrolled)
     if hand_limit:  # the hands variant: loop invariants on hands of their own (hands.py, carried.py)
         cfg.hand_plan = _place_on_hands(cfg, weight, hand_limit, carry_from=carry_from, order=order)
+        if cfg.hand_plan is not None:
+            dropped |= set(cfg.hand_plan.dropped)
     gen, cost, rounds = _generate(cfg, dmax, spill_base, weight, origin, _Choices({}, {}, {}))
     return _Plan(kernel, origin, cfg, gen, cost, rounds, weight, unrolled, dropped=dropped)
 
@@ -193,6 +196,8 @@ def _place_on_hands(cfg, weight: dict[int, float], limits: dict[int, int] | None
                     order=order)
     if plan is not None:
         plan = frame(cfg, carried, others, plan.max_distance[CARRIED_HAND])
+        if plan is not None:
+            plan.dropped = list(carried.dropped)
     else:
         plan = others
     drop_unused_copies(cfg, copies, plan)

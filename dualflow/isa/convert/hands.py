@@ -78,6 +78,8 @@ class HandPlan:
     max_distance: dict[int, int] = field(default_factory=dict)  #: hand -> largest distance read
     limit: int = 0  #: the largest distance allowed on the hands (their rings less one, Dmax)
     pad_cost: float = 0.0  #: the pads in loops, loop-weighted (each ``rpinc`` its block's weight)
+    #: pcs of REG copies the plan makes unnecessary (coalesced on the carried hand, carried.py)
+    dropped: list[int] = field(default_factory=list)
 
     @property
     def hands(self) -> int:

@@ -109,3 +109,71 @@ def test_a_short_loops_carried_values_start_where_the_preheader_computes_them():
     assert report.static_overhead() == {}
     got = launch_out(k, 1, 32, 32, extra_params=(0,))[2]
     assert got.tolist() == [sum(range((t & 3) + 1)) for t in range(32)]
+
+
+#: A halving loop as clang writes ``for (h = n << (tid & 3); ...; h >>= 1)`` with its test on the
+#: old stride: the new one is computed into r6 (S), the old one is still read after it (the
+#: ``ixor`` and the test), and a latch copy ``mov r3, r6`` (C) carries it. The trip count depends on
+#: the lane.
+HALVING = """.kernel k
+.param out n
+    s2r r0, %tid.x
+    ishl r1, r0, 2
+    ldc r2, out
+    iadd r1, r1, r2
+    ldc r3, n
+    iand r4, r0, 3
+    ishl r3, r3, r4
+    iadd r5, r0, 7
+    ssy JOIN
+LOOP:
+    ishr r6, r3, 1
+    iadd r5, r5, r6
+    ixor r5, r5, r3
+    usetp.gt r7, r3, 1
+    mov r3, r6
+    brnz r7, LOOP
+    sync
+JOIN:
+    stg [r1], r5
+    exit
+"""
+
+
+def _halving(t: int, n: int) -> int:
+    h, acc = n << (t & 3), t + 7
+    while True:
+        acc = ((acc + (h >> 1)) ^ h) & 0xFFFFFFFF
+        if h <= 1:
+            return acc
+        h >>= 1
+
+
+def test_a_latch_copy_of_a_carried_value_is_coalesced_on_hand_t():
+    """S writes the update on hand t, the copy is dropped (reported as removed), the old stride
+    is read at its own distance after S, and the code computes what REG computes."""
+    kernel = assemble(HALVING).only
+    cfg = build_cfg(kernel)
+    isolate_critical_edges(cfg)
+    carried = find(cfg, {})  # a short loop, worth the hand for the copy it saves
+    assert carried is not None and carried.regs == [3] and carried.source == {3: 6}
+    copy = next(pc for pc, ins in enumerate(kernel.code) if ins.op is Opcode.MOV and ins.dst == 4 and ins.b == 7)
+    k, report = convert_kernel(kernel, ring=16, variants=HANDS)
+    assert copy in report.removed and copy not in report.source_pc
+    in_loop = [ins for ins, at in zip(k.code, report.loop_of) if at is not None]
+    assert not any(ins.op is Opcode.MOV for ins in in_loop)
+    assert sum(ins.dst_hand == CARRIED_HAND for ins in in_loop) == 1  # the new stride, once per iteration
+    for n in (1, 6, 64):
+        got = launch_out(k, 1, 32, 32, extra_params=(n,))[2]
+        assert got.tolist() == [_halving(t, n) for t in range(32)]
+
+
+def test_a_copy_whose_source_is_read_after_the_loop_is_not_coalesced():
+    """The check above can fail: where the copy's source lives on past the loop, S cannot be the
+    update (the copy stays, and the short loop is not worth the hand)."""
+    text = HALVING.replace("    stg [r1], r5\n", "    iadd r5, r5, r6\n    stg [r1], r5\n")
+    cfg = build_cfg(assemble(text).only)
+    isolate_critical_edges(cfg)
+    assert find(cfg, {}) is None
+    carried = find(cfg, {}, least=0)
+    assert carried is None or not carried.source

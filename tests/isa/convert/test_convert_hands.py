@@ -349,10 +349,13 @@ def test_a_loop_nests_invariants_are_not_shut_out_by_hotter_values_its_loops_wri
     taken first (``order="value"``) they make every other hand one a loop writes, and the nine
     values live through the whole nest (direction, thread index, the epilogue's addresses) go
     through local memory. Defined-outside-first places them on one hand; the driver converts with
-    both orders and keeps the cheaper code, which still computes the sort."""
-    from dualflow.isa.convert import driver
+    both orders and keeps the cheaper code, which still computes the sort. The nest as it is
+    without coalescing the inner loop's latch copy (carried.py), which would otherwise leave the
+    stride's new value no register of its own to place."""
+    from dualflow.isa.convert import carried, driver
     from dualflow.isa.convert.hands import LONG_SPAN
 
+    monkeypatch.setattr(carried, "_copied", lambda *args: None)
     reg = WORKLOADS["bitonic"]().module(Form.REG)
     kernel = reg["bitonic_sort"]
     plans = {order: driver._hand_plan(kernel, 31, 32, True, LONG_SPAN, order) for order in ("value", "outside-first")}
