@@ -48,6 +48,7 @@ from dualflow.isa.convert import convert_kernel
 from dualflow.isa.opcodes import UnitClass
 from dualflow.machine.config import GpuConfig
 from dualflow.machine.functional import FunctionalConfig
+from dualflow.machine.memory import dram_place
 from dualflow.machine.mode import Mode
 from dualflow.machine.presets import preset
 from dualflow.machine.window import DflowWindow, SendAhead
@@ -331,6 +332,7 @@ class WarpDram:
         d = config.memory.dram
         self.channels, self.banks, self.latency = d.channels, d.banks, d.latency
         self.lines_per_row = d.row_bytes // config.memory.l2.line_bytes
+        self.row_interleaved = d.mapping == "row-interleaved"
         self.t = dram_timing(config)
         self.open_row: dict[tuple[int, int], int] = {}
         self.activated: dict[tuple[int, int], float] = {}
@@ -345,9 +347,7 @@ class WarpDram:
         data is at the slice, and the row state the request found."""
         t = self.t
         a = cycle + self.latency
-        channel, local = line % self.channels, line // self.channels
-        bank = (channel, local % self.banks)
-        row = local // self.banks // self.lines_per_row
+        channel, bank, row = dram_place(line, self.channels, self.banks, self.lines_per_row, self.row_interleaved)
         if self.open_row.get(bank) == row:
             state, cas = "hit", max(a, self.col_ready[bank])
         else:

@@ -209,6 +209,20 @@ class L2Config(_Described):
 #: ones keep it in a controller queue until its bank picks it (``dualflow/models/timing/memory/dram_queue.py``).
 DRAM_SCHEDULERS = ("fcfs", "frfcfs", "queued-fcfs", "queued-frfcfs")
 
+#: DRAM address mappings (``DramConfig.mapping``): what consecutive lines of one channel fill first.
+DRAM_MAPPINGS = ("line-interleaved", "row-interleaved")
+
+
+def dram_place(line: int, channels: int, banks: int, lines_per_row: int, row_interleaved: bool) -> tuple[int, int, int]:
+    """The DRAM address mapping (``DramConfig``): line index ``line``'s channel, bank (numbered
+    ``channel * banks + bank``) and row. Pure integer arithmetic: the compiled engine compiles this
+    same function."""
+    channel = line % channels
+    local = line // channels
+    if row_interleaved:  # a bank's row holds consecutive lines of the channel; then the next bank
+        return channel, channel * banks + (local // lines_per_row) % banks, local // lines_per_row // banks
+    return channel, channel * banks + local % banks, local // banks // lines_per_row
+
 # The device timing of Accel-Sim's tested SM86 (RTX 3070) configuration, in its DRAM clock of
 # 3500.5 MHz (SM86_RTX3070/gpgpusim.config: -gpgpu_dram_timing_opt "nbk=16:CCD=4:RRD=12:RCD=24:
 # RAS=55:RP=24:RC=78:CL=24:WL=8:CDLR=10:WR=24:nbkgrp=4:CCDL=6:RTPL=4"). The paper's RTX 3080
@@ -225,9 +239,11 @@ def _paper(n: int) -> str:
 class DramConfig(_Described):
     """DRAM: ``channels`` independent channels of ``banks`` banks with one open row each.
 
-    Address mapping: line index ``L`` goes to channel ``L mod channels``; in it, to bank
-    ``(L div channels) mod banks``, row ``(L div channels) div (banks x row_bytes / line_bytes)``:
-    consecutive lines of a channel go to consecutive banks, and a bank's row holds ``row_bytes``.
+    Address mapping (``mapping``, ``dram_place``): line index ``L`` goes to channel ``L mod
+    channels``; with ``l = L div channels`` and ``n = row_bytes / line_bytes`` lines per row,
+    ``line-interleaved`` puts it in bank ``l mod banks``, row ``l div (banks x n)`` (consecutive
+    lines of a channel go to consecutive banks); ``row-interleaved`` in bank ``(l div n) mod
+    banks``, row ``l div (n x banks)`` (a bank's row holds n consecutive lines of the channel).
     An L2 miss reaches its channel's controller ``latency`` core cycles after it leaves the slice
     (GPGPU-Sim's ``-dram_latency``, also counted in core cycles and also before the device);
     then a row hit needs tCL (tWL for a write), another row tRP + tRCD + tCL, and the burst
@@ -287,6 +303,11 @@ class DramConfig(_Described):
         "-gpgpu_dram_scheduler 1 = FR-FCFS); 'queued-frfcfs' and 'queued-fcfs': a controller queue of queue_entries "
         "per channel from which each bank, when free, picks the oldest request to its open row (FR-FCFS) or the "
         "oldest; a read completes when picked"))
+    mapping: str = field(default="line-interleaved", metadata=doc(
+        "", "address mapping: 'line-interleaved' (consecutive lines of a channel go to consecutive banks; a "
+        "stream keeps every bank on one row) or 'row-interleaved' (a bank's row holds consecutive lines of "
+        "the channel, then the next bank: Accel-Sim's RBBBCCCC.BCCSSSSS column bits below the bank bits, "
+        "without its one low bank bit)"))
     queue_entries: int = field(default=64, metadata=doc(
         "requests", "queued schedulers: controller queue entries per channel (Accel-Sim SM86 "
         "-gpgpu_frfcfs_dram_sched_queue_size 64)", maximum=1 << 16))
@@ -301,6 +322,8 @@ class DramConfig(_Described):
         check_power_of_two(self, "row_bytes")
         for name in ("tcl", "twl", "trcd", "trp", "tras", "trc", "trrd", "trtp", "twr", "tccd"):
             check_int(self, name, 0)
+        if self.mapping not in DRAM_MAPPINGS:
+            raise ConfigError(f"DramConfig.mapping must be one of {', '.join(DRAM_MAPPINGS)}, not {self.mapping!r}")
         if self.scheduler not in DRAM_SCHEDULERS:
             raise ConfigError(f"DramConfig.scheduler must be one of {', '.join(DRAM_SCHEDULERS)}, "
                               f"not {self.scheduler!r}")

@@ -79,6 +79,8 @@ CONFIGS = {
     # few banks and short rows: row conflicts, frfcfs's earlier-row hits, activate spacing, write recovery
     "tiny-dram-frfcfs": _tiny(dram__channels=1, dram__banks=2, dram__row_bytes=256, dram__latency=3,
                               dram__tras=40, dram__twr=30),
+    "tiny-dram-rows": _tiny(dram__channels=2, dram__banks=2, dram__row_bytes=256, dram__mapping="row-interleaved",
+                            dram__tras=40),
     "tiny-dram-fcfs": _tiny(dram__channels=2, dram__banks=3, dram__row_bytes=256, dram__scheduler="fcfs",
                             dram__trrd=9, dram__bytes_per_cycle=4.0),
     "tiny-uncached-global": _tiny(l1__caches_global=False),
@@ -341,6 +343,8 @@ QUEUED = {
                                 dram__banks=2, dram__row_bytes=256, dram__tras=40, dram__twr=30),
     "tiny-queued-fcfs": _tiny(dram__scheduler="queued-fcfs", dram__queue_entries=1, dram__channels=2,
                               dram__banks=2, l1__mshr_entries=4, l1__max_merges=1, l2__mshr_entries=4),
+    "tiny-queued-rows": _tiny(dram__scheduler="queued-frfcfs", dram__queue_entries=3, dram__channels=2,
+                              dram__banks=2, dram__row_bytes=256, dram__mapping="row-interleaved"),
     "tiny-queued-uncached": _tiny(dram__scheduler="queued-frfcfs", dram__queue_entries=4, l1__caches_global=False,
                                   l1__caches_local=False, l2__max_merges=2),
 }

@@ -11,13 +11,14 @@ channel of 4 banks with 512 B rows (4 lines): line L is in bank L mod 4, row L d
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import pytest
 from dram_cases import CONFIG, DRAM_HEAVY, LINE
 from engines import run_both
 
 from dualflow.common.errors import ConfigError
-from dualflow.machine.memory import DramConfig, MemoryConfig
+from dualflow.machine.memory import DramConfig, MemoryConfig, dram_place
 from dualflow.machine.presets import preset
 from dualflow.models.timing.memory.dram import Dram
 
@@ -121,6 +122,36 @@ def test_address_mapping_channels_then_banks_then_rows():
                     (3, 4, 1)]  # line 12: channel 0, bank 0, row 1: hit
 
 
+def test_row_interleaved_mapping_fills_a_row_before_the_next_bank():
+    """The same lines, ``mapping`` row-interleaved: line L is in channel L mod 2, bank
+    ((L div 2) div 2) mod 2, row (L div 2) div 4; lines 0 and 2 now share bank 0's row 0, 4 and 6
+    are bank 1's row 0, and 8 and 12 are rows 1 of banks 0 and 1."""
+    d = dram(channels=2, banks=2, row_bytes=256, mapping="row-interleaved")
+    seen = []
+    for i, line in enumerate((0, 4, 2, 6, 1, 8, 12)):
+        d.read(1000 * i, line, LINE, 1000 * i)
+        seen.append(counts(d)[:3])
+    assert seen == [(0, 1, 0),  # line 0: channel 0, bank 0, row 0: activate
+                    (0, 2, 0),  # line 4: channel 0, bank 1, row 0: activate
+                    (1, 2, 0),  # line 2: channel 0, bank 0, row 0: hit
+                    (2, 2, 0),  # line 6: channel 0, bank 1, row 0: hit
+                    (2, 3, 0),  # line 1: channel 1: activate
+                    (2, 4, 1),  # line 8: channel 0, bank 0, row 1: conflict (a miss too)
+                    (2, 5, 2)]  # line 12: channel 0, bank 1, row 1: conflict
+
+
+@pytest.mark.parametrize("row_interleaved", [False, True])
+def test_the_mapping_places_every_line_of_a_channel_once(row_interleaved):
+    """``dram_place`` is a bijection from a channel's lines onto (bank, row, column) positions: each
+    bank's row holds exactly ``lines_per_row`` lines."""
+    channels, banks, per_row = 3, 4, 8
+    lines = range(channels * banks * per_row * 2)
+    where = [dram_place(line, channels, banks, per_row, row_interleaved) for line in lines]
+    rows = Counter((bank, row) for _, bank, row in where)
+    assert set(rows.values()) == {per_row} and len(rows) == channels * banks * 2
+    assert all(bank // banks == channel for channel, bank, _ in where)
+
+
 def _reorder_case(scheduler: str, second_arrival: int = 1) -> tuple[list[int], Dram]:
     """Line 0 opens row 0 of bank 0 (activate 10, read 16, data 21..25); line 16 (row 1) must wait
     for tRAS and tRC: activate 40, data 51..55, row 0's precharge committed at 30; then line 4
@@ -194,6 +225,8 @@ def test_presets_device_timing():
 @pytest.mark.parametrize("make, message", [
     (lambda: DramConfig(scheduler="fifo"),
      "DramConfig.scheduler must be one of fcfs, frfcfs, queued-fcfs, queued-frfcfs, not 'fifo'"),
+    (lambda: DramConfig(mapping="xor"),
+     "DramConfig.mapping must be one of line-interleaved, row-interleaved, not 'xor'"),
     (lambda: DramConfig(row_bytes=1000), "DramConfig.row_bytes must be a power of two, not 1000"),
     (lambda: DramConfig(banks=0), "DramConfig.banks must be a positive integer, not 0"),
     (lambda: DramConfig(trcd=-1), "DramConfig.trcd must be a non-negative integer, not -1"),

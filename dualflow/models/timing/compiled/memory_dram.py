@@ -15,6 +15,8 @@ import math
 import numba
 import numpy as np
 
+from dualflow.machine import memory
+
 from .memory_parts import timeline_first_fit, timeline_reserve
 from .memory_state import (
     BANK_ACTIVATED,
@@ -36,13 +38,13 @@ from .memory_state import (
     DRAM_WRITES,
 )
 
+_place = numba.njit(cache=True, inline="always")(memory.dram_place)
+
 
 @numba.njit(cache=True, inline="always")
 def dram_place(st, line_index):
     """``Dram.place``: line ``line_index``'s channel, bank (``channel * banks + bank``) and row."""
-    channel = line_index % st.channels
-    local = line_index // st.channels
-    return channel, channel * st.banks + local % st.banks, local // st.banks // st.lines_per_row
+    return _place(line_index, st.channels, st.banks, st.lines_per_row, st.row_interleaved)
 
 
 @numba.njit(cache=True)

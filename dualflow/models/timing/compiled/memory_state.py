@@ -144,7 +144,8 @@ MEMORY_FIELDS = (
     ("icnt_latency", types.int64), ("flits_per_cycle", types.int64), ("read_flits", types.int64),
     ("smem_latency", types.int64), ("smem_interval", types.int64), ("smem_parts", types.int64),
     ("channels", types.int64), ("dram_latency", types.int64), ("cycles_per_byte", types.float64),
-    ("banks", types.int64), ("lines_per_row", types.int64), ("frfcfs", types.boolean),
+    ("banks", types.int64), ("lines_per_row", types.int64), ("row_interleaved", types.boolean),
+    ("frfcfs", types.boolean),
     ("tcl", types.float64), ("twl", types.float64), ("trcd", types.float64), ("trp", types.float64),
     ("tras", types.float64), ("trc", types.float64), ("trrd", types.float64), ("trtp", types.float64),
     ("twr", types.float64), ("tccd", types.float64), ("dram_log", _I2), ("dram_logged", types.int64),
@@ -202,8 +203,8 @@ def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, activates, ba
               sm_accesses, sm_transactions, counts, dram_cycles, ipoly, data_flits, now, line_shift, sector_bytes,
               tpc, bypass_global, bypass_local, l1_hit, slices, use_ipoly, l2_hit, icnt_latency, flits_per_cycle,
               read_flits, smem_latency, smem_interval, smem_parts, channels, dram_latency, cycles_per_byte, banks,
-              lines_per_row, frfcfs, tcl, twl, trcd, trp, tras, trc, trrd, trtp, twr, tccd, dram_log, dram_logged,
-              queued, q):
+              lines_per_row, row_interleaved, frfcfs, tcl, twl, trcd, trp, tras, trc, trrd, trtp, twr, tccd, dram_log,
+              dram_logged, queued, q):
     """A ``MemoryState`` of the given members (in ``MEMORY_FIELDS`` order)."""
     s = structref.new(state_type)
     s.l1, s.l2, s.l1_mshr, s.l2_mshr = l1, l2, l1_mshr, l2_mshr
@@ -219,7 +220,7 @@ def _new_state(l1, l2, l1_mshr, l2_mshr, requests, replies, buses, activates, ba
     s.icnt_latency, s.flits_per_cycle, s.read_flits = icnt_latency, flits_per_cycle, read_flits
     s.smem_latency, s.smem_interval, s.smem_parts = smem_latency, smem_interval, smem_parts
     s.channels, s.dram_latency, s.cycles_per_byte = channels, dram_latency, cycles_per_byte
-    s.banks, s.lines_per_row, s.frfcfs = banks, lines_per_row, frfcfs
+    s.banks, s.lines_per_row, s.row_interleaved, s.frfcfs = banks, lines_per_row, row_interleaved, frfcfs
     s.tcl, s.twl, s.trcd, s.trp, s.tras = tcl, twl, trcd, trp, tras
     s.trc, s.trrd, s.trtp, s.twr, s.tccd = trc, trrd, trtp, twr, tccd
     s.dram_log, s.dram_logged = b(dram_log), dram_logged

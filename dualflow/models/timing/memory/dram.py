@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from dualflow.machine.memory import DramConfig
+from dualflow.machine.memory import DramConfig, dram_place
 
 from .timeline import Timeline
 
@@ -78,16 +78,17 @@ class Dram:
         ``floor``, the cycle a read's data is back or -1 for a write).
     """
 
-    __slots__ = ("channels", "banks", "lines_per_row", "latency", "cycles_per_byte", "frfcfs", "tcl", "twl",
-                 "trcd", "trp", "tras", "trc", "trrd", "trtp", "twr", "tccd", "line_latency", "buses", "activates",
-                 "open_row", "prev_row", "col_ready", "activated", "pre_ready", "prev_col_ready", "prev_close",
-                 "reads", "writes", "read_bytes", "write_bytes", "row_hits", "row_misses", "row_conflicts",
-                 "reordered_hits", "busy_cycles", "wait_cycles", "log")
+    __slots__ = ("channels", "banks", "lines_per_row", "row_interleaved", "latency", "cycles_per_byte", "frfcfs",
+                 "tcl", "twl", "trcd", "trp", "tras", "trc", "trrd", "trtp", "twr", "tccd", "line_latency", "buses",
+                 "activates", "open_row", "prev_row", "col_ready", "activated", "pre_ready", "prev_col_ready",
+                 "prev_close", "reads", "writes", "read_bytes", "write_bytes", "row_hits", "row_misses",
+                 "row_conflicts", "reordered_hits", "busy_cycles", "wait_cycles", "log")
 
     def __init__(self, config: DramConfig, core_clock_mhz: float, line_bytes: int = 128):
         ratio = core_clock_mhz / config.clock_mhz  # core cycles per DRAM cycle
         self.channels, self.banks = config.channels, config.banks
         self.lines_per_row = config.row_bytes // line_bytes
+        self.row_interleaved = config.mapping == "row-interleaved"
         self.latency = config.latency  # core cycles, as GPGPU-Sim's -dram_latency
         self.cycles_per_byte = ratio / config.bytes_per_cycle
         self.frfcfs = config.scheduler == "frfcfs"
@@ -139,9 +140,7 @@ class Dram:
 
     def place(self, line_index: int) -> tuple[int, int, int]:
         """The address mapping: line ``line_index``'s channel, bank (``channel * banks + bank``) and row."""
-        channel = line_index % self.channels
-        local = line_index // self.channels
-        return channel, channel * self.banks + local % self.banks, local // self.banks // self.lines_per_row
+        return dram_place(line_index, self.channels, self.banks, self.lines_per_row, self.row_interleaved)
 
     def serve(self, arrive: float, line_index: int, nbytes: int, floor: float, write: bool) -> float:
         """Schedule one request reaching its controller at ``arrive`` after every request already
