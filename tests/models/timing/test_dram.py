@@ -105,15 +105,20 @@ def test_writes_use_twl_and_hold_the_row_for_write_recovery():
     assert (d.writes, d.write_bytes, d.reads) == (1, LINE, 1)
 
 
+def _row_states(d: Dram, lines=(0, 4, 2, 6, 1, 8, 12)) -> list[tuple[int, int, int]]:
+    """Hits, misses and conflicts after each of ``lines``, read one at a time, far apart."""
+    seen = []
+    for i, line in enumerate(lines):
+        d.read(1000 * i, line, LINE, 1000 * i)
+        seen.append(counts(d)[:3])
+    return seen
+
+
 def test_address_mapping_channels_then_banks_then_rows():
     """2 channels, 2 banks, 256 B rows (2 lines): line L is in channel L mod 2, bank (L div 2) mod 2,
     row (L div 2) div 4."""
-    d = dram(channels=2, banks=2, row_bytes=256)
-    seen = []
-    for i, line in enumerate((0, 4, 2, 6, 1, 8, 12)):
-        d.read(1000 * i, line, LINE, 1000 * i)
-        seen.append(counts(d)[:3])
-    assert seen == [(0, 1, 0),  # line 0: channel 0, bank 0, row 0: activate
+    assert _row_states(dram(channels=2, banks=2, row_bytes=256)) == [
+                    (0, 1, 0),  # line 0: channel 0, bank 0, row 0: activate
                     (1, 1, 0),  # line 4: channel 0, bank 0, row 0: hit
                     (1, 2, 0),  # line 2: channel 0, bank 1: activate
                     (2, 2, 0),  # line 6: channel 0, bank 1, row 0: hit
@@ -126,12 +131,8 @@ def test_row_interleaved_mapping_fills_a_row_before_the_next_bank():
     """The same lines, ``mapping`` row-interleaved: line L is in channel L mod 2, bank
     ((L div 2) div 2) mod 2, row (L div 2) div 4; lines 0 and 2 now share bank 0's row 0, 4 and 6
     are bank 1's row 0, and 8 and 12 are rows 1 of banks 0 and 1."""
-    d = dram(channels=2, banks=2, row_bytes=256, mapping="row-interleaved")
-    seen = []
-    for i, line in enumerate((0, 4, 2, 6, 1, 8, 12)):
-        d.read(1000 * i, line, LINE, 1000 * i)
-        seen.append(counts(d)[:3])
-    assert seen == [(0, 1, 0),  # line 0: channel 0, bank 0, row 0: activate
+    assert _row_states(dram(channels=2, banks=2, row_bytes=256, mapping="row-interleaved")) == [
+                    (0, 1, 0),  # line 0: channel 0, bank 0, row 0: activate
                     (0, 2, 0),  # line 4: channel 0, bank 1, row 0: activate
                     (1, 2, 0),  # line 2: channel 0, bank 0, row 0: hit
                     (2, 2, 0),  # line 6: channel 0, bank 1, row 0: hit
