@@ -98,8 +98,9 @@ class ConversionReport:
     duplicated: int = 0
     rounds: int = 0
     spill_bytes: int = 0
-    #: REG pcs with no translation because every read of their value became a uniform operand
-    #: (``uniform-operands``: an ``ldc`` or ``s2r`` the DFLOW code reads as ``c[w]`` or ``%sreg``)
+    #: REG pcs with no translation: every read of their value became a uniform operand
+    #: (``uniform-operands``: an ``ldc`` or ``s2r`` the DFLOW code reads as ``c[w]`` or ``%sreg``),
+    #: or a latch copy coalesced on the carried hand (``hands``, carried.py)
     removed: list[int] = field(default_factory=list)
     #: the loops of the converted kernel, and per output pc the innermost one it sits in (an
     #: index into ``loops``, None outside loops); ``breakdown.loop_breakdown`` sums them up
