@@ -8,8 +8,9 @@ D on every path (it reads D's value) or before D on every path (it reads the val
 started with); and it is not live where the loop is left. Every iteration then writes the m
 carried values on the hand in the same order, so at the header the value the i-th of them
 carries is always at distance m - i + 1 (i = 1..m): a read needs no relay, in any iteration.
-The loop's preheader writes the initial values on the hand in the same order (one ``mov`` each,
-once per entry into the loop). Nothing else writes the hand.
+The loop's preheader (its one predecessor outside it, which may branch elsewhere too: nothing on
+the hand is live outside the loop) writes the initial values on the hand in the same order (one
+``mov`` each, once per entry into the loop). Nothing else writes the hand.
 
 The pass rewrites the REG code of the loop (``carry``): the reads of the start-of-iteration value
 name a fresh register that the preheader's ``mov`` writes; D and the reads after it name another.
