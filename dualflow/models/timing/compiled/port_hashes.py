@@ -24,7 +24,7 @@ REFERENCE_HASHES: dict[str, str] = {
     "memory.coalescer:coalesce": "2a49059fca14cc77",
     "memory.dram:Dram._earlier_hit": "6e60e61d529ca219",
     "memory.dram:Dram.account": "dd635127c7d12648",
-    "memory.dram:Dram.place": "67d15afe7927ab04",
+    "memory.dram:Dram.place": "fa695ef00291dc5d",
     "memory.dram:Dram.read": "20fb020f2bb51f18",
     "memory.dram:Dram.serve": "1081aa01cd62c6f9",
     "memory.dram:Dram.write": "e2a1da9bada6e7db",
