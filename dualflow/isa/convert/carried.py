@@ -127,6 +127,8 @@ def find(cfg: Cfg, weight: dict[int, float], least: int = LONG_SPAN) -> Carried 
             if not all(dominates(bd, b) or b not in reach[bd] for b in body if b != bd):
                 continue
             s = _copied(cfg, body, defs, (bd, kd), r, live_in[header], exits, live_in, dominates, reach)
+            if any(s is not None and s == other for *_, other in chosen):
+                s = None  # copied into two carried registers: S can write only one update
             if s is None and short:
                 continue
             at = (bd, kd) if s is None else defs[s][0]  # where the update is written on the hand

@@ -177,3 +177,30 @@ def test_a_copy_whose_source_is_read_after_the_loop_is_not_coalesced():
     assert find(cfg, {}) is None
     carried = find(cfg, {}, least=0)
     assert carried is None or not carried.source
+
+
+def test_a_value_copied_into_two_carried_registers_is_coalesced_into_one():
+    """S can write one update: the second copy of the same source stays a copy (and a register
+    of its own on the hand), and the code still computes what REG computes."""
+    text = HALVING.replace("    iadd r5, r0, 7\n", "    iadd r5, r0, 7\n    ldc r8, n\n").replace(
+        "    mov r3, r6\n", "    mov r3, r6\n    ixor r5, r5, r8\n    mov r8, r6\n")
+    kernel = assemble(text).only
+    cfg = build_cfg(kernel)
+    isolate_critical_edges(cfg)
+    carried = find(cfg, {})
+    assert carried is not None and carried.source == {3: 6}
+    k, _ = convert_kernel(kernel, ring=16, variants=HANDS)
+    for n in (1, 6):
+        got = launch_out(k, 1, 32, 32, extra_params=(n,))[2]
+        want = []
+        for t in range(32):
+            h, acc, m = n << (t & 3), t + 7, n
+            while True:
+                acc = ((acc + (h >> 1)) ^ h ^ m) & 0xFFFFFFFF
+                stop = h <= 1
+                h >>= 1
+                m = h
+                if stop:
+                    break
+            want.append(acc)
+        assert got.tolist() == want
