@@ -332,12 +332,12 @@ class WarpDram:
         d = config.memory.dram
         self.channels, self.banks, self.latency = d.channels, d.banks, d.latency
         self.lines_per_row = d.row_bytes // config.memory.l2.line_bytes
-        self.row_interleaved = d.mapping == "row-interleaved"
+        self.row_interleaved = d.row_interleaved
         self.t = dram_timing(config)
-        self.open_row: dict[tuple[int, int], int] = {}
-        self.activated: dict[tuple[int, int], float] = {}
-        self.pre_ready: dict[tuple[int, int], float] = {}
-        self.col_ready: dict[tuple[int, int], float] = {}
+        self.open_row: dict[int, int] = {}
+        self.activated: dict[int, float] = {}
+        self.pre_ready: dict[int, float] = {}
+        self.col_ready: dict[int, float] = {}
         self.activates: dict[int, list[tuple[float, float]]] = {}
         self.bus: dict[int, list[tuple[float, float]]] = {}
         self.states: Counter = Counter()  # ROW_STATES -> requests

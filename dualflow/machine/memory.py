@@ -312,6 +312,11 @@ class DramConfig(_Described):
         "requests", "queued schedulers: controller queue entries per channel (Accel-Sim SM86 "
         "-gpgpu_frfcfs_dram_sched_queue_size 64)", maximum=1 << 16))
 
+    @property
+    def row_interleaved(self) -> bool:
+        """``mapping`` as ``dram_place`` takes it."""
+        return self.mapping == "row-interleaved"
+
     def __post_init__(self) -> None:
         check_positive_number(self, "clock_mhz")
         check_int(self, "latency", 0)

@@ -175,17 +175,13 @@ def carry(cfg: Cfg, c: Carried) -> bool:
     exits = {s for b in body for s in cfg.blocks[b].succs if s not in body}
     c.start = [top + 1 + 2 * i for i in range(len(c.regs))]
     c.update = [top + 2 + 2 * i for i in range(len(c.regs))]
+    wanted = set(c.regs) | set(c.source.values())  # each D, and each coalesced copy's S
     where = {}
     for b in body:
         for k, ins in enumerate(cfg.blocks[b].code):
             r = defines(ins)
-            if r in c.regs:
+            if r in wanted:
                 where[r] = (b, k)
-    for r in c.source.values():
-        for b in body:
-            for k, ins in enumerate(cfg.blocks[b].code):
-                if defines(ins) == r:
-                    where[r] = (b, k)
     for r, start, update in zip(c.regs, c.start, c.update):
         bd, kd = where[r]
         s = c.source.get(r)

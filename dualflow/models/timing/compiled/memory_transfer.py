@@ -120,8 +120,7 @@ def state_from_reference(ms: MemorySystem) -> MemoryState:
         ms._slices, ms._ipoly is not None, ms._l2_hit, icnt.latency, icnt.flits_per_cycle, ms._read_flits,
         ms._smem_latency, ms._smem_interval, ms._smem_parts, dram.channels, dram.latency, dram.cycles_per_byte,
         dram.banks, dram.lines_per_row, dram.row_interleaved, dram.frfcfs, dram.tcl, dram.twl, dram.trcd, dram.trp,
-        dram.tras, dram.trc,
-        dram.trrd, dram.trtp, dram.twr, dram.tccd, *_dram_log_from(dram.log), ms._queued,
+        dram.tras, dram.trc, dram.trrd, dram.trtp, dram.twr, dram.tccd, *_dram_log_from(dram.log), ms._queued,
         queue_from_reference(ms))
 
 

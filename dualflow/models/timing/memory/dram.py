@@ -88,7 +88,7 @@ class Dram:
         ratio = core_clock_mhz / config.clock_mhz  # core cycles per DRAM cycle
         self.channels, self.banks = config.channels, config.banks
         self.lines_per_row = config.row_bytes // line_bytes
-        self.row_interleaved = config.mapping == "row-interleaved"
+        self.row_interleaved = config.row_interleaved
         self.latency = config.latency  # core cycles, as GPGPU-Sim's -dram_latency
         self.cycles_per_byte = ratio / config.bytes_per_cycle
         self.frfcfs = config.scheduler == "frfcfs"
